@@ -1,0 +1,72 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// maxDrain bounds how much of an unwanted body is read so that its connection
+// can be reused.
+const maxDrain = 64 << 10
+
+// discard drains (bounded) and closes an unwanted response body.
+func discard(resp *http.Response) {
+	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+	_ = resp.Body.Close()
+}
+
+// guardedBody is a response body that counts its bytes, fails a Read that
+// makes no progress within the timeout, and ends its attempt on Close.
+type guardedBody struct {
+	rc      io.ReadCloser
+	url     string
+	timeout time.Duration
+	timer   *time.Timer
+	stalled atomic.Bool
+	cancel  context.CancelFunc
+	bytes   *atomic.Int64
+}
+
+func (c *Client) guardBody(rc io.ReadCloser, url string, cancel context.CancelFunc) *guardedBody {
+	b := &guardedBody{rc: rc, url: url, timeout: c.opts.Timeout, cancel: cancel, bytes: &c.stats.bytesRead}
+	b.timer = time.AfterFunc(time.Hour, func() {
+		b.stalled.Store(true)
+		cancel()
+	})
+	b.timer.Stop()
+	return b
+}
+
+func (b *guardedBody) Read(p []byte) (int, error) {
+	if b.stalled.Load() {
+		return 0, b.stallError()
+	}
+	b.timer.Reset(b.timeout)
+	n, err := b.rc.Read(p)
+	switch {
+	case !b.timer.Stop() && b.stalled.Load():
+		err = b.stallError()
+	case err != nil && err != io.EOF:
+		err = fmt.Errorf("fetch %s: reading body: %w", b.url, err)
+	}
+	b.bytes.Add(int64(n))
+	return n, err
+}
+
+func (b *guardedBody) stallError() error {
+	return fmt.Errorf("fetch %s: body stalled for %v: %w", b.url, b.timeout, ErrTimeout)
+}
+
+func (b *guardedBody) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}
+
+// emptyBody is the body of an empty range.
+func emptyBody() io.ReadCloser { return http.NoBody }

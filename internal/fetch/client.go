@@ -1,0 +1,89 @@
+package fetch
+
+import (
+	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// Client is the HTTP client every rsfs package uses. It is safe for
+// concurrent use.
+type Client struct {
+	opts       Options
+	log        *slog.Logger
+	http       *http.Client
+	credOrigin string
+	origins    originSet
+	stats      counters
+}
+
+// Stats are the client's counters since New.
+type Stats struct {
+	Requests  int64 // HTTP requests sent, each redirect hop and retry counted
+	Retries   int64 // retries and resumed range bodies
+	BytesRead int64 // response body bytes read, including skipped ones
+}
+
+type counters struct {
+	requests, retries, bytesRead atomic.Int64
+}
+
+// New returns a Client. Its host policy allows only opts.CredentialOrigin
+// until AllowOrigin adds others.
+func New(opts Options) *Client {
+	opts = opts.withDefaults()
+	c := &Client{
+		opts: opts,
+		log:  opts.Logger,
+		http: &http.Client{
+			Transport: newTransport(opts),
+			// Redirects are followed by follow, hop by hop, so that the host
+			// policy and the credential rule apply to each.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+	if opts.CredentialOrigin != "" {
+		o, err := Origin(opts.CredentialOrigin)
+		if err != nil {
+			c.log.Warn("fetch: credentials will not be sent", "err", err)
+		} else {
+			c.credOrigin = o
+			c.origins.add(o)
+		}
+	}
+	return c
+}
+
+// newTransport keeps connections alive, tries HTTP/2 on TLS and bounds the
+// dial and handshake. Compression is left to the server's representation:
+// transparent gzip would change lengths and ETags, which rsfs checks.
+func newTransport(opts Options) *http.Transport {
+	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          4 * opts.MaxConnsPerHost,
+		MaxIdleConnsPerHost:   opts.MaxConnsPerHost,
+		MaxConnsPerHost:       opts.MaxConnsPerHost,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   min(opts.Timeout, 10*time.Second),
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+		TLSClientConfig:       opts.TLSClientConfig.Clone(),
+	}
+}
+
+// Stats returns the counters.
+func (c *Client) Stats() Stats {
+	return Stats{
+		Requests:  c.stats.requests.Load(),
+		Retries:   c.stats.retries.Load(),
+		BytesRead: c.stats.bytesRead.Load(),
+	}
+}
+
+// CloseIdleConnections closes the kept-alive connections not in use.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }

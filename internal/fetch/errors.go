@@ -1,0 +1,51 @@
+package fetch
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Sentinel errors; the returned errors wrap them with the URL.
+var (
+	// ErrNotAllowed: the URL's origin (or a redirect target's) is not allowed.
+	ErrNotAllowed = errors.New("fetch: host not allowed")
+	// ErrNotModified: a conditional Get was answered 304. Get returns it bare.
+	ErrNotModified = errors.New("fetch: not modified")
+	// ErrChanged: a Range with If-Range was answered with another representation.
+	ErrChanged = errors.New("fetch: representation changed")
+	// ErrTimeout: no response headers, or no body progress, within Options.Timeout.
+	ErrTimeout = errors.New("fetch: timeout")
+	// ErrTooManyRedirects: more redirects than Options.MaxRedirects.
+	ErrTooManyRedirects = errors.New("fetch: too many redirects")
+)
+
+// StatusError is an HTTP answer other than the one asked for (4xx, 5xx, or an
+// unexpected status). Use errors.As to read it.
+type StatusError struct {
+	URL    string // the URL that answered (after redirects)
+	Code   int    // e.g. 404
+	Status string // e.g. "404 Not Found"
+}
+
+func (e *StatusError) Error() string {
+	status := e.Status
+	if status == "" {
+		status = fmt.Sprintf("%d %s", e.Code, http.StatusText(e.Code))
+	}
+	return fmt.Sprintf("fetch %s: HTTP %s", e.URL, status)
+}
+
+// statusError drains and closes resp and describes its status.
+func statusError(resp *http.Response) error {
+	discard(resp)
+	return &StatusError{URL: responseURL(resp), Code: resp.StatusCode, Status: resp.Status}
+}
+
+// responseURL is the URL that answered, after redirects.
+func responseURL(resp *http.Response) string {
+	if resp.Request != nil && resp.Request.URL != nil {
+		return resp.Request.URL.String()
+	}
+	return ""
+}

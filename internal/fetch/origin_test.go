@@ -1,0 +1,101 @@
+package fetch
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOrigin(t *testing.T) {
+	cases := map[string]string{
+		"http://example.org":             "http://example.org:80",
+		"HTTP://Example.ORG/a/b?q=1":     "http://example.org:80",
+		"https://example.org/":           "https://example.org:443",
+		"https://example.org:8443/x":     "https://example.org:8443",
+		"http://127.0.0.1:8080":          "http://127.0.0.1:8080",
+		"http://[::1]/x":                 "http://[::1]:80",
+		"https://user:pw@example.org/rs": "https://example.org:443",
+	}
+	for in, want := range cases {
+		got, err := Origin(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"ftp://example.org/", "/relative/path", "http://", "::not a url"} {
+		_, err := Origin(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestHostPolicy(t *testing.T) {
+	c := New(Options{CredentialOrigin: "HTTPS://Source.example", Headers: http.Header{"Authorization": {"x"}}, Logger: fastOptions().Logger})
+	c.AllowOrigin("http://mirror.example:8080/some/path")
+	c.AllowOrigin("ftp://ignored.example")
+	c.AllowOrigin("Bare.example")
+	c.AllowOrigin("ported.example:8443")
+	c.AllowOrigin("bad host:x")
+
+	assert.True(t, c.Allowed("https://source.example:443/a"))
+	assert.True(t, c.Allowed("https://SOURCE.example/b"))
+	assert.False(t, c.Allowed("http://source.example/b"), "other scheme is another origin")
+	assert.True(t, c.Allowed("http://mirror.example:8080/c"))
+	assert.False(t, c.Allowed("http://mirror.example/c"), "other port is another origin")
+	assert.False(t, c.Allowed("ftp://ignored.example/"))
+	assert.False(t, c.Allowed("https://evil.example/"))
+	assert.True(t, c.Allowed("https://bare.example/x"))
+	assert.True(t, c.Allowed("http://bare.example/x"))
+	assert.False(t, c.Allowed("http://bare.example:8080/x"))
+	assert.True(t, c.Allowed("https://ported.example:8443/x"))
+	assert.False(t, c.Allowed("https://ported.example/x"))
+
+	assert.True(t, c.sendsCredentials("https://source.example/a"))
+	assert.False(t, c.sendsCredentials("http://mirror.example:8080/c"))
+
+	c.AllowAnyOrigin()
+	assert.True(t, c.Allowed("https://evil.example/"))
+	assert.False(t, c.sendsCredentials("https://evil.example/"))
+}
+
+func TestParseContentRange(t *testing.T) {
+	good := map[string]contentRange{
+		"bytes 0-0/1234":  {0, 0, 1234},
+		"bytes 100-199/*": {100, 199, -1},
+		"bytes */0":       {-1, -1, 0},
+		"Bytes 5-9/10":    {5, 9, 10},
+		" bytes 0-9/10 ":  {0, 9, 10},
+	}
+	for in, want := range good {
+		got, err := parseContentRange(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "bytes", "items 0-1/2", "bytes 0-9", "bytes 9-0/10", "bytes 0-10/10", "bytes */*", "bytes a-b/10"} {
+		_, err := parseContentRange(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestStatusErrorText(t *testing.T) {
+	err := error(&StatusError{URL: "https://s.example/x", Code: 503})
+	assert.Equal(t, "fetch https://s.example/x: HTTP 503 Service Unavailable", err.Error())
+	assert.True(t, strings.HasPrefix((&StatusError{URL: "u", Code: 404, Status: "404 Not Found"}).Error(), "fetch u: HTTP 404 Not Found"))
+}
+
+func TestBackoffFullJitterIsBounded(t *testing.T) {
+	c := New(Options{BackoffBase: 10 * 1e6, BackoffMax: 40 * 1e6})
+	ceilings := []int64{10e6, 20e6, 40e6, 40e6, 40e6}
+	for attempt, ceiling := range ceilings {
+		var maxSeen int64
+		for range 200 {
+			d := int64(c.backoff(attempt))
+			require.GreaterOrEqual(t, d, int64(0))
+			require.LessOrEqual(t, d, ceiling, "attempt %d", attempt)
+			maxSeen = max(maxSeen, d)
+		}
+		assert.Greater(t, maxSeen, ceiling/2, "attempt %d never came near its ceiling", attempt)
+	}
+	assert.LessOrEqual(t, int64(c.backoff(80)), int64(40e6), "no overflow for big attempts")
+}

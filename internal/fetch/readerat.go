@@ -1,0 +1,57 @@
+package fetch
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// ReaderAt reads a representation of known size through Range requests, for
+// io.ReaderAt users such as ZIP readers. Each ReadAt is one Range request,
+// with If-Range when an ETag was given, so that a changed representation
+// fails with ErrChanged instead of mixing versions.
+type ReaderAt struct {
+	ctx  context.Context
+	c    *Client
+	url  string
+	size int64
+	etag string
+}
+
+// NewReaderAt returns a ReaderAt over url's size bytes. ctx bounds every read.
+func NewReaderAt(ctx context.Context, c *Client, url string, size int64, etag string) *ReaderAt {
+	return &ReaderAt{ctx: ctx, c: c, url: url, size: size, etag: etag}
+}
+
+// Size is the representation's size given to NewReaderAt.
+func (r *ReaderAt) Size() int64 { return r.size }
+
+// ReadAt reads len(p) bytes at off, fewer with io.EOF at the end.
+func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("fetch %s: negative offset %d", r.url, off)
+	}
+	if off >= r.size {
+		return 0, io.EOF
+	}
+	want := min(int64(len(p)), r.size-off)
+	if want == 0 {
+		return 0, nil
+	}
+	body, err := r.c.Range(r.ctx, r.url, off, want, r.etag)
+	if err != nil {
+		return 0, err
+	}
+	defer body.Close()
+	n, err := io.ReadFull(body, p[:want])
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return n, fmt.Errorf("fetch %s: reading %d bytes at %d of %d: %w", r.url, want, off, r.size, err)
+	}
+	if want < int64(len(p)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
