@@ -1,0 +1,117 @@
+package sourcetest
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+// Resources returns the live resources, set by set in list order. For
+// generated resources whose hashes were never computed this generates their
+// bodies.
+func (s *Source) Resources() []Resource {
+	var out []Resource
+	for k := range s.sets {
+		s.mu.RLock()
+		n := s.sets[k].slots()
+		s.mu.RUnlock()
+		for from := 0; from < n; from += 1024 {
+			s.mu.RLock()
+			batch := s.slotsLocked(k, from, min(from+1024, n))
+			s.mu.RUnlock()
+			for i := range batch {
+				if !batch[i].deleted {
+					out = append(out, s.withDigests(&batch[i]).public(s.cfg.Hashes))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Lookup returns the resource at uri as published (a deleted one with
+// Deleted set).
+func (s *Source) Lookup(uri string) (Resource, bool) {
+	key, ok := s.uriToKey(uri)
+	if !ok {
+		return Resource{}, false
+	}
+	s.mu.RLock()
+	r, ok := s.lookupLocked(key)
+	var c resState
+	if ok {
+		c = *r
+	}
+	s.mu.RUnlock()
+	if !ok {
+		return Resource{}, false
+	}
+	return s.withDigests(&c).public(s.cfg.Hashes), true
+}
+
+// Len returns the number of live resources.
+func (s *Source) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.live
+}
+
+// Body returns the current true bytes of a live resource (not the bytes
+// Corrupt makes the primary serve).
+func (s *Source) Body(uri string) ([]byte, bool) {
+	key, ok := s.uriToKey(uri)
+	if !ok {
+		return nil, false
+	}
+	s.mu.RLock()
+	r, ok := s.lookupLocked(key)
+	var c resState
+	if ok {
+		c = *r
+	}
+	s.mu.RUnlock()
+	if !ok || c.deleted {
+		return nil, false
+	}
+	return c.bodyBytes(s.cfg.Seed), true
+}
+
+// AwkwardURIs returns the URIs of the awkward resources (empty unless
+// Config.Awkward).
+func (s *Source) AwkwardURIs() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.awkward)
+}
+
+// SetDelay delays every content response by d (0 for none).
+func (s *Source) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
+
+// Counters counts requests since the start or the last ResetCounters.
+type Counters struct {
+	Docs        int64 // GETs of ResourceSync documents
+	Gets        int64 // content GETs at the primary, ranged or not
+	RangeGets   int64 // content GETs at the primary with a Range header
+	Heads       int64 // content HEADs at the primary and the mirror
+	NotModified int64 // 304 answers, documents and content
+	Mirror      int64 // content GETs at the mirror
+}
+
+type counters struct {
+	docs, gets, rangeGets, heads, notModified, mirror atomic.Int64
+}
+
+// Counters returns the request counts.
+func (s *Source) Counters() Counters {
+	c := &s.count
+	return Counters{Docs: c.docs.Load(), Gets: c.gets.Load(), RangeGets: c.rangeGets.Load(),
+		Heads: c.heads.Load(), NotModified: c.notModified.Load(), Mirror: c.mirror.Load()}
+}
+
+// ResetCounters sets every count to zero.
+func (s *Source) ResetCounters() {
+	c := &s.count
+	for _, a := range []*atomic.Int64{&c.docs, &c.gets, &c.rangeGets, &c.heads, &c.notModified, &c.mirror} {
+		a.Store(0)
+	}
+}
