@@ -1,0 +1,301 @@
+package resourcesync
+
+import (
+	"fmt"
+	"time"
+)
+
+// nextEntry finds the next entry's start tag (unless Header already read it)
+// and reads the entry.
+func (r *Reader) nextEntry() (*Entry, error) {
+	for !r.pending {
+		kind, err := r.rootChild()
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case elURL, elSitemap:
+			r.pending = true
+			continue
+		case elMD, elLN:
+			r.warnHere(warnHeaderAfterEntries, "")
+		}
+		if err := r.skip(); err != nil {
+			return nil, err
+		}
+	}
+	r.pending = false
+	return r.readEntry()
+}
+
+// readEntry reads a <url> or <sitemap> whose start tag was just read.
+func (r *Reader) readEntry() (*Entry, error) {
+	r.entries++
+	if r.entries > r.opts.MaxEntries {
+		return nil, r.errorHere(fmt.Sprintf("more than %d entries", r.opts.MaxEntries), ErrTooManyEntries)
+	}
+	if r.entries == sitemapEntryLimit+1 {
+		r.warnHere(warnManyEntries, "")
+	}
+	startLine, startCol := r.sc.position(r.sc.tokOff)
+	e := &Entry{MD: MD{Length: NoLength}}
+	depth := r.sc.depth()
+	var haveLoc, haveMD bool
+	for {
+		if err := r.next(); err != nil {
+			return nil, err
+		}
+		if r.sc.depth() < depth {
+			break
+		}
+		if r.sc.kind != tokStart {
+			continue
+		}
+		kind, err := r.element()
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case elLoc:
+			if haveLoc {
+				return nil, r.errorHere("second <loc> in an entry", ErrStructure)
+			}
+			haveLoc = true
+			err = r.readLoc(e)
+		case elLastmod:
+			err = r.readLastmod(e)
+		case elChangefreq:
+			err = r.readChangefreq(e)
+		case elMD:
+			if haveMD {
+				return nil, r.errorHere("second rs:md in an entry", ErrStructure)
+			}
+			if !haveLoc {
+				r.warnHere(warnMDBeforeLoc, "")
+			}
+			haveMD = true
+			err = r.readMDElement(&e.MD)
+		case elLN:
+			err = r.readLinkElement(e)
+		default:
+			err = r.skip()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !haveLoc || e.Loc == "" {
+		return nil, &ParseError{URL: r.url, Line: startLine, Column: startCol,
+			Msg: fmt.Sprintf("<%s> without <loc>", r.sc.local), Err: ErrStructure}
+	}
+	return e, nil
+}
+
+func (r *Reader) readLoc(e *Entry) error {
+	text, err := r.readText()
+	if err != nil {
+		return err
+	}
+	if len(text) > 0 {
+		e.Loc = r.resolveURL(text)
+	}
+	return nil
+}
+
+func (r *Reader) readLastmod(e *Entry) error {
+	start := r.sc.tokOff
+	text, err := r.readText()
+	if err != nil {
+		return err
+	}
+	e.Lastmod, err = r.parseTimeAt(start, "lastmod", text)
+	return err
+}
+
+func (r *Reader) readChangefreq(e *Entry) error {
+	text, err := r.readText()
+	if err == nil {
+		e.ChangeFreq = r.strs.get(text)
+	}
+	return err
+}
+
+func (r *Reader) readMDElement(md *MD) error {
+	if err := r.readMD(md); err != nil {
+		return err
+	}
+	return r.skip()
+}
+
+func (r *Reader) readLinkElement(e *Entry) error {
+	l, err := r.readLink()
+	if err != nil {
+		return err
+	}
+	e.Links = append(e.Links, l)
+	return r.skip()
+}
+
+// readMD fills md from the attributes of the current rs:md start tag.
+func (r *Reader) readMD(md *MD) error {
+	for _, a := range r.sc.attrs {
+		if len(a.prefix) != 0 {
+			continue
+		}
+		var err error
+		v := a.value
+		switch string(a.local) {
+		case "capability":
+			md.Capability = Capability(r.strs.get(trimSpace(v)))
+		case "at":
+			md.At, err = r.parseTime("at", v)
+		case "completed":
+			md.Completed, err = r.parseTime("completed", v)
+		case "from":
+			md.From, err = r.parseTime("from", v)
+		case "until":
+			md.Until, err = r.parseTime("until", v)
+		case "modified":
+			md.Modified, err = r.parseTime("modified", v)
+		case "datetime":
+			md.Datetime, err = r.parseTime("datetime", v)
+		case "change":
+			md.Change = r.readChange(v)
+		case "hash":
+			md.Hashes, err = r.parseHashes(v)
+		case "length":
+			md.Length, err = r.parseLength(v)
+		case "type":
+			md.Type = r.strs.get(trimSpace(v))
+		case "path":
+			md.Path = string(v)
+		case "encoding":
+			md.Encoding = r.strs.get(trimSpace(v))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reader) readChange(v []byte) Change {
+	c := Change(r.strs.get(trimSpace(v)))
+	switch c {
+	case ChangeCreated, ChangeUpdated, ChangeDeleted:
+	default:
+		r.warnHere(warnUnknownChange, string(c))
+	}
+	return c
+}
+
+// readLink reads the attributes of the current rs:ln start tag.
+func (r *Reader) readLink() (Link, error) {
+	l := Link{Length: NoLength}
+	for _, a := range r.sc.attrs {
+		if len(a.prefix) != 0 {
+			continue
+		}
+		var err error
+		v := a.value
+		switch string(a.local) {
+		case "rel":
+			l.Rel = r.strs.get(trimSpace(v))
+		case "href":
+			if v = trimSpace(v); len(v) > 0 {
+				l.Href = r.resolveURL(v)
+			}
+		case "pri":
+			l.Pri, err = r.parsePri(v)
+		case "hash":
+			l.Hashes, err = r.parseHashes(v)
+		case "length":
+			l.Length, err = r.parseLength(v)
+		case "modified":
+			l.Modified, err = r.parseTime("modified", v)
+		case "type":
+			l.Type = r.strs.get(trimSpace(v))
+		case "path":
+			l.Path = string(v)
+		}
+		if err != nil {
+			return Link{}, err
+		}
+	}
+	return l, nil
+}
+
+func (r *Reader) resolveURL(ref []byte) string {
+	s, ok := r.resolver.resolve(ref)
+	if !ok {
+		r.warnHere(warnBadURL, s)
+	}
+	return s
+}
+
+func (r *Reader) parseTime(name string, v []byte) (time.Time, error) {
+	return r.parseTimeAt(r.sc.tokOff, name, v)
+}
+
+// parseTimeAt parses a datetime read from the element starting at off.
+func (r *Reader) parseTimeAt(off int64, name string, v []byte) (time.Time, error) {
+	t, flags, err := parseTime(v)
+	if err != nil {
+		return time.Time{}, r.errorAt(off, fmt.Sprintf("bad datetime %s=%q", name, v), ErrValue)
+	}
+	if flags&timeNoZone != 0 {
+		r.warnHere(warnNoZone, string(v))
+	}
+	if flags&timeSpaceSeparator != 0 {
+		r.warnHere(warnSpaceSeparator, string(v))
+	}
+	return t, nil
+}
+
+func (r *Reader) parseHashes(v []byte) ([]Hash, error) {
+	hs, flags, err := parseHashes(v)
+	if err != nil {
+		return nil, r.errorHere(fmt.Sprintf("bad hash: %v", err), ErrValue)
+	}
+	if flags&hashBase64 != 0 {
+		r.warnHere(warnBase64Hash, string(trimSpace(v)))
+	}
+	if flags&hashOddForm != 0 {
+		r.warnHere(warnHashForm, string(trimSpace(v)))
+	}
+	return hs, nil
+}
+
+func (r *Reader) parseLength(v []byte) (int64, error) {
+	n, ok := parseDecimal(trimSpace(v), 1<<63-1)
+	if !ok {
+		return 0, r.errorHere(fmt.Sprintf("bad length %q", v), ErrValue)
+	}
+	return n, nil
+}
+
+// maxPri is the largest rs:ln pri the specification allows.
+const maxPri = 999_999
+
+func (r *Reader) parsePri(v []byte) (int, error) {
+	n, ok := parseDecimal(trimSpace(v), maxPri)
+	if !ok {
+		return 0, r.errorHere(fmt.Sprintf("bad pri %q", v), ErrValue)
+	}
+	return int(n), nil
+}
+
+// parseDecimal parses a non-negative decimal integer no larger than limit.
+func parseDecimal(b []byte, limit int64) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' || n > (limit-int64(c-'0'))/10 {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
