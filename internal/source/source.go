@@ -1,0 +1,81 @@
+// Package source is a ResourceSync Source as this Destination sees it:
+// discovery of its resource sets, loading their Resource Lists into a
+// catalog, and opening a resource's bytes from its best origin. It never
+// touches FUSE.
+package source
+
+import (
+	"log/slog"
+
+	"rsfs/internal/fetch"
+	"rsfs/internal/resourcesync"
+)
+
+// Source is a discovered ResourceSync Source.
+type Source struct {
+	// Origin is scheme://host[:port] of the URL the user gave.
+	Origin string
+	// Entry is the document discovery started from (the Source Description,
+	// a Capability List, ...).
+	Entry string
+	// Sets are the resource sets, one per Capability List. A Source reached
+	// through a Resource List, Change List or robots.txt has one implicit
+	// set whose URL is empty.
+	Sets []*Set
+
+	opts Options
+	log  *slog.Logger
+}
+
+// Set is one resource set: a Capability List and the documents it names.
+type Set struct {
+	// URL of the Capability List; empty for an implicit set.
+	URL string
+	// Docs lists, per capability, the URLs of the documents the Capability
+	// List names (each may be an index).
+	Docs map[resourcesync.Capability][]string
+	// Hubs are the notification channels (rs:ln rel="hub") by capability,
+	// e.g. "changelist" → hub URL, with the topic URL beside it.
+	Hubs []Channel
+	// Links are the Capability List's own rs:ln elements.
+	Links []resourcesync.Link
+}
+
+// Channel is a notification channel a Capability List advertises.
+type Channel struct {
+	Capability resourcesync.Capability
+	Topic      string
+	Hub        string
+}
+
+// Options configure discovery and loading.
+type Options struct {
+	Client *fetch.Client
+	Logger *slog.Logger
+	// Parse bounds every document read.
+	Parse resourcesync.Options
+	// Parallel bounds concurrent list fetches; default 4.
+	Parallel int
+	// HeadParallel bounds concurrent HEAD requests for resources without a
+	// length; default 16.
+	HeadParallel int
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
+	if set.Docs == nil {
+		set.Docs = map[resourcesync.Capability][]string{}
+	}
+	for _, u := range set.Docs[c] {
+		if u == url {
+			return
+		}
+	}
+	set.Docs[c] = append(set.Docs[c], url)
+}
