@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rsfs/internal/fetch"
+	"rsfs/internal/resourcesync"
+	"rsfs/internal/source"
+)
+
+// sourceFlags are the flags of every command that reads a Source.
+type sourceFlags struct {
+	headers    []string
+	bearerEnv  string
+	allowHosts []string
+	timeout    time.Duration
+	retries    int
+	maxDoc     int64
+	parallel   int
+}
+
+func (f *sourceFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (e.g. credentials), sent only to the Source's origin; repeatable`)
+	fl.StringVar(&f.bearerEnv, "bearer-token-env", "", "name of an environment variable holding a bearer token sent to the Source's origin")
+	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "also fetch from this origin (scheme://host[:port]); repeatable")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP timeout per attempt")
+	fl.IntVar(&f.retries, "retries", 4, "retries on timeouts, resets and 5xx")
+	fl.Int64Var(&f.maxDoc, "max-doc-size", resourcesync.DefaultMaxBytes, "largest ResourceSync document accepted, in bytes after decompression")
+	fl.IntVar(&f.parallel, "parallel", 4, "Resource Lists fetched and parsed at once")
+}
+
+// open builds the HTTP client and discovers the Source.
+func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Source, *fetch.Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, nil, fmt.Errorf("%q is not an http(s) URL", rawURL)
+	}
+	headers := http.Header{}
+	for _, h := range f.headers {
+		name, value, ok := strings.Cut(h, ":")
+		if !ok {
+			return nil, nil, fmt.Errorf("--header %q: want \"Name: value\"", h)
+		}
+		headers.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	if f.bearerEnv != "" {
+		tok := os.Getenv(f.bearerEnv)
+		if tok == "" {
+			return nil, nil, fmt.Errorf("--bearer-token-env: $%s is empty", f.bearerEnv)
+		}
+		headers.Set("Authorization", "Bearer "+tok)
+	}
+	retries := f.retries
+	if retries == 0 {
+		retries = -1 // fetch reads 0 as "the default"
+	}
+	origin := u.Scheme + "://" + u.Host
+	client := fetch.New(fetch.Options{
+		Timeout:          f.timeout,
+		Retries:          retries,
+		Headers:          headers,
+		CredentialOrigin: origin,
+	})
+	for _, h := range f.allowHosts {
+		client.AllowOrigin(h)
+	}
+	src, err := source.Discover(cmd.Context(), rawURL, source.Options{
+		Client:   client,
+		Parse:    resourcesync.Options{MaxBytes: f.maxDoc},
+		Parallel: f.parallel,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return src, client, nil
+}

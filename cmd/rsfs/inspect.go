@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rsfs/internal/source"
+)
+
+func inspectCmd() *cobra.Command {
+	var sf sourceFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "inspect URL",
+		Short: "Show what a ResourceSync Source publishes",
+		Long: `inspect discovers the Source at URL (a site, or the URL of any ResourceSync
+document) and prints, for each resource set, its Capability List, the
+documents of each capability, the number of resources and their total size,
+the dump packages, the Change List and the notification channels.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, _, err := sf.discover(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := src.Inspect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rep)
+			}
+			printReport(cmd.OutOrStdout(), rep)
+			return nil
+		},
+	}
+	sf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func printReport(w io.Writer, rep *source.Report) {
+	fmt.Fprintf(w, "Source %s (discovered at %s)\n", rep.Origin, rep.Entry)
+	for i, s := range rep.Sets {
+		name := s.CapabilityList
+		if name == "" {
+			name = "(no Capability List)"
+		}
+		fmt.Fprintf(w, "\nResource set %d: %s\n", i+1, name)
+		for _, d := range s.Documents {
+			kind := "document"
+			if d.Index {
+				kind = fmt.Sprintf("index of %d documents", d.Documents)
+			}
+			fmt.Fprintf(w, "  %-22s %s (%s, %d entries)\n", d.Capability, d.URL, kind, d.Entries)
+		}
+		fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, humanBytes(s.Bytes))
+		if s.NoLength > 0 {
+			fmt.Fprintf(w, "; %d without a length", s.NoLength)
+		}
+		fmt.Fprintln(w, ")")
+		if s.DumpPackages > 0 {
+			fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, humanBytes(s.DumpBytes))
+		}
+		if s.Changes > 0 || s.NewestChange != nil {
+			newest := "unknown"
+			if s.NewestChange != nil {
+				newest = s.NewestChange.UTC().Format(time.RFC3339Nano)
+			}
+			fmt.Fprintf(w, "  changes:       %d (newest %s)\n", s.Changes, newest)
+		}
+		for _, c := range s.Channels {
+			fmt.Fprintf(w, "  notifications: %s via hub %s (topic %s)\n", c.Capability, c.Hub, c.Topic)
+		}
+	}
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%d bytes, %.1f %ciB", n, float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,54 @@
+// Command rsfs mounts a ResourceSync Source as a read-only file system.
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"rsfs/internal/fetch"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func main() {
+	fetch.Version = version
+	if err := rootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "rsfs:", oneLine(err))
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	var logLevel string
+	root := &cobra.Command{
+		Use:           "rsfs",
+		Short:         "Mount a ResourceSync Source as a read-only file system",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return setupLogging(logLevel)
+		},
+	}
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.AddCommand(inspectCmd(), mountCmd())
+	return root
+}
+
+func setupLogging(level string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("--log-level %q: %w", level, err)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+	return nil
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}

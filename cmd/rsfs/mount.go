@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/spf13/cobra"
+
+	"rsfs/internal/cache"
+	"rsfs/internal/catalog"
+	"rsfs/internal/fs"
+	"rsfs/internal/mountutil"
+)
+
+type mountFlags struct {
+	sourceFlags
+	foreground    bool
+	allowNonEmpty bool
+	allowOther    bool
+	uid, gid      int
+	cacheSize     string
+	blockSize     string
+	readAhead     int
+	logFile       string
+	readyTimeout  time.Duration
+}
+
+func mountCmd() *cobra.Command {
+	var mf mountFlags
+	cmd := &cobra.Command{
+		Use:   "mount URL DIR",
+		Short: "Mount the Source at URL on DIR, read-only",
+		Long: `mount discovers the Source at URL, reads its Resource Lists, and mounts the
+tree on DIR. It returns once the tree is ready and the mount serves; the
+file system keeps running in the background (see --foreground). Unmount with
+'umount DIR' or 'fusermount3 -u DIR'.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMount(cmd, &mf, args[0], args[1])
+		},
+	}
+	mf.register(cmd)
+	fl := cmd.Flags()
+	fl.BoolVarP(&mf.foreground, "foreground", "f", false, "stay attached: serve until unmounted or interrupted")
+	fl.BoolVar(&mf.allowNonEmpty, "allow-non-empty", false, "mount over a directory that is not empty")
+	fl.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)")
+	fl.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file and directory")
+	fl.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file and directory")
+	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks")
+	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range (default: the cache's measured default)")
+	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
+	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
+	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
+	return cmd
+}
+
+func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := mountutil.Prepare(dir, mf.allowNonEmpty); err != nil {
+		return err
+	}
+	if !mf.foreground && !mountutil.InBackground() {
+		args := append([]string{}, os.Args[1:]...)
+		args = append(args, "--foreground")
+		return mountutil.StartBackground(args, mf.readyTimeout)
+	}
+	// A background mount logs to its file from the start; the terminal
+	// keeps only the progress display, and the parent prints any error.
+	term := os.Stderr
+	if mountutil.InBackground() {
+		var err error
+		if term, err = detachLogs(mf.logFile); err != nil {
+			mountutil.ReportReady(err)
+			return err
+		}
+	}
+	m, err := serve(cmd, mf, rawURL, dir, term)
+	if term != os.Stderr {
+		term.Close()
+	}
+	mountutil.ReportReady(err)
+	if err != nil {
+		return err
+	}
+	stop := mountutil.UnmountOnSignal(dir, m.fsys.Shutdown, 5*time.Second, slog.Default())
+	defer stop()
+	m.server.Wait()
+	slog.Info("unmounted", "dir", dir)
+	return nil
+}
+
+// mountedFS is a file system being served.
+type mountedFS struct {
+	fsys   *fs.FS
+	server *fuse.Server
+}
+
+// serve discovers and loads the Source and mounts it on dir.
+func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
+	cacheBytes, err := parseSize(mf.cacheSize)
+	if err != nil {
+		return nil, fmt.Errorf("--cache-size: %w", err)
+	}
+	var blockSize int64
+	if mf.blockSize != "" {
+		if blockSize, err = parseSize(mf.blockSize); err != nil {
+			return nil, fmt.Errorf("--block-size: %w", err)
+		}
+	}
+	src, _, err := mf.discover(cmd, rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	prog := newProgress(term)
+	st, err := src.Load(cmd.Context(), cat, prog.update)
+	prog.done()
+	if err != nil {
+		return nil, err
+	}
+	slog.Info("source loaded", "resources", cat.Len(), "lists", st.Lists, "took", st.Duration.Round(time.Millisecond))
+	blocks := cache.New(cache.Config{MaxBytes: cacheBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead})
+	fsys := fs.New(fs.Config{
+		Catalog: cat,
+		Cache:   blocks,
+		Origin:  func(r *catalog.Resource) cache.Origin { return src.OriginOf(r) },
+		UID:     uint32(mf.uid),
+		GID:     uint32(mf.gid),
+	})
+	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(src.Origin, mf.allowOther))
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	return &mountedFS{fsys: fsys, server: server}, nil
+}
+
+// detachLogs sends a background mount's output to its log file and returns
+// a duplicate of the original stderr, for the progress display while the
+// Source loads.
+func detachLogs(path string) (*os.File, error) {
+	if path == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+		path = filepath.Join(dir, "rsfs", "rsfs.log")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	fd, err := syscall.Dup(2)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	term := os.NewFile(uintptr(fd), "terminal")
+	if err := mountutil.RedirectOutput(path); err != nil {
+		term.Close()
+		return nil, err
+	}
+	return term, nil
+}

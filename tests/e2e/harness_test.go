@@ -1,0 +1,147 @@
+// Package e2e tests rsfs end to end: the real binary, a real FUSE mount, a
+// real Source on 127.0.0.1 (tests/sourcetest) and the tools people use.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/sourcetest"
+)
+
+var rsfsBin string
+
+func TestMain(m *testing.M) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		fmt.Println("skipping e2e tests: /dev/fuse is missing")
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "rsfs-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	rsfsBin = filepath.Join(dir, "rsfs")
+	build := exec.Command("go", "build", "-o", rsfsBin, "rsfs/cmd/rsfs")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Println("building rsfs:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// startSource starts a test Source and stops it when the test ends.
+func startSource(t *testing.T, cfg sourcetest.Config) *sourcetest.Source {
+	t.Helper()
+	src, err := sourcetest.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(src.Close)
+	return src
+}
+
+// run runs a command with a deadline and returns its stdout, stderr and error.
+func run(t *testing.T, timeout time.Duration, name string, args ...string) (string, string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("%s %v: timed out after %s: %w", name, args, timeout, ctx.Err())
+	}
+	return out.String(), errb.String(), err
+}
+
+// mounted is a running rsfs mount.
+type mounted struct {
+	url     string
+	dir     string
+	logFile string
+}
+
+// pid returns the process serving the mount.
+func (m *mounted) pid(t *testing.T) int {
+	t.Helper()
+	out, _, err := run(t, 10*time.Second, "pgrep", "-f", "rsfs mount "+m.url+" "+m.dir+" ")
+	require.NoError(t, err, "no rsfs process serves %s", m.dir)
+	pids := strings.Fields(out)
+	require.Len(t, pids, 1)
+	return atoi(t, pids[0])
+}
+
+// allowOtherHost is the flag that lets rsfs read the awkward resource the
+// test Source publishes on another host form (http://localhost:PORT).
+func allowOtherHost(src *sourcetest.Source) []string {
+	return []string{"--allow-host", strings.Replace(strings.TrimSuffix(src.URL(), "/"), "127.0.0.1", "localhost", 1)}
+}
+
+// mount runs `rsfs mount URL DIR` (in the background, as a user would) and
+// unmounts in t.Cleanup.
+func mount(t *testing.T, url string, extra ...string) *mounted {
+	t.Helper()
+	dir := t.TempDir()
+	m := &mounted{url: url, dir: filepath.Join(dir, "mnt"), logFile: filepath.Join(dir, "rsfs.log")}
+	require.NoError(t, os.Mkdir(m.dir, 0o755))
+	args := append([]string{"mount", url, m.dir, "--log-file", m.logFile}, extra...)
+	_, stderr, err := run(t, 2*time.Minute, rsfsBin, args...)
+	require.NoError(t, err, "rsfs mount: %s", stderr)
+	t.Cleanup(func() { m.unmount(t) })
+	return m
+}
+
+func (m *mounted) unmount(t *testing.T) {
+	if !isMountPoint(m.dir) {
+		return
+	}
+	_, stderr, err := run(t, 30*time.Second, "umount", m.dir)
+	if err != nil {
+		t.Logf("umount %s: %v %s; detaching", m.dir, err, stderr)
+		_ = syscall.Unmount(m.dir, syscall.MNT_DETACH)
+	}
+	if log, err := os.ReadFile(m.logFile); err == nil && t.Failed() {
+		t.Logf("rsfs log:\n%s", log)
+	}
+}
+
+func (m *mounted) path(rel string) string { return filepath.Join(m.dir, rel) }
+
+// isMountPoint reports whether dir is in /proc/self/mounts.
+func isMountPoint(dir string) bool {
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && f[1] == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
