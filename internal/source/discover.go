@@ -112,39 +112,72 @@ func (s *Source) maxDoc() int64 {
 	return resourcesync.DefaultMaxBytes
 }
 
-// adopt reads the first document found and builds the sets from it.
-func (s *Source) adopt(ctx context.Context, docURL string, r io.Reader) error {
-	doc, err := resourcesync.Parse(r, docURL, s.opts.Parse)
+// adopt builds the sets from the first document found. Only a Source
+// Description or Capability List is read whole; of any other document the
+// header is enough (its entries are read when the Source loads).
+func (s *Source) adopt(ctx context.Context, docURL string, body io.Reader) error {
+	r, err := resourcesync.NewReader(body, docURL, s.opts.Parse)
 	if err != nil {
 		return fmt.Errorf("discover: %w", err)
 	}
-	s.warn(doc.Warnings)
+	h, err := r.Header()
+	if err != nil {
+		return fmt.Errorf("discover: %w", err)
+	}
 	s.Entry = docURL
-	capability := doc.Header.Capability()
+	capability := h.Capability()
 	switch {
-	case capability == resourcesync.CapDescription:
+	case capability == resourcesync.CapDescription || capability == resourcesync.CapCapabilityList:
+		doc, err := readRest(r, h)
+		if err != nil {
+			return fmt.Errorf("discover: %w", err)
+		}
+		return s.adoptCapabilities(ctx, doc)
+	case capability == "":
+		s.log.Warn("document has no rs:md capability; reading it as a Resource List", "url", docURL)
+		capability = resourcesync.CapResourceList
+	case !capability.Known():
+		return fmt.Errorf("discover %s: unknown capability %q", docURL, capability)
+	}
+	s.warn(r.Warnings())
+	set := &Set{}
+	s.addSetDoc(set, capability, docURL)
+	s.Sets = append(s.Sets, set)
+	return nil
+}
+
+// readRest reads the remaining entries of a document whose header is read.
+func readRest(r *resourcesync.Reader, h *resourcesync.Header) (*resourcesync.Document, error) {
+	doc := &resourcesync.Document{Header: *h}
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			doc.Warnings = r.Warnings()
+			return doc, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		doc.Entries = append(doc.Entries, *e)
+	}
+}
+
+func (s *Source) adoptCapabilities(ctx context.Context, doc *resourcesync.Document) error {
+	s.warn(doc.Warnings)
+	switch {
+	case doc.Header.Capability() == resourcesync.CapDescription:
 		return s.adoptDescription(ctx, doc)
-	case capability == resourcesync.CapCapabilityList && doc.Header.Root == resourcesync.SitemapIndex:
+	case doc.Header.Root == resourcesync.SitemapIndex:
 		for _, e := range doc.Entries {
 			if err := s.addCapabilityList(ctx, e.Loc); err != nil {
 				return err
 			}
 		}
 		return nil
-	case capability == resourcesync.CapCapabilityList:
-		s.Sets = append(s.Sets, s.setFromCapabilityList(docURL, doc))
+	default:
+		s.Sets = append(s.Sets, s.setFromCapabilityList(doc.Header.URL, doc))
 		return nil
-	case capability == "":
-		// A plain Sitemap: read it as a Resource List.
-		s.log.Warn("document has no rs:md capability; reading it as a Resource List", "url", docURL)
-		capability = resourcesync.CapResourceList
-	case !capability.Known():
-		return fmt.Errorf("discover %s: unknown capability %q", docURL, capability)
 	}
-	set := &Set{}
-	s.addSetDoc(set, capability, docURL)
-	s.Sets = append(s.Sets, set)
-	return nil
 }
 
 func (s *Source) adoptDescription(ctx context.Context, doc *resourcesync.Document) error {
