@@ -1,0 +1,14 @@
+// Package cache holds content blocks in a byte-bounded memory LRU and reads
+// open files through it.
+//
+// A Cache stores aligned blocks of contents keyed by content identity (a
+// version token) and block index. Misses are filled once however many readers
+// wait (in-flight fills are shared), on a context detached from any single
+// reader. A File reads one Content through the Cache from an Origin it is
+// handed: it checks lengths on every fill, verifies the published hash of
+// small contents before handing out a byte and of larger ones when a whole
+// read passes through, prefetches ahead of sequential readers, and makes the
+// most of servers that ignore Range requests.
+//
+// The package knows neither HTTP nor FUSE.
+package cache

@@ -1,0 +1,209 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// errClosed is returned by reads on a closed File.
+var errClosed = errors.New("cache: file closed")
+
+// File is one open file: it reads a Content through the Cache from an Origin.
+// It is safe for concurrent use.
+type File struct {
+	c         *Cache
+	content   Content
+	origin    Origin
+	lastBlock int64 // index of the last block; -1 for an empty content
+	digest    digest
+	hasDigest bool
+
+	rangeIgnored atomic.Bool // a fill got a stream continuing past its block
+
+	ctx    context.Context // ends on Close; prefetches run on it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	closed   bool
+	verify   *verifier // nil unless a multi-block content has a known hash
+	seq      sequence
+	emptyErr error
+	emptyOK  bool
+}
+
+// Open returns a File reading content from origin through the cache.
+func (c *Cache) Open(content Content, origin Origin) *File {
+	ctx, cancel := context.WithCancel(context.Background())
+	f := &File{
+		c:         c,
+		content:   content,
+		origin:    origin,
+		lastBlock: (content.Size+int64(c.blockSize)-1)/int64(c.blockSize) - 1,
+		ctx:       ctx,
+		cancel:    cancel,
+	}
+	f.digest, f.hasDigest = strongestDigest(content.Hashes)
+	if f.hasDigest && f.lastBlock > 0 {
+		f.verify = newVerifier(f.digest, content.Name, f.lastBlock, c.maxPendingHashBlocks, f.cachedBlock)
+	}
+	f.seq.reset()
+	return f
+}
+
+// ReadAt reads len(p) bytes at off, like io.ReaderAt: fewer bytes come with
+// io.EOF, and a read at or after the end returns 0, io.EOF. Errors for bytes
+// that disagree with the published Content wrap ErrIntegrity; the read that
+// completes a whole pass over a content whose hash does not match fails.
+func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if off < 0 {
+		return 0, fmt.Errorf("cache: read %s at negative offset %d", f.content.Name, off)
+	}
+	if f.isClosed() {
+		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, errClosed)
+	}
+	if f.content.Size == 0 {
+		if err := f.checkEmpty(); err != nil {
+			return 0, err
+		}
+		return 0, io.EOF
+	}
+	if off >= f.content.Size {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	end := min(off+int64(len(p)), f.content.Size)
+	first, last := f.blockOf(off), f.blockOf(end-1)
+	f.notePosition(off, end)
+	blocks, err := f.getBlocks(ctx, first, last)
+	if err != nil {
+		return 0, err
+	}
+	n := copyBlocks(p[:end-off], blocks, off-first*int64(f.c.blockSize))
+	if err := f.verifyPass(first, blocks, end == f.content.Size); err != nil {
+		return 0, err
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// Close stops the File's prefetches. Reads after Close fail.
+func (f *File) Close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.cancel()
+	f.wg.Wait()
+}
+
+func (f *File) isClosed() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed
+}
+
+// getBlocks returns blocks first..last, fetching missing ones in parallel.
+func (f *File) getBlocks(ctx context.Context, first, last int64) ([][]byte, error) {
+	blocks := make([][]byte, last-first+1)
+	errs := make([]error, len(blocks))
+	if len(blocks) == 1 {
+		blocks[0], errs[0] = f.getBlock(ctx, first)
+		return blocks, errs[0]
+	}
+	var wg sync.WaitGroup
+	for i := range blocks {
+		wg.Go(func() { blocks[i], errs[i] = f.getBlock(ctx, first+int64(i)) })
+	}
+	wg.Wait()
+	return blocks, errors.Join(errs...)
+}
+
+// getBlock returns block b through the cache, checking its length.
+func (f *File) getBlock(ctx context.Context, b int64) ([]byte, error) {
+	data, err := f.c.Get(ctx, f.content.ID, b, f.fillBlock(b))
+	if err != nil {
+		return nil, fmt.Errorf("cache: read %s block %d: %w", f.content.Name, b, err)
+	}
+	if _, n := f.blockRange(b); int64(len(data)) != n {
+		f.c.DropContent(f.content.ID)
+		return nil, fmt.Errorf("%w: %s: cached block %d has %d bytes, want %d", ErrIntegrity, f.content.Name, b, len(data), n)
+	}
+	return data, nil
+}
+
+// copyBlocks copies consecutive blocks, starting skip bytes into the first,
+// into p and returns the bytes copied.
+func copyBlocks(p []byte, blocks [][]byte, skip int64) int {
+	n := 0
+	for _, data := range blocks {
+		n += copy(p[n:], data[skip:])
+		skip = 0
+	}
+	return n
+}
+
+// verifyPass feeds the verifier; on a mismatch it drops the content's blocks,
+// logs, and returns the ErrIntegrity.
+func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
+	if f.verify == nil {
+		return nil
+	}
+	f.mu.Lock()
+	done, err := f.verify.observe(first, blocks, reachesEnd)
+	f.mu.Unlock()
+	if !done || err == nil {
+		return err
+	}
+	f.c.DropContent(f.content.ID)
+	f.logMismatch(err)
+	return err
+}
+
+// cachedBlock returns block b if it is cached with the right length.
+func (f *File) cachedBlock(b int64) ([]byte, bool) {
+	data, ok := f.c.peek(blockKey{f.content.ID, b})
+	if _, n := f.blockRange(b); !ok || int64(len(data)) != n {
+		return nil, false
+	}
+	return data, true
+}
+
+// checkEmpty verifies the hash of an empty content, once.
+func (f *File) checkEmpty() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.emptyOK {
+		if f.hasDigest {
+			f.emptyErr = f.digest.checkData(f.content.Name, nil)
+			if f.emptyErr != nil {
+				f.logMismatch(f.emptyErr)
+			}
+		}
+		f.emptyOK = true
+	}
+	return f.emptyErr
+}
+
+func (f *File) logMismatch(err error) {
+	var m *hashMismatch
+	if errors.As(err, &m) {
+		f.c.log.Error("content hash mismatch", "uri", m.uri, "alg", m.alg, "expected", m.want, "got", m.got, "id", f.content.ID)
+	}
+}
+
+// blockOf returns the index of the block holding offset off.
+func (f *File) blockOf(off int64) int64 { return off / int64(f.c.blockSize) }
+
+// blockRange returns the offset and length of block b.
+func (f *File) blockRange(b int64) (off, n int64) {
+	off = b * int64(f.c.blockSize)
+	return off, min(int64(f.c.blockSize), f.content.Size-off)
+}

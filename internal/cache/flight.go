@@ -1,0 +1,154 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// errReleased completes a flight whose filler gave up without a result
+// (an abandoned prefetch, a stream that stopped early): demanding waiters
+// retry with a fill of their own.
+var errReleased = errors.New("cache: fill released")
+
+// flight is one fill in progress; waiters block on done.
+type flight struct {
+	done   chan struct{}
+	data   []byte
+	err    error
+	cancel context.CancelFunc
+	// demanded is set when a Get (not only a prefetch) waits: the fill is
+	// then never cancelled by a prefetcher going away.
+	demanded bool
+	// detached is set when the flight left the flights map early
+	// (DropContent, abandonment): its result is not stored.
+	detached bool
+}
+
+func newFlight(cancel context.CancelFunc) *flight {
+	return &flight{done: make(chan struct{}), cancel: cancel}
+}
+
+func (c *Cache) get(ctx context.Context, k blockKey, fill func(context.Context) ([]byte, error)) ([]byte, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("cache: block %d of %s: %w", k.block, k.id, err)
+		}
+		f, data, hit := c.lookupOrStart(k, fill)
+		if hit {
+			return data, nil
+		}
+		select {
+		case <-f.done:
+			if errors.Is(f.err, errReleased) {
+				continue
+			}
+			return f.data, f.err
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cache: waiting for block %d of %s: %w", k.block, k.id, ctx.Err())
+		}
+	}
+}
+
+// lookupOrStart returns a cached block, or the flight filling it (started
+// here if none is).
+func (c *Cache) lookupOrStart(k blockKey, fill func(context.Context) ([]byte, error)) (*flight, []byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if data, ok := c.lru.get(k); ok {
+		c.hits.Add(1)
+		return nil, data, true
+	}
+	c.misses.Add(1)
+	f := c.flights[k]
+	if f == nil {
+		f = c.startLocked(k, fill)
+	}
+	f.demanded = true
+	return f, nil, false
+}
+
+// startLocked registers a flight for k and runs fill in its own goroutine on
+// a detached context bounded by the fill timeout. c.mu must be held.
+func (c *Cache) startLocked(k blockKey, fill func(context.Context) ([]byte, error)) *flight {
+	ctx, cancel := context.WithTimeout(context.Background(), c.fillTimeout)
+	f := newFlight(cancel)
+	c.flights[k] = f
+	c.fills.Add(1)
+	go func() {
+		defer cancel()
+		data, err := fill(ctx)
+		c.finish(k, f, data, err)
+	}()
+	return f
+}
+
+// claimLocked registers a flight for k that the caller completes with
+// finish, unless k is already cached or being filled (then it returns nil).
+// c.mu must be held.
+func (c *Cache) claimLocked(k blockKey) *flight {
+	if c.lru.contains(k) || c.flights[k] != nil {
+		return nil
+	}
+	f := newFlight(func() {})
+	f.demanded = true
+	c.flights[k] = f
+	return f
+}
+
+// finish completes a flight: it stores a successful result (unless the
+// flight was detached) and wakes the waiters.
+func (c *Cache) finish(k blockKey, f *flight, data []byte, err error) {
+	c.mu.Lock()
+	if c.flights[k] == f {
+		delete(c.flights, k)
+	}
+	if err == nil && !f.detached {
+		c.lru.add(k, data)
+	}
+	c.mu.Unlock()
+	if err != nil && !errors.Is(err, errReleased) {
+		c.fillErrors.Add(1)
+	}
+	f.data, f.err = data, err
+	close(f.done)
+}
+
+// prefetch fills k in the background unless it is cached or being filled,
+// holding one of the Cache's prefetch slots while the fill runs. When ctx
+// ends first, a fill that no Get waits on is cancelled.
+func (c *Cache) prefetch(ctx context.Context, k blockKey, fill func(context.Context) ([]byte, error)) {
+	select {
+	case c.prefetchSlots <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	defer func() { <-c.prefetchSlots }()
+	c.mu.Lock()
+	if c.lru.contains(k) || c.flights[k] != nil {
+		c.mu.Unlock()
+		return
+	}
+	f := c.startLocked(k, fill)
+	c.prefetches.Add(1)
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		c.abandon(k, f)
+	}
+}
+
+// abandon cancels a prefetch fill that no Get waits on.
+func (c *Cache) abandon(k blockKey, f *flight) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f.demanded || f.detached {
+		return
+	}
+	f.detached = true
+	if c.flights[k] == f {
+		delete(c.flights, k)
+	}
+	f.cancel()
+}

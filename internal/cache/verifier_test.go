@@ -1,0 +1,76 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func blocksOf(data []byte, size int) [][]byte {
+	var out [][]byte
+	for off := 0; off < len(data); off += size {
+		out = append(out, data[off:min(off+size, len(data))])
+	}
+	return out
+}
+
+func TestVerifierPendingBlockEvictedAbandonsPass(t *testing.T) {
+	data := randomBytes(4*100, 30)
+	blocks := blocksOf(data, 100)
+	d, ok := strongestDigest(sha256Of(data))
+	require.True(t, ok)
+	cached := map[int64]bool{}
+	v := newVerifier(d, "u", 3, 10, func(b int64) ([]byte, bool) {
+		if !cached[b] {
+			return nil, false
+		}
+		return blocks[b], true
+	})
+	// Block 1 is read before block 0 and evicted before the prefix reaches it.
+	done, err := v.observe(1, blocks[1:2], false)
+	require.False(t, done)
+	require.NoError(t, err)
+	done, err = v.observe(0, blocks[0:1], false)
+	assert.False(t, done)
+	assert.NoError(t, err)
+	assert.Equal(t, int64(-1), v.next, "pass abandoned")
+
+	// A new pass from the start verifies, taking a pending block from the cache.
+	cached[2] = true
+	for _, b := range []int64{0, 2, 1} {
+		done, err = v.observe(b, blocks[b:b+1], false)
+		require.False(t, done)
+		require.NoError(t, err)
+	}
+	done, err = v.observe(3, blocks[3:4], true)
+	assert.True(t, done)
+	assert.NoError(t, err)
+}
+
+func TestVerifierTooManyPendingAbandons(t *testing.T) {
+	d := digest{alg: "sha-256", want: "00", new: sha256.New}
+	v := newVerifier(d, "u", 100, 2, func(int64) ([]byte, bool) { return nil, false })
+	for _, b := range []int64{5, 6} {
+		_, err := v.observe(b, [][]byte{{1}}, false)
+		require.NoError(t, err)
+	}
+	assert.Len(t, v.pending, 2)
+	_, err := v.observe(7, [][]byte{{1}}, false)
+	require.NoError(t, err)
+	assert.Equal(t, int64(-1), v.next)
+}
+
+func TestVerifierWaitsForTheReadReachingTheEnd(t *testing.T) {
+	data := randomBytes(3*100, 31)
+	blocks := blocksOf(data, 100)
+	d, _ := strongestDigest(wrongSHA256())
+	v := newVerifier(d, "u", 2, 10, func(int64) ([]byte, bool) { return nil, false })
+	done, err := v.observe(0, blocks, false) // touches every block, stops short of the end
+	assert.False(t, done)
+	assert.NoError(t, err)
+	done, err = v.observe(2, blocks[2:], true)
+	assert.True(t, done)
+	assert.ErrorIs(t, err, ErrIntegrity)
+}
