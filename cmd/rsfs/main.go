@@ -36,7 +36,7 @@ func rootCmd() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	root.AddCommand(inspectCmd(), mountCmd())
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd())
 	return root
 }
 

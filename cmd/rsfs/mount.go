@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"rsfs/internal/catalog"
 	"rsfs/internal/fs"
 	"rsfs/internal/mountutil"
+	"rsfs/internal/source"
 )
 
 type mountFlags struct {
@@ -29,6 +31,7 @@ type mountFlags struct {
 	readAhead     int
 	logFile       string
 	readyTimeout  time.Duration
+	pollInterval  time.Duration
 }
 
 func mountCmd() *cobra.Command {
@@ -57,6 +60,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
+	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%); 0 disables following")
 	return cmd
 }
 
@@ -91,7 +95,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
-	stop := mountutil.UnmountOnSignal(dir, m.fsys.Shutdown, 5*time.Second, slog.Default())
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	if mf.pollInterval > 0 {
+		go m.follower.Run(ctx)
+	}
+	stop := mountutil.UnmountOnSignal(dir, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	defer stop()
 	m.server.Wait()
 	slog.Info("unmounted", "dir", dir)
@@ -100,8 +109,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 
 // mountedFS is a file system being served.
 type mountedFS struct {
-	fsys   *fs.FS
-	server *fuse.Server
+	fsys     *fs.FS
+	server   *fuse.Server
+	follower *source.Follower
 }
 
 // serve discovers and loads the Source and mounts it on dir.
@@ -140,7 +150,12 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	return &mountedFS{fsys: fsys, server: server}, nil
+	follower := src.NewFollower(cat, source.FollowOptions{
+		Interval: mf.pollInterval,
+		Effects:  fsys.Notify,
+		Held:     func() bool { return mountutil.Held(dir) },
+	}, nil)
+	return &mountedFS{fsys: fsys, server: server, follower: follower}, nil
 }
 
 // detachLogs sends a background mount's output to its log file and returns

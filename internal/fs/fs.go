@@ -7,6 +7,7 @@ package fs
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,6 +45,9 @@ type FS struct {
 	// closing is cancelled by Shutdown: reads in flight fail at once.
 	closing  context.Context
 	shutdown context.CancelFunc
+	root     *dirNode
+	nodes    inodes
+	notes    notifier
 }
 
 // New returns a file system over cfg's catalog.
@@ -56,12 +60,21 @@ func New(cfg Config) *FS {
 		log = slog.Default()
 	}
 	closing, shutdown := context.WithCancel(context.Background())
-	return &FS{cfg: cfg, log: log, closing: closing, shutdown: shutdown}
+	f := &FS{cfg: cfg, log: log, closing: closing, shutdown: shutdown}
+	f.root = &dirNode{fsys: f, id: catalog.RootID}
+	f.nodes.add(catalog.RootID, &f.root.Inode)
+	f.notes.cond = sync.NewCond(&f.notes.mu)
+	go f.runNotifier()
+	return f
 }
 
 // Shutdown makes reads in flight, and any later open or read, fail with
-// EIO, so an unmount never waits on a slow Source.
-func (f *FS) Shutdown() { f.shutdown() }
+// EIO, so an unmount never waits on a slow Source. It also stops kernel
+// notifications.
+func (f *FS) Shutdown() {
+	f.shutdown()
+	f.stopNotifier()
+}
 
 // opContext is ctx, also cancelled by Shutdown.
 func (f *FS) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -71,9 +84,7 @@ func (f *FS) opContext(ctx context.Context) (context.Context, context.CancelFunc
 }
 
 // Root returns the root node, for gofs.Mount.
-func (f *FS) Root() gofs.InodeEmbedder {
-	return &dirNode{fsys: f, id: catalog.RootID}
-}
+func (f *FS) Root() gofs.InodeEmbedder { return f.root }
 
 // MountOptions returns the options rsfs mounts with: read-only, long
 // kernel caches, 1 MiB reads.

@@ -35,11 +35,21 @@ type LoadStats struct {
 // are completed by HEAD (bounded parallelism) before the catalog is sealed;
 // one whose length cannot be learned is left out and logged.
 func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(Progress)) (*LoadStats, error) {
+	st, err := s.loadInto(ctx, cat.Add, progress)
+	if err != nil {
+		return nil, err
+	}
+	cat.Seal()
+	return st, nil
+}
+
+// loadInto reads every Resource List and hands each resource to sink.
+func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
-	l := &loader{s: s, cat: cat, progress: progress}
+	l := &loader{s: s, sink: sink, progress: progress}
 	for _, set := range s.Sets {
 		for _, u := range set.Docs[resourcesync.CapResourceList] {
-			l.seeds = append(l.seeds, u)
+			l.seeds = append(l.seeds, listDoc{u, set})
 		}
 	}
 	if len(l.seeds) == 0 {
@@ -52,7 +62,6 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 	if err != nil {
 		return nil, err
 	}
-	cat.Seal()
 	l.warnForeign()
 	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, Duration: time.Since(start)}
 	if st.Missing > 0 {
@@ -63,14 +72,30 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 
 type loader struct {
 	s        *Source
-	cat      *catalog.Catalog
+	sink     func(*catalog.Resource)
 	progress func(Progress)
-	seeds    []string
+	seeds    []listDoc
 
 	lists, resources, learned atomic.Int64
 	mu                        sync.Mutex
 	missing                   []*catalog.Resource
 	foreign                   map[string]int // resources by origin, other than the Source's
+}
+
+// listDoc is a Resource List (or index) to read, and the set it belongs to.
+type listDoc struct {
+	url string
+	set *Set
+}
+
+// noteListTime keeps, per set, the oldest time its Resource Lists speak
+// for: Change List entries after it must be applied.
+func (l *loader) noteListTime(set *Set, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if set.ListedAt.IsZero() || (!at.IsZero() && at.Before(set.ListedAt)) {
+		set.ListedAt = at
+	}
 }
 
 func (l *loader) noteForeign(uri string) {
@@ -113,36 +138,36 @@ func (l *loader) report() {
 func (l *loader) readLists(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	queue := make(chan string, 1024)
+	queue := make(chan listDoc, 1024)
 	var pending sync.WaitGroup
 	seen := map[string]bool{}
 	var seenMu sync.Mutex
-	enqueue := func(u string) {
+	enqueue := func(d listDoc) {
 		seenMu.Lock()
 		defer seenMu.Unlock()
-		if seen[u] {
+		if seen[d.url] {
 			return
 		}
-		seen[u] = true
+		seen[d.url] = true
 		pending.Add(1)
 		go func() { // never block a worker on a full queue
 			select {
-			case queue <- u:
+			case queue <- d:
 			case <-ctx.Done():
 				pending.Done()
 			}
 		}()
 	}
-	for _, u := range l.seeds {
-		enqueue(u)
+	for _, d := range l.seeds {
+		enqueue(d)
 	}
 	var workers sync.WaitGroup
 	for i := 0; i < l.s.opts.Parallel; i++ {
 		workers.Add(1)
 		go func() {
 			defer workers.Done()
-			for u := range queue {
-				if err := l.readList(ctx, u, enqueue); err != nil {
+			for d := range queue {
+				if err := l.readList(ctx, d, enqueue); err != nil {
 					cancel(err)
 				}
 				pending.Done()
@@ -158,11 +183,11 @@ func (l *loader) readLists(ctx context.Context) error {
 	return nil
 }
 
-func (l *loader) readList(ctx context.Context, docURL string, enqueue func(string)) error {
+func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc)) error {
 	if ctx.Err() != nil {
 		return nil
 	}
-	resp, err := l.s.opts.Client.Get(ctx, docURL, nil)
+	resp, err := l.s.opts.Client.Get(ctx, d.url, nil)
 	if err != nil {
 		return fmt.Errorf("read resource list: %w", err)
 	}
@@ -180,12 +205,14 @@ func (l *loader) readList(ctx context.Context, docURL string, enqueue func(strin
 	}
 	defer l.s.warnReader(r)
 	if h.Root == resourcesync.SitemapIndex {
-		return l.readIndex(r, enqueue)
+		return l.readIndex(r, d.set, enqueue)
 	}
-	return l.readEntries(r, listTime(&h.MD))
+	at := listTime(&h.MD)
+	l.noteListTime(d.set, at)
+	return l.readEntries(r, at)
 }
 
-func (l *loader) readIndex(r *resourcesync.Reader, enqueue func(string)) error {
+func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -194,7 +221,7 @@ func (l *loader) readIndex(r *resourcesync.Reader, enqueue func(string)) error {
 		if err != nil {
 			return fmt.Errorf("read resource list index: %w", err)
 		}
-		enqueue(e.Loc)
+		enqueue(listDoc{e.Loc, set})
 	}
 }
 
@@ -218,7 +245,7 @@ func (l *loader) readEntries(r *resourcesync.Reader, fallback time.Time) error {
 			l.missing = append(l.missing, res)
 			l.mu.Unlock()
 		} else {
-			l.cat.Add(res)
+			l.sink(res)
 		}
 		l.resources.Add(1)
 		if n++; n%10000 == 0 {
@@ -292,7 +319,7 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 					continue
 				}
 				res.Length = meta.Length
-				l.cat.Add(res)
+				l.sink(res)
 				if l.learned.Add(1)%1000 == 0 {
 					l.report()
 				}

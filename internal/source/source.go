@@ -6,6 +6,7 @@ package source
 
 import (
 	"log/slog"
+	"time"
 
 	"rsfs/internal/fetch"
 	"rsfs/internal/resourcesync"
@@ -39,6 +40,9 @@ type Set struct {
 	Hubs []Channel
 	// Links are the Capability List's own rs:ln elements.
 	Links []resourcesync.Link
+	// ListedAt is the oldest time the set's Resource Lists speak for (their
+	// at, or 1.0's modified), zero if they did not say. Set by Load.
+	ListedAt time.Time
 }
 
 // Channel is a notification channel a Capability List advertises.

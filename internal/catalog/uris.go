@@ -1,0 +1,15 @@
+package catalog
+
+// URIs returns the URI of every live resource, in no particular order
+// (for reconciling with reloaded Resource Lists).
+func (c *Catalog) URIs() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]string, 0, c.live)
+	for id := NodeID(1); c.files.valid(id); id++ {
+		if f := c.files.at(id); f.flags&flagDeleted == 0 {
+			out = append(out, c.uriOf(f))
+		}
+	}
+	return out
+}

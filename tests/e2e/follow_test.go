@@ -1,0 +1,168 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/sourcetest"
+)
+
+// pollFlags make the mount poll often, with the default long kernel
+// timeouts: what a reader sees changes only by notification.
+var pollFlags = []string{"--poll-interval", "500ms"}
+
+// within is how long a change may take to show: the poll interval (with
+// jitter) plus one second.
+const within = 500*time.Millisecond*11/10 + time.Second
+
+// eventually waits up to within for cond, and fails with what.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	waitFor(t, within, what, cond)
+}
+
+func TestFollowUpdateCreateDelete(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 50})
+	m := mount(t, src.URL(), pollFlags...)
+	files := walkFiles(t, m.dir) // warm every kernel cache first
+	for _, p := range files {
+		_, err := os.ReadFile(p)
+		require.NoError(t, err)
+	}
+	res := src.Resources()
+	updated, deleted := res[3], res[4]
+	upPath, delPath := files[updated.URI], files[deleted.URI]
+	_, err := os.Stat(filepath.Join(filepath.Dir(upPath), "new.txt"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a negative entry the kernel now caches")
+	names, err := os.ReadDir(filepath.Dir(upPath))
+	require.NoError(t, err)
+	before := len(names)
+
+	newBody := []byte("a new version, longer than it was before: " + string(bytes.Repeat([]byte("x"), 5000)))
+	require.NoError(t, src.Update(updated.URI, newBody))
+	require.NoError(t, src.Delete(deleted.URI))
+	dirPath := filepath.Dir(upPath)
+	rel, err := filepath.Rel(m.dir, dirPath)
+	require.NoError(t, err)
+	created, err := src.Create("/"+rel+"/new.txt", []byte("created\n"))
+	require.NoError(t, err)
+	start := time.Now()
+
+	eventually(t, "the update", func() bool {
+		got, err := os.ReadFile(upPath)
+		return err == nil && bytes.Equal(got, newBody)
+	})
+	st, err := os.Stat(upPath)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(newBody)), st.Size())
+	r, _ := src.Lookup(updated.URI)
+	assert.Equal(t, r.Lastmod.Unix(), st.ModTime().Unix())
+	assert.Equal(t, hashXattr(r), getxattr(t, upPath, "user.resourcesync.hash"))
+
+	eventually(t, "the deletion", func() bool {
+		_, err := os.Stat(delPath)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	eventually(t, "the creation", func() bool {
+		got, err := os.ReadFile(filepath.Join(dirPath, "new.txt"))
+		return err == nil && string(got) == "created\n"
+	})
+	assert.Equal(t, created, getxattr(t, filepath.Join(dirPath, "new.txt"), "user.resourcesync.uri"))
+	names, err = os.ReadDir(dirPath)
+	require.NoError(t, err)
+	assert.Equal(t, before, len(names), "one created, one deleted in the same directory")
+	t.Logf("changes visible %s after they were made", time.Since(start).Round(time.Millisecond))
+}
+
+func hashXattr(r sourcetest.Resource) string {
+	s := ""
+	for i, h := range r.Hashes {
+		if i > 0 {
+			s += " "
+		}
+		s += h.String()
+	}
+	return s
+}
+
+func TestFollowReloadsWhenChangeListSkipsPast(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 40})
+	m := mount(t, src.URL(), pollFlags...)
+	files := walkFiles(t, m.dir)
+	res := src.Resources()
+	// Changes the Change List forgets before the mount can see them.
+	require.NoError(t, src.Delete(res[1].URI))
+	require.NoError(t, src.Update(res[2].URI, []byte("changed while forgotten\n")))
+	src.ForgetChanges()
+	eventually(t, "the forgotten deletion, by reload", func() bool {
+		_, err := os.Stat(files[res[1].URI])
+		return errors.Is(err, os.ErrNotExist)
+	})
+	eventually(t, "the forgotten update, by reload", func() bool {
+		got, err := os.ReadFile(files[res[2].URI])
+		return err == nil && string(got) == "changed while forgotten\n"
+	})
+	log, _ := os.ReadFile(m.logFile)
+	assert.Contains(t, string(log), "reloading the Resource Lists")
+}
+
+func TestOpenFileWhileItChanges(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 3, MinSize: 6 << 20, MaxSize: 6 << 20})
+	m := mount(t, src.URL(), append(pollFlags, "--read-ahead", "-1")...)
+	files := walkFiles(t, m.dir)
+	r := src.Resources()[0]
+	old, _ := src.Body(r.URI)
+	f, err := os.Open(files[r.URI])
+	require.NoError(t, err)
+	defer f.Close()
+	head := make([]byte, 1<<20)
+	_, err = io.ReadFull(f, head)
+	require.NoError(t, err)
+	assert.Equal(t, old[:1<<20], head)
+
+	require.NoError(t, src.Update(r.URI, bytes.Repeat([]byte("n"), 6<<20)))
+	eventually(t, "the new version for new readers", func() bool {
+		st, err := os.Stat(files[r.URI])
+		return err == nil && st.ModTime().After(r.Lastmod)
+	})
+	// The open file was read from its old version: a block it has not
+	// fetched yet is no longer that version, so the read fails.
+	_, err = f.ReadAt(make([]byte, 4096), 5<<20)
+	assert.ErrorIs(t, err, syscall.EIO, "an open file never mixes versions")
+	got, err := os.ReadFile(files[r.URI])
+	require.NoError(t, err)
+	assert.Equal(t, bytes.Repeat([]byte("n"), 6<<20), got, "a new open sees the new version")
+}
+
+func TestHoldChanges(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 10})
+	m := mount(t, src.URL(), pollFlags...)
+	files := walkFiles(t, m.dir)
+	r := src.Resources()[0]
+	old, _ := src.Body(r.URI)
+	got, err := os.ReadFile(files[r.URI]) // cached: a hold can serve it
+	require.NoError(t, err)
+	require.Equal(t, old, got)
+	_, stderr, err := run(t, 10*time.Second, rsfsBin, "hold", m.dir, "--for", "1h")
+	require.NoError(t, err, stderr)
+	require.NoError(t, src.Update(r.URI, []byte("held back\n")))
+	time.Sleep(2 * within)
+	got, err = os.ReadFile(files[r.URI])
+	require.NoError(t, err)
+	assert.Equal(t, old, got, "no change while held")
+	_, stderr, err = run(t, 10*time.Second, rsfsBin, "release", m.dir)
+	require.NoError(t, err, stderr)
+	eventually(t, "the change after release", func() bool {
+		got, err := os.ReadFile(files[r.URI])
+		return err == nil && string(got) == "held back\n"
+	})
+}
