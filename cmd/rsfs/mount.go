@@ -17,6 +17,7 @@ import (
 	"rsfs/internal/catalog"
 	"rsfs/internal/fs"
 	"rsfs/internal/mountutil"
+	"rsfs/internal/notify"
 	"rsfs/internal/source"
 )
 
@@ -32,6 +33,8 @@ type mountFlags struct {
 	logFile       string
 	readyTimeout  time.Duration
 	pollInterval  time.Duration
+	notifyAddr    string
+	notifyURL     string
 }
 
 func mountCmd() *cobra.Command {
@@ -60,6 +63,8 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
+	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
+	fl.StringVar(&mf.notifyURL, "notify-url", "", "the URL hubs reach --notify-addr at (default http://ADDR)")
 	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%); 0 disables following")
 	return cmd
 }
@@ -100,10 +105,21 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.pollInterval > 0 {
 		go m.follower.Run(ctx)
 	}
+	sub, err := startPush(ctx, mf, m.follower)
+	if err != nil {
+		slog.Error("push notifications", "err", err)
+	}
 	stop := mountutil.UnmountOnSignal(dir, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	defer stop()
 	m.server.Wait()
 	slog.Info("unmounted", "dir", dir)
+	if sub != nil {
+		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		if err := sub.Close(closeCtx); err != nil {
+			slog.Warn("unsubscribing", "err", err)
+		}
+	}
 	return nil
 }
 
@@ -182,4 +198,22 @@ func detachLogs(path string) (*os.File, error) {
 		return nil, err
 	}
 	return term, nil
+}
+
+// startPush subscribes to the Source's notification channels when
+// --notify-addr is set, and applies what they push.
+func startPush(ctx context.Context, mf *mountFlags, f *source.Follower) (*notify.Subscriber, error) {
+	if mf.notifyAddr == "" {
+		return nil, nil
+	}
+	sub, err := notify.Start(notify.Options{Addr: mf.notifyAddr, PublicURL: mf.notifyURL})
+	if err != nil {
+		return nil, err
+	}
+	go f.RunPush(ctx, sub.Notifications())
+	n, err := f.Subscribe(ctx, sub)
+	if n == 0 && err == nil {
+		slog.Warn("--notify-addr: the Source advertises no notification channel")
+	}
+	return sub, err
 }

@@ -57,6 +57,8 @@ type Follower struct {
 	interval time.Duration
 	held     func() bool
 
+	applyMu sync.Mutex // one batch of changes at a time, polled or pushed
+
 	mu         sync.Mutex
 	positions  map[*Set]*Position
 	validators map[string]*fetch.Validators
@@ -141,6 +143,8 @@ func (f *Follower) Run(ctx context.Context) {
 
 // Poll reads every set's Change Lists once and applies what is new.
 func (f *Follower) Poll(ctx context.Context) error {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
 	f.mu.Lock()
 	f.polls++
 	f.mu.Unlock()
@@ -154,7 +158,7 @@ func (f *Follower) Poll(ctx context.Context) error {
 		reload = reload || gap
 	}
 	if reload {
-		if err := f.Reload(ctx); err != nil {
+		if err := f.reload(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -307,6 +311,12 @@ func (f *Follower) applyOne(ctx context.Context, c *change) ([]catalog.Effect, e
 // it: what changed is upserted, what is gone is removed. Positions restart
 // from the lists' times.
 func (f *Follower) Reload(ctx context.Context) error {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	return f.reload(ctx)
+}
+
+func (f *Follower) reload(ctx context.Context) error {
 	f.s.log.Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
 	seen := map[string]struct{}{}
 	var effects []catalog.Effect

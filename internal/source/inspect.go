@@ -52,6 +52,9 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 		}
 		sort.Strings(caps)
 		for _, c := range caps {
+			if isChannel(resourcesync.Capability(c)) {
+				continue // a notification topic, not a document
+			}
 			for _, u := range set.Docs[resourcesync.Capability(c)] {
 				dr, err := s.inspectDoc(ctx, resourcesync.Capability(c), u, &sr)
 				if err != nil {
@@ -146,4 +149,8 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
 			sr.NewestChange = &t
 		}
 	}
+}
+
+func isChannel(c resourcesync.Capability) bool {
+	return c == resourcesync.CapChangeNotification || c == resourcesync.CapFrameworkNotification
 }

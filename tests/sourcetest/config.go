@@ -81,6 +81,10 @@ type Config struct {
 	// ResourceSets is the number of Capability Lists; resources are split
 	// between them. Default 1.
 	ResourceSets int
+	// Hub, when set, is a WebSub hub URL: each Capability List advertises a
+	// change-notification channel there, and every change is published to
+	// it as a ResourceSync Change Notification.
+	Hub string
 }
 
 // Defaults of Config.

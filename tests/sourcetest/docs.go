@@ -122,6 +122,11 @@ func (s *Source) writeCapabilityList(w io.Writer, k int) error {
 		{Loc: s.ResourceListURL(k), MD: rs.MD{Capability: rs.CapResourceList, Length: rs.NoLength}},
 		{Loc: s.ChangeListURL(k), MD: rs.MD{Capability: rs.CapChangeList, Length: rs.NoLength}},
 	}
+	if s.cfg.Hub != "" {
+		entries = append(entries, rs.Entry{Loc: s.NotificationTopic(k),
+			MD:    rs.MD{Capability: rs.CapChangeNotification, Length: rs.NoLength},
+			Links: []rs.Link{{Rel: "hub", Href: s.cfg.Hub, Length: rs.NoLength}}})
+	}
 	for i := range entries {
 		if err := wr.Write(&entries[i]); err != nil {
 			return err

@@ -167,4 +167,5 @@ func (s *Source) changeLocked(r *resState, kind resourcesync.Change) {
 	rs.changes = append(rs.changes, c)
 	rs.seq++
 	rs.at = t
+	s.publishLocked(r.set, &c)
 }
