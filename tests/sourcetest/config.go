@@ -85,6 +85,18 @@ type Config struct {
 	// change-notification channel there, and every change is published to
 	// it as a ResourceSync Change Notification.
 	Hub string
+	// Dumps publishes a Resource Dump per set (/resourcedump.xml) of ZIP
+	// packages (/dumps/partN.zip), each with a manifest.xml and the
+	// bitstreams under /resources/...; built at Start (see dump.go).
+	Dumps bool
+	// PerDump is the number of resources per package; default 1000.
+	PerDump int
+	// DumpMethod is "mixed" (default: stored and deflated members
+	// alternately), "stored", "deflate" or "zstd".
+	DumpMethod string
+	// DumpOnly (with Dumps) publishes no Resource List, and resource URIs
+	// answer 404: the dumps are the only copy.
+	DumpOnly bool
 }
 
 // Defaults of Config.
@@ -132,5 +144,5 @@ func (cfg Config) withDefaults() (Config, error) {
 			return cfg, fmt.Errorf("sourcetest: unsupported hash algorithm %q", h)
 		}
 	}
-	return cfg, nil
+	return cfg.withDumpDefaults()
 }

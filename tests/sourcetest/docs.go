@@ -122,6 +122,7 @@ func (s *Source) writeCapabilityList(w io.Writer, k int) error {
 		{Loc: s.ResourceListURL(k), MD: rs.MD{Capability: rs.CapResourceList, Length: rs.NoLength}},
 		{Loc: s.ChangeListURL(k), MD: rs.MD{Capability: rs.CapChangeList, Length: rs.NoLength}},
 	}
+	entries = s.withDumpEntries(entries, k)
 	if s.cfg.Hub != "" {
 		entries = append(entries, rs.Entry{Loc: s.NotificationTopic(k),
 			MD:    rs.MD{Capability: rs.CapChangeNotification, Length: rs.NoLength},

@@ -95,23 +95,29 @@ type Counters struct {
 	Heads       int64 // content HEADs at the primary and the mirror
 	NotModified int64 // 304 answers, documents and content
 	Mirror      int64 // content GETs at the mirror
+	// DumpRanges counts GETs of dump packages with a Range header,
+	// DumpWholeGets those without.
+	DumpRanges    int64
+	DumpWholeGets int64
 }
 
 type counters struct {
 	docs, gets, rangeGets, heads, notModified, mirror atomic.Int64
+	dumpRanges, dumpWholeGets                         atomic.Int64
 }
 
 // Counters returns the request counts.
 func (s *Source) Counters() Counters {
 	c := &s.count
 	return Counters{Docs: c.docs.Load(), Gets: c.gets.Load(), RangeGets: c.rangeGets.Load(),
-		Heads: c.heads.Load(), NotModified: c.notModified.Load(), Mirror: c.mirror.Load()}
+		Heads: c.heads.Load(), NotModified: c.notModified.Load(), Mirror: c.mirror.Load(),
+		DumpRanges: c.dumpRanges.Load(), DumpWholeGets: c.dumpWholeGets.Load()}
 }
 
 // ResetCounters sets every count to zero.
 func (s *Source) ResetCounters() {
 	c := &s.count
-	for _, a := range []*atomic.Int64{&c.docs, &c.gets, &c.rangeGets, &c.heads, &c.notModified, &c.mirror} {
+	for _, a := range []*atomic.Int64{&c.docs, &c.gets, &c.rangeGets, &c.heads, &c.notModified, &c.mirror, &c.dumpRanges, &c.dumpWholeGets} {
 		a.Store(0)
 	}
 }

@@ -22,8 +22,15 @@ func (s *Source) servePrimary(w http.ResponseWriter, r *http.Request) {
 	}
 	key := requestKey(r.RequestURI)
 	path := keyPath(key)
-	if d, ok := s.routeDoc(path); ok && path == key {
+	if d, ok := s.routeDoc(path); ok && path == key && !s.hiddenByDumpOnly(d) {
 		s.serveDoc(w, r, d)
+		return
+	}
+	if path == key && s.serveDump(w, r, path) {
+		return
+	}
+	if s.cfg.DumpOnly && key != "/robots.txt" && key != "/" && key != "/index.html" {
+		http.NotFound(w, r)
 		return
 	}
 	switch key {

@@ -43,6 +43,8 @@ type Source struct {
 	delay  atomic.Int64
 	count  counters
 
+	dumps [][]dumpPackage // per set, built at Start when cfg.Dumps
+
 	servers []*http.Server
 	wg      sync.WaitGroup
 }
@@ -103,6 +105,15 @@ func Start(cfg Config) (*Source, error) {
 	s.makeSets()
 	if cfg.Awkward {
 		s.addAwkward()
+	}
+	if cfg.Dumps {
+		if err := s.buildDumps(); err != nil {
+			ln.Close()
+			if mln != nil {
+				mln.Close()
+			}
+			return nil, err
+		}
 	}
 	s.serve(ln, http.HandlerFunc(s.servePrimary))
 	if mln != nil {
