@@ -55,3 +55,23 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, nil
 }
+
+// ReadRange streams n bytes at off (n < 0: to the end) in one Range
+// request, with If-Range when an ETag was given. It lets ZIP readers stream
+// a member instead of reading it in chunks.
+func (r *ReaderAt) ReadRange(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+	if n < 0 || off+n > r.size {
+		n = r.size - off
+	}
+	body, err := r.c.Range(ctx, r.url, off, n, r.etag)
+	if err != nil {
+		return nil, err
+	}
+	if !body.Partial {
+		return struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(body, n), body}, nil
+	}
+	return body, nil
+}

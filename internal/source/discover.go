@@ -41,6 +41,7 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 		opts.HeadParallel = 16
 	}
 	s := &Source{Origin: originOf(u), opts: opts, log: opts.logger()}
+	s.pkgs.s = s
 	opts.Client.AllowOrigin(s.Origin)
 	if err := s.discover(ctx, u); err != nil {
 		return nil, err

@@ -46,14 +46,25 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 // loadInto reads every Resource List and hands each resource to sink.
 func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
-	l := &loader{s: s, sink: sink, progress: progress}
+	l := &loader{s: s, progress: progress}
+	dumps := 0
 	for _, set := range s.Sets {
 		for _, u := range set.Docs[resourcesync.CapResourceList] {
 			l.seeds = append(l.seeds, listDoc{u, set})
 		}
+		dumps += len(set.Docs[resourcesync.CapResourceDump]) + len(set.Docs[resourcesync.CapChangeDump])
 	}
-	if len(l.seeds) == 0 {
-		return nil, fmt.Errorf("load: %w (no Resource List in any resource set)", ErrNotFound)
+	if len(l.seeds) == 0 && dumps == 0 {
+		return nil, fmt.Errorf("load: %w (no Resource List or Resource Dump in any resource set)", ErrNotFound)
+	}
+	// Dump manifests first, so each listed resource learns its dump copies
+	// as it streams past; the dump-only ones are added at the end.
+	if err := l.readDumps(ctx); err != nil {
+		return nil, err
+	}
+	l.sink = func(r *catalog.Resource) {
+		l.dumps.attach(r)
+		sink(r)
 	}
 	if err := l.readLists(ctx); err != nil {
 		return nil, err
@@ -61,6 +72,10 @@ func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), pro
 	dropped, err := l.learnLengths(ctx)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range l.dumps.unlisted() {
+		sink(r)
+		l.resources.Add(1)
 	}
 	l.warnForeign()
 	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, Duration: time.Since(start)}
@@ -80,6 +95,7 @@ type loader struct {
 	mu                        sync.Mutex
 	missing                   []*catalog.Resource
 	foreign                   map[string]int // resources by origin, other than the Source's
+	dumps                     dumpCopies
 }
 
 // listDoc is a Resource List (or index) to read, and the set it belongs to.

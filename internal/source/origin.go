@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"rsfs/internal/catalog"
+	"rsfs/internal/resourcesync"
 )
 
 // ErrVersionChanged means the bytes an origin serves are no longer the
@@ -16,58 +17,80 @@ import (
 var ErrVersionChanged = errors.New("the resource changed since it was listed")
 
 // Origin is where a resource's bytes come from: its URI, then the mirrors
-// the Source names (rs:ln rel="duplicate"), in pri order. It implements
-// cache.Origin. One Origin serves one open file: it remembers each URL's
-// ETag from its first answer and asks later ranges with If-Range, so a
-// file that changes while open fails (EIO) instead of mixing versions.
+// the Source names (rs:ln rel="duplicate") in pri order, then a dump
+// package member of the same version. A resource no Resource List names
+// (known only from a dump) is read from its dump member first. Origin
+// implements cache.Origin. One Origin serves one open file: it remembers
+// each URL's ETag from its first answer and asks later ranges with
+// If-Range, so a file that changes while open fails (EIO) instead of
+// mixing versions.
 type Origin struct {
 	s      *Source
-	urls   []string
+	copies []copyRef
 	length int64
 
 	mu    sync.Mutex
 	etags map[string]string
 }
 
-// OriginOf returns the origin of a catalog resource.
-func (s *Source) OriginOf(r *catalog.Resource) *Origin {
-	return &Origin{s: s, urls: candidates(r), length: r.Length, etags: map[string]string{}}
+// copyRef is one place a resource's bytes can come from.
+type copyRef struct {
+	url  string
+	dump *resourcesync.Link // nil for a URL
 }
 
-// candidates lists the resource's URI, then its duplicates by ascending pri
-// (absent pri last), keeping the published order among equals.
-func candidates(r *catalog.Resource) []string {
+func (c copyRef) String() string {
+	if c.dump != nil {
+		return c.dump.Href + "!" + c.dump.Path
+	}
+	return c.url
+}
+
+// OriginOf returns the origin of a catalog resource.
+func (s *Source) OriginOf(r *catalog.Resource) *Origin {
+	return &Origin{s: s, copies: candidates(r), length: r.Length, etags: map[string]string{}}
+}
+
+// candidates orders the places a resource can be read from.
+func candidates(r *catalog.Resource) []copyRef {
 	type mirror struct {
 		href string
 		pri  int
 	}
 	var ms []mirror
-	for _, l := range r.Links {
-		if l.Rel == "duplicate" && l.Href != "" {
+	var first, last []copyRef
+	for i := range r.Links {
+		l := &r.Links[i]
+		switch {
+		case l.Rel == "duplicate" && l.Href != "":
 			pri := l.Pri
 			if pri <= 0 {
 				pri = int(^uint(0) >> 1)
 			}
 			ms = append(ms, mirror{l.Href, pri})
+		case l.Rel == DumpRel && l.Pri == 1:
+			first = append(first, copyRef{dump: l})
+		case l.Rel == DumpRel:
+			last = append(last, copyRef{dump: l})
 		}
 	}
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].pri < ms[j].pri })
-	urls := []string{r.URI}
+	out := append(first, copyRef{url: r.URI})
 	for _, m := range ms {
-		urls = append(urls, m.href)
+		out = append(out, copyRef{url: m.href})
 	}
-	return urls
+	return append(out, last...)
 }
 
-// OpenRange implements cache.Origin: it tries each candidate in turn until
-// one answers with the listed version's length.
+// OpenRange implements cache.Origin: it tries each copy in turn until one
+// answers with the listed version's length.
 func (o *Origin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	var errs []error
-	for i, u := range o.urls {
-		rc, toEnd, err := o.open(ctx, u, off, n)
+	for i, c := range o.copies {
+		rc, toEnd, err := o.open(ctx, c, off, n)
 		if err == nil {
 			if i > 0 {
-				o.s.log.Info("served from mirror", "uri", o.urls[0], "mirror", u)
+				o.s.log.Info("served from another copy", "uri", o.copies[0].String(), "copy", c.String())
 			}
 			return rc, toEnd, nil
 		}
@@ -75,28 +98,32 @@ func (o *Origin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bo
 			return nil, false, ctx.Err()
 		}
 		errs = append(errs, err)
-		if i+1 < len(o.urls) {
-			o.s.log.Warn("origin failed; trying the next copy", "uri", u, "err", err)
+		if i+1 < len(o.copies) {
+			o.s.log.Warn("copy failed; trying the next", "copy", c.String(), "err", err)
 		}
 	}
-	return nil, false, fmt.Errorf("fetch %s: every copy failed: %w", o.urls[0], errors.Join(errs...))
+	return nil, false, fmt.Errorf("fetch %s: every copy failed: %w", o.copies[0].String(), errors.Join(errs...))
 }
 
-func (o *Origin) open(ctx context.Context, u string, off, n int64) (io.ReadCloser, bool, error) {
+func (o *Origin) open(ctx context.Context, c copyRef, off, n int64) (io.ReadCloser, bool, error) {
+	if c.dump != nil {
+		rc, err := o.s.openDumpMember(ctx, c.dump, off, n)
+		return rc, false, err
+	}
 	o.mu.Lock()
-	etag := o.etags[u]
+	etag := o.etags[c.url]
 	o.mu.Unlock()
-	body, err := o.s.opts.Client.Range(ctx, u, off, n, etag)
+	body, err := o.s.opts.Client.Range(ctx, c.url, off, n, etag)
 	if err != nil {
 		return nil, false, err
 	}
 	if body.Total >= 0 && o.length >= 0 && body.Total != o.length {
 		body.Close()
-		return nil, false, fmt.Errorf("%s: %w: listed length %d, served %d", u, ErrVersionChanged, o.length, body.Total)
+		return nil, false, fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.length, body.Total)
 	}
 	if body.ETag != "" && etag == "" {
 		o.mu.Lock()
-		o.etags[u] = body.ETag
+		o.etags[c.url] = body.ETag
 		o.mu.Unlock()
 	}
 	return body, !body.Partial, nil

@@ -26,6 +26,7 @@ type Source struct {
 
 	opts Options
 	log  *slog.Logger
+	pkgs packages
 }
 
 // Set is one resource set: a Capability List and the documents it names.
