@@ -37,24 +37,24 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.parallel, "parallel", 4, "Resource Lists fetched and parsed at once")
 }
 
-// open builds the HTTP client and discovers the Source.
-func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Source, *fetch.Client, error) {
+// client builds the HTTP client for the Source at rawURL.
+func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		return nil, nil, fmt.Errorf("%q is not an http(s) URL", rawURL)
+		return nil, fmt.Errorf("%q is not an http(s) URL", rawURL)
 	}
 	headers := http.Header{}
 	for _, h := range f.headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok {
-			return nil, nil, fmt.Errorf("--header %q: want \"Name: value\"", h)
+			return nil, fmt.Errorf("--header %q: want \"Name: value\"", h)
 		}
 		headers.Add(strings.TrimSpace(name), strings.TrimSpace(value))
 	}
 	if f.bearerEnv != "" {
 		tok := os.Getenv(f.bearerEnv)
 		if tok == "" {
-			return nil, nil, fmt.Errorf("--bearer-token-env: $%s is empty", f.bearerEnv)
+			return nil, fmt.Errorf("--bearer-token-env: $%s is empty", f.bearerEnv)
 		}
 		headers.Set("Authorization", "Bearer "+tok)
 	}
@@ -62,21 +62,33 @@ func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Sourc
 	if retries == 0 {
 		retries = -1 // fetch reads 0 as "the default"
 	}
-	origin := u.Scheme + "://" + u.Host
 	client := fetch.New(fetch.Options{
 		Timeout:          f.timeout,
 		Retries:          retries,
 		Headers:          headers,
-		CredentialOrigin: origin,
+		CredentialOrigin: u.Scheme + "://" + u.Host,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)
 	}
-	src, err := source.Discover(cmd.Context(), rawURL, source.Options{
+	return client, nil
+}
+
+func (f *sourceFlags) sourceOptions(client *fetch.Client) source.Options {
+	return source.Options{
 		Client:   client,
 		Parse:    resourcesync.Options{MaxBytes: f.maxDoc},
 		Parallel: f.parallel,
-	})
+	}
+}
+
+// discover builds the HTTP client and discovers the Source.
+func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Source, *fetch.Client, error) {
+	client, err := f.client(rawURL)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := source.Discover(cmd.Context(), rawURL, f.sourceOptions(client))
 	if err != nil {
 		return nil, nil, err
 	}

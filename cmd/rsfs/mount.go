@@ -33,6 +33,7 @@ type mountFlags struct {
 	logFile       string
 	readyTimeout  time.Duration
 	pollInterval  time.Duration
+	cacheDir      string
 	notifyAddr    string
 	notifyURL     string
 }
@@ -61,6 +62,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks")
 	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range (default: the cache's measured default)")
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
+	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
@@ -105,6 +107,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.pollInterval > 0 {
 		go m.follower.Run(ctx)
 	}
+	go m.remember(ctx, 2*time.Minute)
 	sub, err := startPush(ctx, mf, m.follower)
 	if err != nil {
 		slog.Error("push notifications", "err", err)
@@ -113,6 +116,8 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	defer stop()
 	m.server.Wait()
 	slog.Info("unmounted", "dir", dir)
+	cancel()
+	saveSnapshot(m.stateDir, m.cat, m.follower)
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 		defer done()
@@ -128,9 +133,12 @@ type mountedFS struct {
 	fsys     *fs.FS
 	server   *fuse.Server
 	follower *source.Follower
+	cat      *catalog.Catalog
+	stateDir string
 }
 
-// serve discovers and loads the Source and mounts it on dir.
+// serve discovers and loads the Source (or remembers it) and mounts it on
+// dir.
 func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
 	cacheBytes, err := parseSize(mf.cacheSize)
 	if err != nil {
@@ -142,36 +150,72 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 			return nil, fmt.Errorf("--block-size: %w", err)
 		}
 	}
-	src, _, err := mf.discover(cmd, rawURL)
+	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	cat := catalog.New(catalog.Options{Origin: src.Origin})
-	prog := newProgress(term)
-	st, err := src.Load(cmd.Context(), cat, prog.update)
-	prog.done()
+	l, err := load(cmd, mf, rawURL, stateDir, newProgress(term))
 	if err != nil {
 		return nil, err
 	}
-	slog.Info("source loaded", "resources", cat.Len(), "lists", st.Lists, "took", st.Duration.Round(time.Millisecond))
 	blocks := cache.New(cache.Config{MaxBytes: cacheBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead})
 	fsys := fs.New(fs.Config{
-		Catalog: cat,
+		Catalog: l.cat,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return src.OriginOf(r) },
+		Origin:  func(r *catalog.Resource) cache.Origin { return l.src.OriginOf(r) },
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})
-	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(src.Origin, mf.allowOther))
-	if err != nil {
-		return nil, fmt.Errorf("mount %s: %w", dir, err)
-	}
-	follower := src.NewFollower(cat, source.FollowOptions{
+	follower := l.src.NewFollower(l.cat, source.FollowOptions{
 		Interval: mf.pollInterval,
 		Effects:  fsys.Notify,
 		Held:     func() bool { return mountutil.Held(dir) },
-	}, nil)
-	return &mountedFS{fsys: fsys, server: server, follower: follower}, nil
+	}, l.positions)
+	if err := catchUp(cmd.Context(), l, follower); err != nil {
+		slog.Warn("catching up with the Source", "err", err)
+	}
+	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(l.src.Origin, mf.allowOther))
+	if err != nil {
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
+	}
+	m := &mountedFS{fsys: fsys, server: server, follower: follower, cat: l.cat, stateDir: stateDir}
+	if l.positions == nil {
+		go saveSnapshot(stateDir, l.cat, follower) // a fresh load: remember it at once
+	}
+	return m, nil
+}
+
+// catchUp brings a catalog restored from a snapshot up to date before the
+// mount is ready: one poll through the Change Lists, or a reload when the
+// Source's capabilities changed.
+func catchUp(ctx context.Context, l *loaded, f *source.Follower) error {
+	switch {
+	case l.reload:
+		return f.Reload(ctx)
+	case l.catchUp:
+		start := time.Now()
+		err := f.Poll(ctx)
+		slog.Info("caught up through the Change Lists", "took", time.Since(start).Round(time.Millisecond), "changes", f.Stats().Applied)
+		return err
+	}
+	return nil
+}
+
+// remember saves the snapshot every interval while changes were applied,
+// until ctx ends.
+func (m *mountedFS) remember(ctx context.Context, interval time.Duration) {
+	last := m.follower.Stats()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+		if st := m.follower.Stats(); st.Applied != last.Applied || st.Reloads != last.Reloads {
+			saveSnapshot(m.stateDir, m.cat, m.follower)
+			last = st
+		}
+	}
 }
 
 // detachLogs sends a background mount's output to its log file and returns

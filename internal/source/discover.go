@@ -365,6 +365,10 @@ func originOf(u *url.URL) string {
 	return scheme + "://" + host + ":" + port
 }
 
+// URLOrigin returns scheme://host[:port] of a URL as a Source's Origin
+// field holds it (lower case, no default port); "" if it does not parse.
+func URLOrigin(raw string) string { return originOfString(raw) }
+
 func originOfString(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

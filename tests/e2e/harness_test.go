@@ -96,7 +96,7 @@ func mount(t *testing.T, url string, extra ...string) *mounted {
 	dir := t.TempDir()
 	m := &mounted{url: url, dir: filepath.Join(dir, "mnt"), logFile: filepath.Join(dir, "rsfs.log")}
 	require.NoError(t, os.Mkdir(m.dir, 0o755))
-	args := append([]string{"mount", url, m.dir, "--log-file", m.logFile}, extra...)
+	args := append([]string{"mount", url, m.dir, "--log-file", m.logFile, "--cache-dir", filepath.Join(dir, "cache")}, extra...)
 	_, stderr, err := run(t, 2*time.Minute, rsfsBin, args...)
 	require.NoError(t, err, "rsfs mount: %s", stderr)
 	t.Cleanup(func() { m.unmount(t) })

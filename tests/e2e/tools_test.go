@@ -180,7 +180,7 @@ func TestStaleMountIsCleanedUp(t *testing.T) {
 		return errors.Is(syscall.Statfs(m.dir, &st), syscall.ENOTCONN)
 	})
 	m2 := &mounted{dir: m.dir, logFile: m.logFile}
-	_, stderr, err := run(t, time.Minute, rsfsBin, "mount", src.URL(), m.dir, "--log-file", m.logFile)
+	_, stderr, err := run(t, time.Minute, rsfsBin, "mount", src.URL(), m.dir, "--log-file", m.logFile, "--cache-dir", "none")
 	require.NoError(t, err, stderr)
 	files := walkFiles(t, m2.dir)
 	assert.Len(t, files, src.Len())

@@ -1,0 +1,91 @@
+package source
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+)
+
+// stateVersion is the version of State's encoding.
+const stateVersion = 1
+
+// State is what a snapshot keeps of a Source besides its catalog: the sets
+// discovery found and how far each set's changes were applied.
+type State struct {
+	Version   int                 `json:"version"`
+	Origin    string              `json:"origin"`
+	Entry     string              `json:"entry"`
+	Sets      []*Set              `json:"sets"`
+	Positions map[string]Position `json:"positions"`
+}
+
+// Snapshot calls save with the Source's state while no change is being
+// applied, so the state and the catalog it is saved with agree.
+func (f *Follower) Snapshot(save func(state []byte) error) error {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	st := State{Version: stateVersion, Origin: f.s.Origin, Entry: f.s.Entry, Sets: f.s.Sets, Positions: f.Positions()}
+	data, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode source state: %w", err)
+	}
+	return save(data)
+}
+
+// DecodeState reads a State saved by Snapshot.
+func DecodeState(data []byte) (*State, error) {
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("decode source state: %w", err)
+	}
+	if st.Version != stateVersion {
+		return nil, fmt.Errorf("decode source state: version %d, want %d", st.Version, stateVersion)
+	}
+	return &st, nil
+}
+
+// Restore rebuilds a Source from a saved state, without the network: for
+// mounting from a snapshot while the Source is unreachable.
+func Restore(st *State, opts Options) *Source {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	if opts.HeadParallel <= 0 {
+		opts.HeadParallel = 16
+	}
+	s := &Source{Origin: st.Origin, Entry: st.Entry, Sets: st.Sets, opts: opts, log: opts.logger()}
+	s.pkgs.s = s
+	opts.Client.AllowOrigin(s.Origin)
+	for _, set := range s.Sets {
+		if set.URL != "" {
+			opts.Client.AllowOrigin(originOfString(set.URL))
+		}
+	}
+	return s
+}
+
+// SameSets reports whether discovery found the same sets and documents as
+// a saved state. When not, the Source changed its Capability Lists and the
+// catalog must be reloaded.
+func (s *Source) SameSets(st *State) bool {
+	if len(s.Sets) != len(st.Sets) {
+		return false
+	}
+	for i, set := range s.Sets {
+		old := st.Sets[i]
+		if set.URL != old.URL || !reflect.DeepEqual(set.Docs, old.Docs) {
+			return false
+		}
+	}
+	return true
+}
+
+// AdoptListedAt carries the saved sets' list times over to freshly
+// discovered ones (they are learned only by loading).
+func (s *Source) AdoptListedAt(st *State) {
+	for i, set := range s.Sets {
+		if i < len(st.Sets) {
+			set.ListedAt = st.Sets[i].ListedAt
+		}
+	}
+}

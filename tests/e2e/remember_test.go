@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/sourcetest"
+)
+
+// mountAt mounts url on dir with a given cache dir and unmounts in
+// t.Cleanup.
+func mountAt(t *testing.T, url, dir, cacheDir string, extra ...string) *mounted {
+	t.Helper()
+	m := &mounted{url: url, dir: dir, logFile: filepath.Join(filepath.Dir(dir), "rsfs.log")}
+	args := append([]string{"mount", url, dir, "--log-file", m.logFile, "--cache-dir", cacheDir}, extra...)
+	start := time.Now()
+	_, stderr, err := run(t, 2*time.Minute, rsfsBin, args...)
+	require.NoError(t, err, "rsfs mount: %s", stderr)
+	t.Logf("mounted in %s", time.Since(start).Round(time.Millisecond))
+	t.Cleanup(func() { m.unmount(t) })
+	return m
+}
+
+func TestRemountFromSnapshotCatchesUp(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 2000, PerList: 500})
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+
+	m := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "0")
+	files := walkFiles(t, m.dir)
+	m.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+
+	res := src.Resources()
+	require.NoError(t, src.Update(res[10].URI, []byte("changed while unmounted\n")))
+	require.NoError(t, src.Delete(res[11].URI))
+	src.ResetCounters()
+	m = mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "0")
+	c := src.Counters()
+	assert.LessOrEqual(t, c.Docs, int64(4), "well-known, capability list, change list: no Resource List read")
+
+	got, err := os.ReadFile(files[res[10].URI])
+	require.NoError(t, err)
+	assert.Equal(t, "changed while unmounted\n", string(got), "caught up through the Change List")
+	_, err = os.Stat(files[res[11].URI])
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	after := walkFiles(t, m.dir)
+	assert.Len(t, after, src.Len())
+	for uri, p := range after {
+		assert.Equal(t, files[uri], p, "paths are stable across remounts")
+	}
+	log, _ := os.ReadFile(m.logFile)
+	assert.Contains(t, string(log), "catalog loaded from snapshot")
+}
