@@ -107,11 +107,14 @@ func (m *mounted) unmount(t *testing.T) {
 	if !isMountPoint(m.dir) {
 		return
 	}
+	pid := m.pid(t)
 	_, stderr, err := run(t, 30*time.Second, "umount", m.dir)
 	if err != nil {
 		t.Logf("umount %s: %v %s; detaching", m.dir, err, stderr)
 		_ = syscall.Unmount(m.dir, syscall.MNT_DETACH)
 	}
+	// The server saves its snapshot as it exits: wait for it.
+	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(pid) })
 	if log, err := os.ReadFile(m.logFile); err == nil && t.Failed() {
 		t.Logf("rsfs log:\n%s", log)
 	}
@@ -144,4 +147,15 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// exited reports whether a process is gone or a zombie (its parent, not
+// this test, reaps it).
+func exited(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	return len(fields) == 0 || fields[0] == "Z"
 }

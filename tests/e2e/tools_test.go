@@ -144,7 +144,7 @@ func TestUnmountWithReadInFlight(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("read still hanging 20 s after SIGTERM")
 	}
-	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return syscall.Kill(pid, 0) != nil })
+	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(pid) })
 }
 
 func TestMountErrors(t *testing.T) {
