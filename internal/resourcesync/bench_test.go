@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -26,30 +29,74 @@ func resourceList(n int) []byte {
 	return b.Bytes()
 }
 
+// countEntries reads a whole document and returns its number of entries.
+func countEntries(doc []byte) (int, error) {
+	rd, err := NewReader(bytes.NewReader(doc), "http://example.com/resourcelist.xml", Options{})
+	if err != nil {
+		return 0, err
+	}
+	count := 0
+	for {
+		_, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return count, nil
+		}
+		if err != nil {
+			return count, err
+		}
+		count++
+	}
+}
+
 func BenchmarkParseResourceList50k(b *testing.B) {
 	const n = 50_000
 	doc := resourceList(n)
 	b.SetBytes(int64(len(doc)))
 	b.ReportAllocs()
 	for b.Loop() {
-		rd, err := NewReader(bytes.NewReader(doc), "http://example.com/resourcelist.xml", Options{})
+		count, err := countEntries(doc)
 		if err != nil {
 			b.Fatal(err)
-		}
-		count := 0
-		for {
-			_, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			count++
 		}
 		if count != n {
 			b.Fatalf("parsed %d entries, want %d", count, n)
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// BenchmarkParseParallel20x50k parses 20 lists of 50,000 entries per
+// iteration on GOMAXPROCS goroutines, as the loader does, and reports the
+// aggregate rate.
+func BenchmarkParseParallel20x50k(b *testing.B) {
+	const n, lists = 50_000, 20
+	doc := resourceList(n)
+	b.SetBytes(int64(lists * len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var next, parsed atomic.Int64
+		var wg sync.WaitGroup
+		errs := make(chan error, runtime.GOMAXPROCS(0))
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for next.Add(1) <= lists {
+					count, err := countEntries(doc)
+					if err != nil {
+						errs <- err
+						return
+					}
+					parsed.Add(int64(count))
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			b.Fatal(err)
+		}
+		if got := parsed.Load(); got != n*lists {
+			b.Fatalf("parsed %d entries, want %d", got, n*lists)
+		}
+	}
+	b.ReportMetric(float64(n*lists*b.N)/b.Elapsed().Seconds(), "entries/s")
 }

@@ -38,7 +38,8 @@ func (r *Reader) readEntry() (*Entry, error) {
 		r.warnHere(warnManyEntries, "")
 	}
 	startLine, startCol := r.sc.position(r.sc.tokOff)
-	e := &Entry{MD: MD{Length: NoLength}}
+	e := r.alloc.entry()
+	e.MD.Length = NoLength
 	depth := r.sc.depth()
 	var haveLoc, haveMD bool
 	for {
@@ -168,7 +169,7 @@ func (r *Reader) readMD(md *MD) error {
 		case "type":
 			md.Type = r.strs.get(trimSpace(v))
 		case "path":
-			md.Path = string(v)
+			md.Path = r.alloc.str(v)
 		case "encoding":
 			md.Encoding = r.strs.get(trimSpace(v))
 		}
@@ -216,7 +217,7 @@ func (r *Reader) readLink() (Link, error) {
 		case "type":
 			l.Type = r.strs.get(trimSpace(v))
 		case "path":
-			l.Path = string(v)
+			l.Path = r.alloc.str(v)
 		}
 		if err != nil {
 			return Link{}, err
@@ -226,6 +227,9 @@ func (r *Reader) readLink() (Link, error) {
 }
 
 func (r *Reader) resolveURL(ref []byte) string {
+	if r.resolver.base == nil || r.plainURLs.isPlain(ref) {
+		return r.alloc.str(ref)
+	}
 	s, ok := r.resolver.resolve(ref)
 	if !ok {
 		r.warnHere(warnBadURL, s)
@@ -253,6 +257,9 @@ func (r *Reader) parseTimeAt(off int64, name string, v []byte) (time.Time, error
 }
 
 func (r *Reader) parseHashes(v []byte) ([]Hash, error) {
+	if alg, value, ok := plainHash(trimSpace(v)); ok {
+		return r.alloc.oneHash(Hash{Alg: alg, Value: r.alloc.str(value)}), nil
+	}
 	hs, flags, err := parseHashes(v)
 	if err != nil {
 		return nil, r.errorHere(fmt.Sprintf("bad hash: %v", err), ErrValue)

@@ -1,6 +1,7 @@
 package resourcesync
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -87,6 +88,29 @@ func parseHashes[T ~string | ~[]byte](s T) ([]Hash, hashFlags, error) {
 		i = j
 	}
 	return hs, flags, nil
+}
+
+// plainHash recognises the common hash attribute: one item of a known
+// algorithm whose value is lower-case hex of the right length. For it,
+// parseHashes would return one Hash of alg and value.
+func plainHash(s []byte) (alg string, value []byte, ok bool) {
+	colon := bytes.IndexByte(s, ':')
+	if colon <= 0 {
+		return "", nil, false
+	}
+	if alg = knownAlg(s[:colon]); alg == "" {
+		return "", nil, false
+	}
+	value = s[colon+1:]
+	if len(value) != 2*hashSize(alg) {
+		return "", nil, false
+	}
+	for _, c := range value {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", nil, false
+		}
+	}
+	return alg, value, true
 }
 
 func parseHash[T ~string | ~[]byte](item T) (Hash, hashFlags, error) {

@@ -39,13 +39,15 @@ func (o Options) withDefaults() Options {
 // sitemapindex, plain or gzip) as a stream: the header, then one entry at a
 // time. Memory use does not grow with the number of entries.
 type Reader struct {
-	sc       *scanner
-	url      string
-	opts     Options
-	resolver resolver
-	ns       namespaces
-	warn     warnings
-	strs     stringCache
+	sc        *scanner
+	url       string
+	opts      Options
+	resolver  resolver
+	ns        namespaces
+	warn      warnings
+	strs      stringCache
+	alloc     allocator
+	plainURLs plainURLCache
 
 	header     Header
 	headerRead bool
@@ -122,6 +124,8 @@ func (r *Reader) Header() (*Header, error) {
 }
 
 // Next returns the next entry, or io.EOF after the last. The caller owns it.
+// Entries and their strings are allocated in small blocks (see arena.go), so
+// a kept entry may keep a few kilobytes of its neighbours alive.
 func (r *Reader) Next() (*Entry, error) {
 	if !r.headerRead {
 		if _, err := r.Header(); err != nil {

@@ -53,15 +53,35 @@ func isPlainHTTPURL(ref []byte) bool {
 	if slash <= 0 || !plainHost(rest[:slash]) {
 		return false
 	}
-	path := rest[slash:]
-	if bytes.Contains(path, []byte("/.")) || bytes.Contains(path, []byte("//")) {
-		return false
-	}
+	return plainURLPath(rest[slash:])
+}
+
+// plainURLPath reports whether path (starting with '/') holds only bytes of
+// plainURLByte and neither "/." nor "//".
+func plainURLPath(path []byte) bool {
+	prev := byte(0)
 	for _, c := range path {
-		if !plainURLByte[c] {
+		if !plainURLByte[c] || (prev == '/' && (c == '.' || c == '/')) {
 			return false
 		}
+		prev = c
 	}
+	return true
+}
+
+// plainURLCache remembers the directory of the last plain URL seen, so that
+// the many URLs of a list that share it are checked from there on only.
+type plainURLCache struct{ dir []byte }
+
+// isPlain is isPlainHTTPURL(ref).
+func (c *plainURLCache) isPlain(ref []byte) bool {
+	if len(c.dir) > 0 && bytes.HasPrefix(ref, c.dir) {
+		return plainURLPath(ref[len(c.dir)-1:])
+	}
+	if !isPlainHTTPURL(ref) {
+		return false
+	}
+	c.dir = append(c.dir[:0], ref[:bytes.LastIndexByte(ref, '/')+1]...)
 	return true
 }
 

@@ -121,12 +121,15 @@ func FuzzParse(f *testing.F) {
 }
 
 func FuzzResolveFastPath(f *testing.F) {
-	for _, s := range []string{"http://example.com/a/b", "https://h/x?y=1&z", "http://h//a", "http://h/./a", "http://h/a:b", "http://h/", "http://H/a"} {
+	for _, s := range []string{"http://example.com/a/b", "https://h/x?y=1&z", "http://h//a", "http://h/./a", "http://h/a:b", "http://h/", "http://H/a", "http://example.com/a/./b", "http://example.com/a//b", "http://example.com/a/%41"} {
 		f.Add(s)
 	}
 	base, err := url.Parse(testURL)
 	require.NoError(f, err)
 	f.Fuzz(func(t *testing.T, s string) {
+		var cache plainURLCache
+		require.True(t, cache.isPlain([]byte("http://example.com/a/b")))
+		require.Equal(t, isPlainHTTPURL([]byte(s)), cache.isPlain([]byte(s)), "the directory cache agrees")
 		if !isPlainHTTPURL([]byte(s)) {
 			return
 		}

@@ -36,6 +36,7 @@ type scanner struct {
 	sawRoot    bool
 	rootClosed bool
 	declOff    int64 // where an XML declaration may start (after a BOM or tolerated space)
+	attrEnd    int   // while decoding an attribute value: the end of its text in buf
 }
 
 type tokenKind uint8

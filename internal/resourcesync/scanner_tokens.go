@@ -20,15 +20,28 @@ var textSpecial = func() (t [256]bool) {
 	return t
 }()
 
+// charDataSpecial adds '>' to textSpecial, so that readText can reject a
+// literal "]]>" in character data (XML 1.0 §2.4).
+var charDataSpecial = func() (t [256]bool) {
+	t = textSpecial
+	t['>'] = true
+	return t
+}()
+
 // readText reads character data up to the next '<' or the end of input into
 // s.text, decoding references and normalising line ends.
 func (s *scanner) readText() error {
 	s.text = s.text[:0]
+	brackets := 0 // literal ']' bytes just before pos
 	for {
 		i := s.pos
-		for i < s.end && !textSpecial[s.buf[i]] {
+		for i+8 <= s.end && plainTextWord(word(s.buf, i)) {
+			i += 8
+		}
+		for i < s.end && !charDataSpecial[s.buf[i]] {
 			i++
 		}
+		brackets = trailingBrackets(s.buf[s.pos:i], brackets)
 		s.text = append(s.text, s.buf[s.pos:i]...)
 		s.pos = i
 		if s.pos >= s.end {
@@ -41,17 +54,40 @@ func (s *scanner) readText() error {
 		if c == '<' {
 			break
 		}
+		if c == '>' {
+			if brackets >= 2 {
+				return s.errAt(s.base+int64(s.pos-2), "']]>' in character data")
+			}
+			s.text = append(s.text, '>')
+			s.pos++
+			brackets = 0
+			continue
+		}
 		var err error
 		s.text, err = s.special(s.text, false)
 		if err != nil {
 			return err
 		}
+		brackets = 0
 	}
 	if len(s.stackEnds) == 0 && !isSpace(s.text) {
 		return s.errAt(s.tokOff, "text outside the root element")
 	}
 	s.kind = tokText
 	return nil
+}
+
+// trailingBrackets returns the number of literal ']' bytes ending a run
+// that follows prev of them.
+func trailingBrackets(b []byte, prev int) int {
+	n := 0
+	for n < len(b) && b[len(b)-1-n] == ']' {
+		n++
+	}
+	if n == len(b) {
+		return prev + n
+	}
+	return n
 }
 
 // special decodes the special byte at pos (a reference, a carriage return,
@@ -61,7 +97,7 @@ func (s *scanner) special(dst []byte, inAttr bool) ([]byte, error) {
 	c := s.buf[s.pos]
 	switch {
 	case c == '&':
-		return s.reference(dst, inAttr)
+		return s.reference(dst, s.attrEnd)
 	case c == '\r':
 		s.pos++
 		if (inAttr || s.ensure(1)) && s.pos < s.end && s.buf[s.pos] == '\n' {
@@ -88,19 +124,29 @@ func (s *scanner) special(dst []byte, inAttr bool) ([]byte, error) {
 	return dst, nil
 }
 
-const maxReferenceLen = 12 // "&#x10FFFF;" plus slack
-
-// reference decodes a character or predefined entity reference at pos.
-func (s *scanner) reference(dst []byte, buffered bool) ([]byte, error) {
-	if !buffered {
-		s.ensure(maxReferenceLen)
+// reference decodes a character or predefined entity reference at pos. In
+// an attribute value (attrEnd > 0) the reference must end before attrEnd;
+// elsewhere the buffer is refilled as needed. Character references may have
+// any number of digits, as encoding/xml allows.
+func (s *scanner) reference(dst []byte, limit int) ([]byte, error) {
+	k := 1
+	for {
+		if s.pos+k >= s.end || (limit > 0 && s.pos+k >= limit) {
+			if limit > 0 || !s.fill() {
+				return dst, s.errHere("unterminated or unknown reference")
+			}
+			continue
+		}
+		c := s.buf[s.pos+k]
+		if c == ';' {
+			break
+		}
+		if !nameByte[c] && c != '#' {
+			return dst, s.errHere("unterminated or unknown reference")
+		}
+		k++
 	}
-	window := s.buf[s.pos:min(s.end, s.pos+maxReferenceLen)]
-	semi := bytes.IndexByte(window, ';')
-	if semi < 0 {
-		return dst, s.errHere("unterminated or unknown reference")
-	}
-	name := window[1:semi]
+	name := s.buf[s.pos+1 : s.pos+k]
 	var r rune
 	switch string(name) {
 	case "lt":
@@ -118,12 +164,19 @@ func (s *scanner) reference(dst []byte, buffered bool) ([]byte, error) {
 		if r, ok = charRef(name); !ok {
 			return dst, s.errHere("unknown entity or bad character reference")
 		}
+		if r >= 0xD800 && r <= 0xDFFF {
+			return dst, s.errHere("character reference to a surrogate")
+		}
+		if !isXMLChar(r) {
+			return dst, s.errHere("character reference to an illegal character")
+		}
 	}
-	s.pos += semi + 1
+	s.pos += k + 1
 	return utf8.AppendRune(dst, r), nil
 }
 
-// charRef decodes "#123" or "#x7B".
+// charRef decodes "#123" or "#x7B" (any number of leading zeros) to a value
+// no larger than utf8.MaxRune.
 func charRef(name []byte) (rune, bool) {
 	if len(name) < 2 || name[0] != '#' {
 		return 0, false
@@ -132,7 +185,7 @@ func charRef(name []byte) (rune, bool) {
 	if digits[0] == 'x' {
 		digits, base = digits[1:], 16
 	}
-	if len(digits) == 0 || len(digits) > 8 {
+	if len(digits) == 0 {
 		return 0, false
 	}
 	var r rune
@@ -141,9 +194,11 @@ func charRef(name []byte) (rune, bool) {
 		if d < 0 || rune(d) >= base {
 			return 0, false
 		}
-		r = r*base + rune(d)
+		if r = r*base + rune(d); r > utf8.MaxRune {
+			return 0, false
+		}
 	}
-	return r, isXMLChar(r)
+	return r, true
 }
 
 func hexDigit(c byte) int {
@@ -186,6 +241,9 @@ var tagSpecial = func() (t [256]bool) {
 func (s *scanner) findTagEnd(quoted bool) (int, error) {
 	k := 1
 	for {
+		for s.pos+k+8 <= s.end && plainTagWord(word(s.buf, s.pos+k)) {
+			k += 8
+		}
 		for s.pos+k < s.end && !tagSpecial[s.buf[s.pos+k]] {
 			k++
 		}
@@ -258,17 +316,20 @@ func (s *scanner) readStartTag() error {
 
 // name scans an XML name in tag from i, returning its end.
 func (s *scanner) name(tag []byte, i, tagStart int) (int, error) {
-	start, colons := i, 0
+	start, colons, nonASCII := i, 0, false
 	for i < len(tag) && nameByte[tag[i]] {
-		if tag[i] == ':' {
+		switch {
+		case tag[i] == ':':
 			colons++
+		case tag[i] >= utf8.RuneSelf:
+			nonASCII = true
 		}
 		i++
 	}
-	if i == start || !isNameStart(tag[start]) {
+	q := tag[start:i]
+	if i == start || !isNameStart(tag[start]) || (nonASCII && !isXMLName(q)) {
 		return 0, s.errAt(s.base+int64(tagStart+start), "invalid name")
 	}
-	q := tag[start:i]
 	if colons > 1 || (colons == 1 && (q[0] == ':' || q[len(q)-1] == ':')) {
 		return 0, s.errAt(s.base+int64(tagStart+start), "invalid qualified name")
 	}
@@ -365,10 +426,13 @@ func (s *scanner) attr(tag []byte, j, tagStart int, next *int) error {
 // the reference and rune decoders never need to refill here.
 func (s *scanner) attrValue(from, to int) error {
 	saved := s.pos
-	defer func() { s.pos = saved }()
-	s.pos = from
+	defer func() { s.pos, s.attrEnd = saved, 0 }()
+	s.pos, s.attrEnd = from, to
 	for {
 		i := s.pos
+		for i+8 <= to && plainAttrWord(word(s.buf, i)) {
+			i += 8
+		}
 		for i < to && !textSpecial[s.buf[i]] && s.buf[i] != '\t' && s.buf[i] != '\n' {
 			i++
 		}
@@ -382,8 +446,6 @@ func (s *scanner) attrValue(from, to int) error {
 		case c == '\t' || c == '\n':
 			s.attrBuf = append(s.attrBuf, ' ')
 			s.pos++
-		case c == '&' && bytes.IndexByte(s.buf[s.pos:to], ';') < 0:
-			err = s.errHere("unterminated reference")
 		default:
 			s.attrBuf, err = s.special(s.attrBuf, true)
 		}

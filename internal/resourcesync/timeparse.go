@@ -78,6 +78,9 @@ func (p *timeParser[T]) done() bool { return p.i == len(p.s) }
 
 func parseTime[T ~string | ~[]byte](s T) (time.Time, timeFlags, error) {
 	s = trimSpace(s)
+	if t, ok := parseUTCSeconds(s); ok {
+		return t, 0, nil
+	}
 	p := &timeParser[T]{s: s}
 	year, month, day := p.digits(4), 1, 1
 	if !p.done() && p.accept('-') {
@@ -189,3 +192,65 @@ func trimSpace[T ~string | ~[]byte](s T) T {
 }
 
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// parseUTCSeconds parses the most common form, YYYY-MM-DDThh:mm:ssZ,
+// without the general parser. It reports false for any other form, and for
+// an invalid date or time, which the general parser then rejects.
+func parseUTCSeconds[T ~string | ~[]byte](s T) (time.Time, bool) {
+	if len(s) != len("2006-01-02T15:04:05Z") || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
+		s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return time.Time{}, false
+	}
+	ok := true
+	num := func(i, n int) int {
+		v := 0
+		for k := i; k < i+n; k++ {
+			c := s[k] - '0'
+			if c > 9 {
+				ok = false
+			}
+			v = v*10 + int(c)
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if !ok || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
+		hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	secs := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
+	return time.Unix(secs, 0).UTC(), true
+}
+
+func daysInMonth(year, month int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
+}
+
+// daysSinceEpoch is the number of days from 1970-01-01 to a proleptic
+// Gregorian date (Howard Hinnant's days_from_civil).
+func daysSinceEpoch(year, month, day int) int64 {
+	y := int64(year)
+	if month <= 2 {
+		y--
+	}
+	era := y / 400 // rounded down below
+	if y < 0 {
+		era = (y - 399) / 400
+	}
+	yoe := y - era*400
+	m := int64(month)
+	mp := (m + 9) % 12
+	doy := (153*mp+2)/5 + int64(day) - 1
+	doe := yoe*365 + yoe/4 - yoe/100 + doy
+	return era*146097 + doe - 719468
+}
