@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -20,11 +21,16 @@ type Cache struct {
 	prefetchSlots        chan struct{}
 	maxPendingHashBlocks int
 
+	disk           *diskStore // nil without a disk cache
+	maxWarmWorkers int
+	warmBudget     int64
+
 	mu      sync.Mutex
 	lru     *byteLRU
 	flights map[blockKey]*flight
+	warm    warmState // guarded by mu
 
-	hits, misses, fills, fillErrors, prefetches, streamed, drops atomic.Uint64
+	hits, misses, fills, fillErrors, prefetches, streamed, drops, warms, warmSkips atomic.Uint64
 }
 
 // Stats counts what a Cache did since it was made.
@@ -39,11 +45,48 @@ type Stats struct {
 	Evictions  uint64 // blocks evicted to stay within MaxBytes
 	Bytes      int64  // bytes cached now
 	Blocks     int    // blocks cached now
+
+	Warms     uint64 // fills started by Warm
+	WarmSkips uint64 // Warm items not warmed: too large, over budget or queue full
+
+	DiskHits       uint64 // blocks read from disk (each a memory miss)
+	DiskWrites     uint64 // block files written
+	DiskWriteDrops uint64 // block writes dropped because the queue was full
+	DiskEvictions  uint64 // block files evicted to stay within DiskMaxBytes
+	DiskErrors     uint64 // bad block files discarded, failed writes and removals
+	DiskBytes      int64  // bytes of the block files known now (headers included)
+	DiskBlocks     int    // block files known now
 }
 
-// New returns an empty Cache.
+// New returns an empty Cache. If cfg.DiskDir cannot be prepared the error is
+// logged and the Cache runs without a disk cache; NewWithDisk reports it.
 func New(cfg Config) *Cache {
+	c, err := NewWithDisk(cfg)
+	if err != nil {
+		c.log.Error("running without the disk cache", "err", err)
+	}
+	return c
+}
+
+// NewWithDisk returns a Cache over the disk cache in cfg.DiskDir (if set),
+// whose earlier blocks it reuses. On error the Cache is usable without the
+// disk cache. The files already in DiskDir are indexed in the background;
+// reads find them meanwhile.
+func NewWithDisk(cfg Config) (*Cache, error) {
 	cfg = cfg.withDefaults()
+	c := newMemoryCache(cfg)
+	if cfg.DiskDir == "" {
+		return c, nil
+	}
+	d, err := openDiskStore(cfg.DiskDir, cfg.DiskMaxBytes, cfg.BlockSize, cfg.Logger)
+	if err != nil {
+		return c, fmt.Errorf("cache: disk cache: %w", err)
+	}
+	c.disk = d
+	return c, nil
+}
+
+func newMemoryCache(cfg Config) *Cache {
 	return &Cache{
 		blockSize:            cfg.BlockSize,
 		readAhead:            cfg.ReadAhead,
@@ -52,6 +95,8 @@ func New(cfg Config) *Cache {
 		log:                  cfg.Logger,
 		prefetchSlots:        make(chan struct{}, cfg.PrefetchConcurrency),
 		maxPendingHashBlocks: 4*cfg.ReadAhead + 64,
+		maxWarmWorkers:       max(1, cfg.PrefetchConcurrency/2),
+		warmBudget:           cfg.MaxBytes / 4,
 		lru:                  newByteLRU(cfg.MaxBytes),
 		flights:              make(map[blockKey]*flight),
 	}
@@ -68,26 +113,49 @@ func (c *Cache) Get(ctx context.Context, id string, block int64, fill func(ctx c
 	return c.get(ctx, blockKey{id, block}, fill)
 }
 
-// Put stores a block, evicting the least recently used ones as needed. A
-// block larger than MaxBytes is not stored.
+// Put stores a block, evicting the least recently used ones as needed, and
+// queues it for the disk cache. A block larger than MaxBytes is not stored
+// in memory.
 func (c *Cache) Put(id string, block int64, data []byte) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.lru.add(blockKey{id, block}, data)
+	c.mu.Unlock()
+	c.writeToDisk(blockKey{id, block}, data)
 }
 
 // DropContent removes every cached block of a content id, and makes fills
-// of it that are in flight deliver to their waiters without storing. Its
-// cost is proportional to the blocks of that id and the fills in flight.
+// of it that are in flight deliver to their waiters without storing. On disk
+// it removes the id's blocks written or read since New and cancels queued
+// writes of them; older files of the id stay until evicted (see diskStore).
+// Its cost is proportional to the blocks of that id and the fills in flight.
 func (c *Cache) DropContent(id string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.drops.Add(uint64(c.lru.removeID(id)))
 	for k, f := range c.flights {
 		if k.id == id {
 			f.detached = true
 			delete(c.flights, k)
 		}
+	}
+	c.mu.Unlock()
+	if c.disk != nil {
+		c.disk.dropID(id)
+	}
+}
+
+// Close finishes the queued disk writes and stops the disk cache's
+// background work; later blocks are kept in memory only. The Cache stays
+// usable. Close is a no-op without a disk cache.
+func (c *Cache) Close() {
+	if c.disk != nil {
+		c.disk.close()
+	}
+}
+
+// writeToDisk queues a block for the disk cache, if there is one.
+func (c *Cache) writeToDisk(k blockKey, data []byte) {
+	if c.disk != nil {
+		c.disk.enqueue(k, data)
 	}
 }
 
@@ -96,17 +164,30 @@ func (c *Cache) Stats() Stats {
 	c.mu.Lock()
 	bytes, blocks, evictions := c.lru.bytes, c.lru.len(), c.lru.evictions
 	c.mu.Unlock()
+	var d diskStats
+	if c.disk != nil {
+		d = c.disk.stats()
+	}
 	return Stats{
-		Hits:       c.hits.Load(),
-		Misses:     c.misses.Load(),
-		Fills:      c.fills.Load(),
-		FillErrors: c.fillErrors.Load(),
-		Prefetches: c.prefetches.Load(),
-		Streamed:   c.streamed.Load(),
-		Drops:      c.drops.Load(),
-		Evictions:  evictions,
-		Bytes:      bytes,
-		Blocks:     blocks,
+		Warms:          c.warms.Load(),
+		WarmSkips:      c.warmSkips.Load(),
+		DiskHits:       d.hits,
+		DiskWrites:     d.writes,
+		DiskWriteDrops: d.drops,
+		DiskEvictions:  d.evictions,
+		DiskErrors:     d.errs,
+		DiskBytes:      d.bytes,
+		DiskBlocks:     d.blocks,
+		Hits:           c.hits.Load(),
+		Misses:         c.misses.Load(),
+		Fills:          c.fills.Load(),
+		FillErrors:     c.fillErrors.Load(),
+		Prefetches:     c.prefetches.Load(),
+		Streamed:       c.streamed.Load(),
+		Drops:          c.drops.Load(),
+		Evictions:      evictions,
+		Bytes:          bytes,
+		Blocks:         blocks,
 	}
 }
 

@@ -12,6 +12,7 @@ const (
 	DefaultReadAhead                 = 4
 	DefaultFillTimeout               = 2 * time.Minute
 	DefaultPrefetchConcurrency       = 8
+	DefaultDiskMaxBytes        int64 = 10 << 30
 )
 
 // Config tunes a Cache. Zero fields take the defaults above.
@@ -31,6 +32,11 @@ type Config struct {
 	PrefetchConcurrency int
 	// Logger receives integrity failures; nil means slog.Default().
 	Logger *slog.Logger
+	// DiskDir holds a disk cache of blocks under the memory one; "" means
+	// no disk cache. One process at a time may use a directory.
+	DiskDir string
+	// DiskMaxBytes bounds the bytes of the block files in DiskDir.
+	DiskMaxBytes int64
 }
 
 func (cfg Config) withDefaults() Config {
@@ -51,6 +57,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.PrefetchConcurrency <= 0 {
 		cfg.PrefetchConcurrency = DefaultPrefetchConcurrency
+	}
+	if cfg.DiskMaxBytes <= 0 {
+		cfg.DiskMaxBytes = DefaultDiskMaxBytes
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -10,5 +10,13 @@
 // read passes through, prefetches ahead of sequential readers, and makes the
 // most of servers that ignore Range requests.
 //
+// Under the memory LRU an optional disk cache (Config.DiskDir) keeps blocks
+// across restarts: one checksummed file per block, written in the
+// background by rename, bounded by DiskMaxBytes with LRU eviction whose
+// order survives restarts (file modification times). A memory miss reads
+// the disk before the origin; a file that fails its checks is deleted and
+// refetched, never served. Warm fetches small contents that a reader is
+// about to open (the siblings of an opened file) at low priority.
+//
 // The package knows neither HTTP nor FUSE.
 package cache

@@ -23,6 +23,11 @@ type flight struct {
 	// detached is set when the flight left the flights map early
 	// (DropContent, abandonment): its result is not stored.
 	detached bool
+	// fromDisk is set when the block came from the disk cache (it is not
+	// written back).
+	fromDisk bool
+	// warmBytes is the size a Warm counted for this fill (0 for others).
+	warmBytes int64
 }
 
 func newFlight(cancel context.CancelFunc) *flight {
@@ -74,13 +79,24 @@ func (c *Cache) startLocked(k blockKey, fill func(context.Context) ([]byte, erro
 	ctx, cancel := context.WithTimeout(context.Background(), c.fillTimeout)
 	f := newFlight(cancel)
 	c.flights[k] = f
-	c.fills.Add(1)
 	go func() {
 		defer cancel()
-		data, err := fill(ctx)
+		data, err := c.load(ctx, k, f, fill)
 		c.finish(k, f, data, err)
 	}()
 	return f
+}
+
+// load reads block k from the disk cache, or else fills it.
+func (c *Cache) load(ctx context.Context, k blockKey, f *flight, fill func(context.Context) ([]byte, error)) ([]byte, error) {
+	if c.disk != nil {
+		if data, ok := c.disk.read(k); ok {
+			f.fromDisk = true
+			return data, nil
+		}
+	}
+	c.fills.Add(1)
+	return fill(ctx)
 }
 
 // claimLocked registers a flight for k that the caller completes with
@@ -97,16 +113,22 @@ func (c *Cache) claimLocked(k blockKey) *flight {
 }
 
 // finish completes a flight: it stores a successful result (unless the
-// flight was detached) and wakes the waiters.
+// flight was detached), queues a fetched one for the disk cache, and wakes
+// the waiters.
 func (c *Cache) finish(k blockKey, f *flight, data []byte, err error) {
 	c.mu.Lock()
 	if c.flights[k] == f {
 		delete(c.flights, k)
 	}
-	if err == nil && !f.detached {
-		c.lru.add(k, data)
+	store := err == nil && !f.detached
+	if store && c.lru.add(k, data) && f.warmBytes > 0 && !f.demanded {
+		c.lru.markWarm(k)
 	}
+	c.warm.pendingBytes -= f.warmBytes
 	c.mu.Unlock()
+	if store && !f.fromDisk {
+		c.writeToDisk(k, data)
+	}
 	if err != nil && !errors.Is(err, errReleased) {
 		c.fillErrors.Add(1)
 	}

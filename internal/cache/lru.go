@@ -10,6 +10,7 @@ type blockKey struct {
 type lruEntry struct {
 	key        blockKey
 	data       []byte
+	warm       bool // stored by Warm and not read since
 	prev, next *lruEntry
 }
 
@@ -19,6 +20,7 @@ type byteLRU struct {
 	maxBytes  int64
 	bytes     int64
 	evictions uint64
+	warmBytes int64 // bytes of the warm entries
 	entries   map[blockKey]*lruEntry
 	byID      map[string]map[int64]*lruEntry
 	root      lruEntry // root.next is the most recent, root.prev the least
@@ -42,7 +44,19 @@ func (l *byteLRU) get(k blockKey) ([]byte, bool) {
 	}
 	l.unlink(e)
 	l.pushFront(e)
+	if e.warm {
+		e.warm = false
+		l.warmBytes -= int64(len(e.data))
+	}
 	return e.data, true
+}
+
+// markWarm flags a cached block as stored by Warm and not read yet.
+func (l *byteLRU) markWarm(k blockKey) {
+	if e, ok := l.entries[k]; ok && !e.warm {
+		e.warm = true
+		l.warmBytes += int64(len(e.data))
+	}
 }
 
 // contains reports whether a block is cached without touching its recency.
@@ -101,6 +115,9 @@ func (l *byteLRU) remove(e *lruEntry) {
 		}
 	}
 	l.bytes -= int64(len(e.data))
+	if e.warm {
+		l.warmBytes -= int64(len(e.data))
+	}
 }
 
 func (l *byteLRU) unlink(e *lruEntry) {

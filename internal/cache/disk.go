@@ -1,0 +1,319 @@
+package cache
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bounds of the disk write queue: writes beyond them are dropped rather than
+// slowing reads.
+const (
+	diskQueueLen   = 256
+	diskQueueBytes = 64 << 20
+	maxDiskIDLen   = 64 << 10 // contents with longer ids are not written to disk
+)
+
+// diskStore is the disk cache: one file per block under dir/blocks, written
+// in the background and bounded by bytes with LRU eviction. Recency survives
+// restarts through the files' modification times (set on every hit).
+//
+// Blocks of an id are removed from disk by dropID when the index knows them
+// by id: every block written or read since the store opened. Blocks found by
+// the startup scan and not read since are known by key only; they are left
+// in place (no read can reach them once the content's identity changed, and
+// a content whose bytes failed verification was read, so its blocks are
+// known) and age out through LRU eviction.
+type diskStore struct {
+	dir       string // dir/blocks
+	maxBytes  int64
+	blockSize int
+	maxFile   int64 // the largest file a valid block can make
+	nonce     string
+	log       *slog.Logger
+
+	mu          sync.Mutex
+	index       *diskIndex
+	pending     map[diskKey]*diskWrite
+	queuedBytes int64
+	closed      bool
+
+	queue      chan *diskWrite
+	writerDone chan struct{}
+	stopScan   chan struct{}
+	scanDone   chan struct{}
+
+	hits, writes, evictions, errs, drops, cleaned atomic.Uint64
+}
+
+// diskWrite is one queued block write.
+type diskWrite struct {
+	key       blockKey
+	dk        diskKey
+	data      []byte
+	cancelled bool // set by dropID; guarded by diskStore.mu
+}
+
+// openDiskStore prepares dir and starts the writer and the index scan.
+func openDiskStore(dir string, maxBytes int64, blockSize int, log *slog.Logger) (*diskStore, error) {
+	blocks := filepath.Join(dir, "blocks")
+	for i := range 256 {
+		if err := os.MkdirAll(filepath.Join(blocks, fmt.Sprintf("%02x", i)), 0o755); err != nil {
+			return nil, fmt.Errorf("prepare %s: %w", dir, err)
+		}
+	}
+	var nonce [8]byte
+	rand.Read(nonce[:])
+	d := &diskStore{
+		dir:        blocks,
+		maxBytes:   maxBytes,
+		blockSize:  blockSize,
+		maxFile:    blockFileFixed + maxDiskIDLen + int64(blockSize),
+		nonce:      hex.EncodeToString(nonce[:]),
+		log:        log,
+		index:      newDiskIndex(),
+		pending:    make(map[diskKey]*diskWrite),
+		queue:      make(chan *diskWrite, diskQueueLen),
+		writerDone: make(chan struct{}),
+		stopScan:   make(chan struct{}),
+		scanDone:   make(chan struct{}),
+	}
+	go d.writeLoop()
+	go d.scan()
+	return d, nil
+}
+
+// key returns the name of block k's file.
+func (d *diskStore) key(k blockKey) diskKey { return diskKeyOf(k, d.blockSize) }
+
+// path returns where a block file lives.
+func (d *diskStore) path(dk diskKey) string {
+	name := dk.String()
+	return filepath.Join(d.dir, name[:2], name)
+}
+
+// tempPath returns where this store writes a block file before renaming it.
+func (d *diskStore) tempPath(dk diskKey) string {
+	return d.path(dk) + tempMarker + d.nonce
+}
+
+const tempMarker = ".tmp-"
+
+// read returns block k from disk. A file that fails its checks is logged,
+// deleted and reported as a miss.
+func (d *diskStore) read(k blockKey) ([]byte, bool) {
+	dk := d.key(k)
+	path := d.path(dk)
+	file, err := readBlockFile(path, d.maxFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		d.forget(dk)
+		return nil, false
+	}
+	var data []byte
+	if err == nil {
+		data, err = decodeBlockFile(k, d.blockSize, file)
+	}
+	if err != nil {
+		d.errs.Add(1)
+		d.log.Warn("disk cache: discarding block file", "path", path, "id", k.id, "block", k.block, "err", err)
+		d.forget(dk)
+		os.Remove(path)
+		return nil, false
+	}
+	d.hits.Add(1)
+	d.mu.Lock()
+	d.index.touch(dk, k, int64(len(file)))
+	d.mu.Unlock()
+	now := time.Now()
+	os.Chtimes(path, now, now) // recency for the next scan; best effort
+	return data, true
+}
+
+// readBlockFile reads a whole file of at most maxSize bytes.
+func readBlockFile(path string, maxSize int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat block file: %w", err)
+	}
+	if st.Size() > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes", errBadBlockFile, st.Size())
+	}
+	buf := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, fmt.Errorf("read block file: %w", err)
+	}
+	return buf, nil
+}
+
+func (d *diskStore) forget(dk diskKey) {
+	d.mu.Lock()
+	d.index.remove(dk)
+	d.mu.Unlock()
+}
+
+// enqueue queues block k for writing unless it was written or read since
+// the store opened, or is queued already, or the queue is full (then the
+// write is dropped).
+func (d *diskStore) enqueue(k blockKey, data []byte) {
+	if len(k.id) > maxDiskIDLen {
+		return
+	}
+	dk := d.key(k)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed || d.pending[dk] != nil || d.index.holds(dk) {
+		return
+	}
+	if d.queuedBytes+int64(len(data)) > diskQueueBytes {
+		d.drops.Add(1)
+		return
+	}
+	w := &diskWrite{key: k, dk: dk, data: data}
+	select {
+	case d.queue <- w:
+		d.pending[dk] = w
+		d.queuedBytes += int64(len(data))
+	default:
+		d.drops.Add(1)
+	}
+}
+
+func (d *diskStore) writeLoop() {
+	defer close(d.writerDone)
+	for w := range d.queue {
+		if err := d.write(w); err != nil {
+			d.errs.Add(1)
+			d.log.Warn("disk cache: write failed", "id", w.key.id, "block", w.key.block, "err", err)
+		}
+		d.mu.Lock()
+		delete(d.pending, w.dk)
+		d.queuedBytes -= int64(len(w.data))
+		d.mu.Unlock()
+	}
+}
+
+// write stores one block: a temporary file renamed into place, then
+// evictions to stay within the bound.
+func (d *diskStore) write(w *diskWrite) error {
+	tmp := d.tempPath(w.dk)
+	hdr := blockFileHeader(w.key, d.blockSize, w.data)
+	if err := writeTemp(tmp, hdr, w.data); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	if w.cancelled {
+		d.mu.Unlock()
+		os.Remove(tmp)
+		return nil
+	}
+	if err := os.Rename(tmp, d.path(w.dk)); err != nil {
+		d.mu.Unlock()
+		os.Remove(tmp)
+		return fmt.Errorf("rename block file: %w", err)
+	}
+	d.index.touch(w.dk, w.key, int64(len(hdr)+len(w.data)))
+	victims := d.index.takeOldest(d.maxBytes)
+	d.mu.Unlock()
+	d.writes.Add(1)
+	d.removeFiles(victims, &d.evictions)
+	return nil
+}
+
+// writeTemp writes hdr and data to a new file at path (its directory is
+// made again if it went away).
+func writeTemp(path string, hdr, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("create block file: %w", err)
+	}
+	_, err = f.Write(hdr)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("write block file: %w", err)
+	}
+	return nil
+}
+
+// removeFiles deletes block files, counting them in n.
+func (d *diskStore) removeFiles(keys []diskKey, n *atomic.Uint64) {
+	for _, dk := range keys {
+		if err := os.Remove(d.path(dk)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.errs.Add(1)
+			d.log.Warn("disk cache: remove failed", "err", err)
+			continue
+		}
+		n.Add(1)
+	}
+}
+
+// dropID deletes the known block files of a content id and cancels its
+// queued writes.
+func (d *diskStore) dropID(id string) {
+	d.mu.Lock()
+	keys := d.index.takeID(id)
+	for _, w := range d.pending {
+		if w.key.id == id {
+			w.cancelled = true
+		}
+	}
+	d.mu.Unlock()
+	var removed atomic.Uint64
+	d.removeFiles(keys, &removed)
+}
+
+// close finishes the queued writes and stops the writer and the scan.
+func (d *diskStore) close() {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return
+	}
+	d.closed = true
+	close(d.queue)
+	d.mu.Unlock()
+	close(d.stopScan)
+	<-d.writerDone
+	<-d.scanDone
+}
+
+// diskStats are the disk cache's counters and size.
+type diskStats struct {
+	hits, writes, evictions, errs, drops uint64
+	bytes                                int64
+	blocks                               int
+}
+
+func (d *diskStore) stats() diskStats {
+	d.mu.Lock()
+	bytes, blocks := d.index.bytes, d.index.len()
+	d.mu.Unlock()
+	return diskStats{
+		hits: d.hits.Load(), writes: d.writes.Load(), evictions: d.evictions.Load(),
+		errs: d.errs.Load(), drops: d.drops.Load(), bytes: bytes, blocks: blocks,
+	}
+}

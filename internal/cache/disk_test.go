@@ -1,0 +1,374 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newDiskCache returns a Cache over dir, closed when the test ends.
+func newDiskCache(t *testing.T, dir string, cfg Config) (*Cache, *lockedBuffer) {
+	t.Helper()
+	logs := &lockedBuffer{}
+	cfg.DiskDir = dir
+	cfg.Logger = logs.logger()
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = testBlock
+	}
+	c, err := NewWithDisk(cfg)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	return c, logs
+}
+
+// waitDiskIdle waits until the disk write queue is empty.
+func waitDiskIdle(t *testing.T, c *Cache) {
+	t.Helper()
+	eventually(t, func() bool {
+		c.disk.mu.Lock()
+		defer c.disk.mu.Unlock()
+		return len(c.disk.pending) == 0
+	}, "disk writes to finish")
+}
+
+// waitScanned waits until the startup scan has finished.
+func waitScanned(t *testing.T, c *Cache) {
+	t.Helper()
+	select {
+	case <-c.disk.scanDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("disk scan did not finish")
+	}
+}
+
+// lockedBuffer collects logs from many goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+func blockPath(c *Cache, id string, block int64) string {
+	return c.disk.path(c.disk.key(blockKey{id, block}))
+}
+
+// readContent reads a whole content through a fresh File.
+func readContent(t *testing.T, c *Cache, content Content, origin Origin) []byte {
+	t.Helper()
+	f := c.Open(content, origin)
+	defer f.Close()
+	got, errs := readAll(testCtx(t), f, testBlock)
+	require.Equal(t, io.EOF, errs[len(errs)-1])
+	for i, err := range errs[:len(errs)-1] {
+		require.NoError(t, err, "read %d", i)
+	}
+	return got
+}
+
+func TestDiskBlocksSurviveANewCache(t *testing.T) {
+	dir := t.TempDir()
+	data := randomBytes(5*testBlock+123, 40)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
+
+	first, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
+	origin := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, first, content, origin))
+	assert.Equal(t, int64(6), origin.calls.Load())
+	first.Close()
+	st := first.Stats()
+	assert.Equal(t, uint64(6), st.DiskWrites)
+	assert.Equal(t, 6, st.DiskBlocks)
+	wantBytes := int64(len(data) + 6*(blockFileFixed+len("v1")))
+	assert.Equal(t, wantBytes, st.DiskBytes)
+
+	second, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
+	again := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, again))
+	assert.Equal(t, int64(0), again.calls.Load(), "every block comes from disk")
+	st = second.Stats()
+	assert.Equal(t, uint64(6), st.DiskHits)
+	assert.Equal(t, uint64(0), st.Fills)
+	assert.Equal(t, uint64(0), st.DiskWrites, "blocks read from disk are not written back")
+	waitScanned(t, second)
+	assert.Equal(t, wantBytes, second.Stats().DiskBytes)
+}
+
+func TestDiskBadBlockFilesAreRefetchedNeverServed(t *testing.T) {
+	dir := t.TempDir()
+	data := randomBytes(6*testBlock, 41)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data))} // no hash: only the disk checks guard
+	first, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
+	readContent(t, first, content, &memOrigin{data: data})
+	first.Close()
+
+	damage := map[int64]func(path string){
+		0: func(p string) { flipByte(t, p, -1) },                   // last data byte
+		1: func(p string) { truncate(t, p, blockFileFixed+2+100) }, // torn data
+		2: func(p string) { truncate(t, p, 10) },                   // torn header
+		3: func(p string) { truncate(t, p, 0) },                    // empty (crash before data)
+		4: func(p string) { flipByte(t, p, blockFileFixed+2-1) },   // stored checksum
+		5: func(p string) { flipByte(t, p, 12) },                   // content id
+	}
+	for b, hurt := range damage {
+		hurt(blockPath(first, "v1", b))
+	}
+
+	second, logs := newDiskCache(t, dir, Config{ReadAhead: -1})
+	origin := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, origin))
+	assert.Equal(t, int64(6), origin.calls.Load(), "every damaged block is refetched")
+	st := second.Stats()
+	assert.Equal(t, uint64(0), st.DiskHits)
+	assert.Equal(t, uint64(6), st.DiskErrors)
+	assert.Contains(t, logs.String(), "discarding block file")
+
+	// The refetched blocks are written again, intact.
+	waitDiskIdle(t, second)
+	second.Close()
+	third, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
+	again := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, third, content, again))
+	assert.Equal(t, int64(0), again.calls.Load())
+}
+
+func flipByte(t *testing.T, path string, at int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	if at < 0 {
+		at = len(b) + at
+	}
+	b[at] ^= 0xff
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+func truncate(t *testing.T, path string, n int64) {
+	t.Helper()
+	require.NoError(t, os.Truncate(path, n))
+}
+
+func TestDecodeBlockFileRejectsOtherBlocks(t *testing.T) {
+	k := blockKey{"v1", 3}
+	data := []byte("some block data")
+	file := append(blockFileHeader(k, 4096, data), data...)
+	got, err := decodeBlockFile(k, 4096, file)
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+
+	for _, other := range []blockKey{{"v2", 3}, {"v1", 4}, {"v11", 3}} {
+		_, err := decodeBlockFile(other, 4096, file)
+		assert.ErrorIs(t, err, errBadBlockFile, "%v", other)
+	}
+	_, err = decodeBlockFile(k, 8192, file)
+	assert.ErrorIs(t, err, errBadBlockFile, "another block size")
+	_, err = decodeBlockFile(k, 4096, append(file, 0))
+	assert.ErrorIs(t, err, errBadBlockFile, "a longer file")
+	assert.NotEqual(t, diskKeyOf(blockKey{"a", 1}, 4096), diskKeyOf(blockKey{"a\x00", 1}, 4096))
+	assert.NotEqual(t, diskKeyOf(blockKey{"a", 1}, 4096), diskKeyOf(blockKey{"a", 1}, 8192))
+}
+
+func TestDiskSizeBoundEvictsLeastRecentlyUsedAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	const size = 1000
+	fileSize := int64(size + blockFileFixed + len("v1"))
+	first, _ := newDiskCache(t, dir, Config{DiskMaxBytes: 4 * fileSize})
+	for b := range int64(4) {
+		first.Put("v1", b, randomBytes(size, uint64(b)))
+	}
+	waitDiskIdle(t, first)
+	first.Close()
+	// Blocks 0..3 were last used in that order, a minute apart.
+	base := time.Now().Add(-time.Hour)
+	for b := range int64(4) {
+		at := base.Add(time.Duration(b) * time.Minute)
+		require.NoError(t, os.Chtimes(blockPath(first, "v1", b), at, at))
+	}
+
+	second, _ := newDiskCache(t, dir, Config{DiskMaxBytes: 4 * fileSize})
+	waitScanned(t, second)
+	// Reading block 0 makes it the most recent.
+	got, err := second.Get(testCtx(t), "v1", 0, func(context.Context) ([]byte, error) {
+		return nil, fmt.Errorf("block 0 must come from disk")
+	})
+	require.NoError(t, err)
+	assert.Equal(t, randomBytes(size, 0), got)
+	for b := int64(4); b < 6; b++ {
+		second.Put("v1", b, randomBytes(size, uint64(b)))
+		waitDiskIdle(t, second)
+	}
+	st := second.Stats()
+	assert.Equal(t, uint64(2), st.DiskEvictions)
+	assert.Equal(t, 4*fileSize, st.DiskBytes)
+	for b, want := range map[int64]bool{0: true, 1: false, 2: false, 3: true, 4: true, 5: true} {
+		_, err := os.Stat(blockPath(second, "v1", b))
+		assert.Equal(t, want, err == nil, "block %d on disk", b)
+	}
+}
+
+func TestDiskScanEvictsDownToTheBound(t *testing.T) {
+	dir := t.TempDir()
+	first, _ := newDiskCache(t, dir, Config{})
+	for b := range int64(10) {
+		first.Put("v1", b, make([]byte, 1000))
+	}
+	waitDiskIdle(t, first)
+	first.Close()
+	fileSize := int64(1000 + blockFileFixed + 2)
+
+	second, _ := newDiskCache(t, dir, Config{DiskMaxBytes: 3 * fileSize})
+	waitScanned(t, second)
+	st := second.Stats()
+	assert.Equal(t, 3, st.DiskBlocks)
+	assert.Equal(t, uint64(7), st.DiskEvictions)
+	files, err := filepath.Glob(filepath.Join(dir, "blocks", "*", "*"))
+	require.NoError(t, err)
+	assert.Len(t, files, 3)
+}
+
+func TestDiskLeftoverTempFileIsIgnoredAndCleaned(t *testing.T) {
+	dir := t.TempDir()
+	c0, _ := newDiskCache(t, dir, Config{})
+	c0.Close()
+	k := blockKey{"v1", 0}
+	// A crash left a complete temporary file (never renamed) holding other
+	// bytes for the block, and a torn final file.
+	stale := []byte("stale bytes never to be served")
+	final := blockPath(c0, k.id, k.block)
+	tmp := final + tempMarker + "0123456789abcdef"
+	require.NoError(t, os.WriteFile(tmp, append(blockFileHeader(k, testBlock, stale), stale...), 0o644))
+	require.NoError(t, os.WriteFile(final, blockFileHeader(k, testBlock, []byte("fresh"))[:20], 0o644))
+
+	c, _ := newDiskCache(t, dir, Config{})
+	got, err := c.Get(testCtx(t), k.id, k.block, func(context.Context) ([]byte, error) { return []byte("fresh"), nil })
+	require.NoError(t, err)
+	assert.Equal(t, []byte("fresh"), got)
+	waitScanned(t, c)
+	_, err = os.Stat(tmp)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the leftover temp file is removed")
+	assert.Equal(t, uint64(1), c.disk.cleaned.Load())
+	waitDiskIdle(t, c)
+	file, err := os.ReadFile(final)
+	require.NoError(t, err)
+	data, err := decodeBlockFile(k, testBlock, file)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("fresh"), data)
+}
+
+func TestDiskDropContentRemovesItsFiles(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := newDiskCache(t, dir, Config{})
+	for b := range int64(3) {
+		c.Put("old", b, []byte("old block"))
+	}
+	c.Put("keep", 0, []byte("kept"))
+	waitDiskIdle(t, c)
+	c.DropContent("old")
+	for b := range int64(3) {
+		_, err := os.Stat(blockPath(c, "old", b))
+		assert.ErrorIs(t, err, os.ErrNotExist, "block %d", b)
+	}
+	_, err := os.Stat(blockPath(c, "keep", 0))
+	assert.NoError(t, err)
+	assert.Equal(t, 1, c.Stats().DiskBlocks)
+}
+
+func TestDiskDropContentCancelsQueuedWrites(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := newDiskCache(t, dir, Config{})
+	// A write queued (not yet written) when its content is dropped.
+	c.disk.mu.Lock()
+	w := &diskWrite{key: blockKey{"old", 0}, dk: c.disk.key(blockKey{"old", 0}), data: []byte("x")}
+	c.disk.pending[w.dk] = w
+	c.disk.mu.Unlock()
+	c.DropContent("old")
+	require.NoError(t, c.disk.write(w))
+	_, err := os.Stat(blockPath(c, "old", 0))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	c.disk.mu.Lock()
+	delete(c.disk.pending, w.dk)
+	c.disk.mu.Unlock()
+}
+
+func TestDiskConcurrentAccess(t *testing.T) {
+	dir := t.TempDir()
+	// A memory cache of 8 blocks over a disk cache of 40: most gets miss
+	// memory and race disk reads, writes and evictions.
+	fileSize := int64(testBlock + blockFileFixed + 2)
+	c, _ := newDiskCache(t, dir, Config{MaxBytes: 8 * testBlock, DiskMaxBytes: 40 * fileSize})
+	blockData := func(id string, b int64) []byte {
+		return randomBytes(testBlock, uint64(b)*131+uint64(id[1]))
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 300 {
+				id := fmt.Sprintf("v%d", (g+i)%3)
+				b := int64((i * 7) % 20)
+				got, err := c.Get(testCtx(t), id, b, func(context.Context) ([]byte, error) { return blockData(id, b), nil })
+				if !assert.NoError(t, err) || !assert.Equal(t, blockData(id, b), got) {
+					return
+				}
+				if i%50 == 0 {
+					c.DropContent(id)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	waitDiskIdle(t, c)
+	st := c.Stats()
+	assert.LessOrEqual(t, st.DiskBytes, 40*fileSize)
+	assert.Positive(t, st.DiskHits)
+	assert.Equal(t, uint64(0), st.DiskErrors)
+}
+
+func TestNewWithDiskReportsAnUnusableDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	c, err := NewWithDisk(Config{DiskDir: file})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), file)
+	got, err := c.Get(testCtx(t), "v1", 0, func(context.Context) ([]byte, error) { return []byte("ok"), nil })
+	require.NoError(t, err)
+	assert.Equal(t, []byte("ok"), got, "the memory cache still works")
+}
+
+func TestDiskAnotherBlockSizeDoesNotReuseBlocks(t *testing.T) {
+	dir := t.TempDir()
+	// 1.5 blocks of 4 KiB: block 1 of 4 KiB and block 1 of 2 KiB have the
+	// same length but different bytes.
+	data := randomBytes(testBlock+testBlock/2, 42)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data))}
+	first, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
+	readContent(t, first, content, &memOrigin{data: data})
+	first.Close()
+
+	second, _ := newDiskCache(t, dir, Config{ReadAhead: -1, BlockSize: testBlock / 2})
+	origin := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, origin))
+	assert.Equal(t, int64(3), origin.calls.Load())
+	assert.Equal(t, uint64(0), second.Stats().DiskHits)
+}
