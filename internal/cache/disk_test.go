@@ -341,7 +341,9 @@ func TestDiskConcurrentAccess(t *testing.T) {
 	waitDiskIdle(t, c)
 	st := c.Stats()
 	assert.LessOrEqual(t, st.DiskBytes, 40*fileSize)
-	assert.Positive(t, st.DiskHits)
+	// Disk hits depend on the writer keeping up, which this race does not
+	// promise; TestDiskBlocksSurviveANewCache pins them down.
+	t.Logf("disk hits %d, writes %d, dropped writes %d", st.DiskHits, st.DiskWrites, st.DiskWriteDrops)
 	assert.Equal(t, uint64(0), st.DiskErrors)
 }
 
