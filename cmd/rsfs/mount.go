@@ -34,6 +34,7 @@ type mountFlags struct {
 	readyTimeout  time.Duration
 	pollInterval  time.Duration
 	cacheDir      string
+	cacheMaxSize  string
 	notifyAddr    string
 	notifyURL     string
 }
@@ -63,6 +64,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range (default: the cache's measured default)")
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
+	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
@@ -118,6 +120,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	slog.Info("unmounted", "dir", dir)
 	cancel()
 	saveSnapshot(m.stateDir, m.cat, m.follower)
+	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
 		defer done()
@@ -134,6 +137,7 @@ type mountedFS struct {
 	server   *fuse.Server
 	follower *source.Follower
 	cat      *catalog.Catalog
+	blocks   *cache.Cache
 	stateDir string
 }
 
@@ -158,7 +162,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	blocks := cache.New(cache.Config{MaxBytes: cacheBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead})
+	blocks, err := newCache(mf, stateDir, cacheBytes, blockSize)
+	if err != nil {
+		return nil, err
+	}
 	fsys := fs.New(fs.Config{
 		Catalog: l.cat,
 		Cache:   blocks,
@@ -178,11 +185,29 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	m := &mountedFS{fsys: fsys, server: server, follower: follower, cat: l.cat, stateDir: stateDir}
+	m := &mountedFS{fsys: fsys, server: server, follower: follower, cat: l.cat, blocks: blocks, stateDir: stateDir}
 	if l.positions == nil {
 		go saveSnapshot(stateDir, l.cat, follower) // a fresh load: remember it at once
 	}
 	return m, nil
+}
+
+// newCache builds the block cache: memory, over a disk cache in the state
+// directory unless remembering is off.
+func newCache(mf *mountFlags, stateDir string, memBytes, blockSize int64) (*cache.Cache, error) {
+	cfg := cache.Config{MaxBytes: memBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead}
+	if stateDir != "" {
+		diskBytes, err := parseSize(mf.cacheMaxSize)
+		if err != nil {
+			return nil, fmt.Errorf("--cache-max-size: %w", err)
+		}
+		cfg.DiskDir, cfg.DiskMaxBytes = filepath.Join(stateDir, "blocks"), diskBytes
+	}
+	c, err := cache.NewWithDisk(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("disk cache: %w", err)
+	}
+	return c, nil
 }
 
 // catchUp brings a catalog restored from a snapshot up to date before the

@@ -30,6 +30,12 @@ var (
 	_ gofs.NodeListxattrer = (*fileNode)(nil)
 )
 
+// Name is the file's name in its directory.
+func (n *fileNode) Name() string {
+	name, _ := n.Parent()
+	return name
+}
+
 // OnForget runs when the kernel forgets the file.
 func (n *fileNode) OnForget() { n.fsys.nodes.forget(n.id, &n.Inode) }
 
@@ -64,6 +70,9 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	}
 	content := cache.Content{ID: cat.ContentID(n.id), Name: r.URI, Size: r.Length, Hashes: r.Hashes}
 	f := n.fsys.cfg.Cache.Open(content, n.fsys.cfg.Origin(r))
+	if r.Length <= int64(n.fsys.cfg.Cache.BlockSize()) {
+		n.fsys.warmSiblings(n.id, n.Name())
+	}
 	return &fileHandle{file: f, uri: r.URI}, fuse.FOPEN_KEEP_CACHE, 0
 }
 

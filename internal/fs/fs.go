@@ -48,6 +48,7 @@ type FS struct {
 	root     *dirNode
 	nodes    inodes
 	notes    notifier
+	warm     warmer
 }
 
 // New returns a file system over cfg's catalog.

@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,4 +58,33 @@ func TestRemountFromSnapshotCatchesUp(t *testing.T) {
 	}
 	log, _ := os.ReadFile(m.logFile)
 	assert.Contains(t, string(log), "catalog loaded from snapshot")
+}
+
+func TestMountFromSnapshotWhileSourceIsDown(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 300})
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m := mountAt(t, src.URL(), dir, cacheDir)
+	files := walkFiles(t, m.dir)
+	res := src.Resources()
+	read, unread := res[0], res[len(res)-1] // another directory: not warmed
+	require.NotEqual(t, filepath.Dir(files[read.URI]), filepath.Dir(files[unread.URI]))
+	want, _ := src.Body(read.URI)
+	got, err := os.ReadFile(files[read.URI])
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	m.unmount(t)
+
+	src.Close() // the Source is gone
+	m = mountAt(t, src.URL(), dir, cacheDir, "--retries", "0")
+	log, _ := os.ReadFile(m.logFile)
+	assert.Contains(t, string(log), "mounting from the snapshot")
+	after := walkFiles(t, m.dir)
+	assert.Len(t, after, len(res), "the whole tree, from the snapshot")
+	got, err = os.ReadFile(after[read.URI])
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "a cached file reads from the disk cache")
+	_, err = os.ReadFile(after[unread.URI])
+	assert.ErrorIs(t, err, syscall.EIO, "an uncached file fails until the Source is back")
 }
