@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -35,6 +36,7 @@ type mountFlags struct {
 	pollInterval  time.Duration
 	cacheDir      string
 	cacheMaxSize  string
+	cpuProfile    string
 	notifyAddr    string
 	notifyURL     string
 }
@@ -65,6 +67,8 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
+	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
+	_ = fl.MarkHidden("cpu-profile")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
@@ -95,6 +99,13 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			mountutil.ReportReady(err)
 			return err
 		}
+	}
+	if mf.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(mf.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
 	}
 	m, err := serve(cmd, mf, rawURL, dir, term)
 	if term != os.Stderr {
@@ -285,4 +296,16 @@ func startPush(ctx context.Context, mf *mountFlags, f *source.Follower) (*notify
 		slog.Warn("--notify-addr: the Source advertises no notification channel")
 	}
 	return sub, err
+}
+
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpu-profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -99,6 +99,9 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 func (f *File) Close() {
 	f.mu.Lock()
 	f.closed = true
+	if f.verify != nil {
+		f.verify.stop() // ends a pass in progress, and its hashing goroutine
+	}
 	f.mu.Unlock()
 	f.cancel()
 	f.wg.Wait()

@@ -1,7 +1,5 @@
 package cache
 
-import "hash"
-
 // verifier hashes the blocks of a multi-block content in order as reads
 // cover them, and compares the sum when the whole content has passed: every
 // block hashed and a read reaching the end served. A block read ahead of the
@@ -16,7 +14,7 @@ type verifier struct {
 	maxPending int
 	lookup     func(block int64) ([]byte, bool) // a cached block, without fetching
 
-	h       hash.Hash
+	h       *hashPipe
 	next    int64 // next block to hash; -1 when no pass is in progress
 	pending map[int64]struct{}
 	sawEnd  bool
@@ -44,9 +42,10 @@ func (v *verifier) observe(first int64, blocks [][]byte, reachesEnd bool) (done 
 	if v.next <= v.lastBlock || !v.sawEnd {
 		return false, nil
 	}
-	err = v.digest.check(v.uri, v.h.Sum(nil))
+	sum := v.h.Sum()
+	v.h = nil
 	v.stop()
-	return true, err
+	return true, v.digest.check(v.uri, sum)
 }
 
 // take hashes block b if it extends the prefix (then the pending blocks that
@@ -76,13 +75,16 @@ func (v *verifier) take(b int64, data []byte) bool {
 }
 
 func (v *verifier) start() {
-	v.h = v.digest.new()
+	v.h = newHashPipe(v.digest.new())
 	v.next = 0
 	v.pending = make(map[int64]struct{})
 	v.sawEnd = false
 }
 
 func (v *verifier) stop() {
+	if v.h != nil {
+		v.h.Abort()
+	}
 	v.h = nil
 	v.next = -1
 	v.pending = nil

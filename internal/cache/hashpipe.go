@@ -1,0 +1,52 @@
+package cache
+
+import (
+	"hash"
+	"sync/atomic"
+)
+
+// hashPipe hashes in a goroutine of its own, so a whole-file read does not
+// pay for the hash on the read path: reads go on while earlier blocks are
+// hashed, and only Sum waits. Blocks handed to Write must not change (cache
+// blocks never do). Queued blocks bound the memory held: Write blocks when
+// the queue is full.
+type hashPipe struct {
+	h       hash.Hash
+	queue   chan []byte
+	done    chan struct{}
+	aborted atomic.Bool
+}
+
+const hashPipeDepth = 32
+
+func newHashPipe(h hash.Hash) *hashPipe {
+	p := &hashPipe{h: h, queue: make(chan []byte, hashPipeDepth), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *hashPipe) run() {
+	defer close(p.done)
+	for b := range p.queue {
+		if !p.aborted.Load() {
+			p.h.Write(b)
+		}
+	}
+}
+
+// Write queues b for hashing.
+func (p *hashPipe) Write(b []byte) { p.queue <- b }
+
+// Sum waits until every queued block is hashed and returns the digest. The
+// pipe is finished afterwards.
+func (p *hashPipe) Sum() []byte {
+	close(p.queue)
+	<-p.done
+	return p.h.Sum(nil)
+}
+
+// Abort finishes the pipe without hashing what is still queued.
+func (p *hashPipe) Abort() {
+	p.aborted.Store(true)
+	close(p.queue)
+}

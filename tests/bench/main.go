@@ -1,0 +1,296 @@
+// Command bench measures rsfs end to end: it starts generated Sources on
+// 127.0.0.1, mounts them with the real rsfs binary, runs the tools people
+// use, and prints a table (also written to BENCHMARKS.md).
+//
+//	go run ./tests/bench -n 200000,1000000
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"rsfs/tests/sourcetest"
+)
+
+func main() {
+	sizes := flag.String("n", "200000,1000000", "resource counts of the listing benchmarks, comma separated")
+	bigSize := flag.Int64("big", 512<<20, "size of the sequential-read resource")
+	smallFiles := flag.String("grep", "2000,20000", "small-file counts of the grep benchmarks")
+	out := flag.String("out", "BENCHMARKS.md", "where to write the table (empty: stdout only)")
+	mountFlags := flag.String("mount-flags", "", "extra flags for every rsfs mount, space separated")
+	flag.Parse()
+
+	b, err := newBench()
+	if err != nil {
+		log.Fatal(err)
+	}
+	b.flags = strings.Fields(*mountFlags)
+	defer b.cleanup()
+	for _, n := range parseInts(*sizes) {
+		b.listing(n)
+	}
+	b.sequential(*bigSize)
+	for _, n := range parseInts(*smallFiles) {
+		b.grep(n)
+	}
+	b.report(*out)
+}
+
+type row struct{ section, what, value string }
+
+type bench struct {
+	tmp   string
+	rsfs  string
+	flags []string
+	rows  []row
+}
+
+func newBench() (*bench, error) {
+	tmp, err := os.MkdirTemp("", "rsfs-bench")
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{tmp: tmp, rsfs: filepath.Join(tmp, "rsfs")}
+	build := exec.Command("go", "build", "-o", b.rsfs, "rsfs/cmd/rsfs")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("build rsfs: %w", err)
+	}
+	return b, nil
+}
+
+func (b *bench) cleanup() { os.RemoveAll(b.tmp) }
+
+func (b *bench) add(section, what, format string, args ...any) {
+	v := fmt.Sprintf(format, args...)
+	b.rows = append(b.rows, row{section, what, v})
+	fmt.Printf("%-28s %-44s %s\n", section, what, v)
+}
+
+// mount mounts url on a fresh directory and returns it, the time the
+// mount command took, and the server's pid.
+func (b *bench) mount(url string, extra ...string) (string, time.Duration, int) {
+	dir, err := os.MkdirTemp(b.tmp, "mnt")
+	must(err)
+	args := append([]string{"mount", url, dir, "--log-file", filepath.Join(b.tmp, "rsfs.log"),
+		"--cache-dir", dir + ".cache"}, append(extra, b.flags...)...)
+	start := time.Now()
+	out, err := exec.Command(b.rsfs, args...).CombinedOutput()
+	if err != nil {
+		log.Fatalf("rsfs mount: %v: %s", err, out)
+	}
+	took := time.Since(start)
+	return dir, took, pidOf(dir)
+}
+
+func (b *bench) unmount(dir string) {
+	if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+		log.Printf("umount %s: %v %s", dir, err, out)
+		_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+	}
+}
+
+// listing: time to ready, RSS, find and ls -lR over n resources.
+func (b *bench) listing(n int) {
+	sec := fmt.Sprintf("%d resources", n)
+	src, err := sourcetest.Start(sourcetest.Config{Resources: n, PerList: 50000})
+	must(err)
+	defer src.Close()
+	warmLists(src) // the Source computes hashes on first serving: not rsfs's time
+	dir, ready, pid := b.mount(src.URL())
+	defer b.unmount(dir)
+	b.add(sec, "time to ready (cold)", "%.2f s", ready.Seconds())
+	b.add(sec, "RSS after mount", "%d MB", rssMB(pid))
+	dropCaches()
+	b.add(sec, "find DIR | wc -l, cold", "%.2f s (%s entries)", timeIt("sh", "-c", "find "+dir+" | wc -l"), countFind(dir))
+	b.add(sec, "find DIR | wc -l, warm", "%.2f s", timeIt("sh", "-c", "find "+dir+" | wc -l"))
+	b.add(sec, "RSS after find", "%d MB", rssMB(pid))
+	b.add(sec, "find -size +0 (stat all)", "%.2f s", timeIt("sh", "-c", "find "+dir+" -size +0 | wc -l"))
+	b.add(sec, "RSS after stat of every file", "%d MB", rssMB(pid))
+	dropCaches()
+	time.Sleep(time.Second)
+	b.add(sec, "RSS after drop_caches", "%d MB", rssMB(pid))
+	b.add(sec, "ls -lR, cold", "%.2f s", timeIt("sh", "-c", "ls -lR "+dir+" > /dev/null"))
+}
+
+// sequential: a large resource through the mount vs curl, then again from
+// the page cache; once with a sha-256 and once with an md5 published (rsfs
+// verifies the hash of a whole-file read, so the md5 case is also compared
+// with curl | md5sum).
+func (b *bench) sequential(size int64) {
+	for _, alg := range []string{"sha-256", "md5"} {
+		sec := fmt.Sprintf("sequential %d MiB, %s", size>>20, alg)
+		src, err := sourcetest.Start(sourcetest.Config{Resources: 1, MinSize: size, MaxSize: size, Hashes: []string{alg}})
+		must(err)
+		uri := src.Resources()[0].URI
+		curl := timeIt("curl", "-s", "-o", "/dev/null", uri)
+		tool := map[string]string{"sha-256": "sha256sum", "md5": "md5sum"}[alg]
+		curlHash := timeIt("sh", "-c", "curl -s '"+uri+"' | "+tool)
+		dir, _, _ := b.mount(src.URL())
+		var file string
+		_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.Mode().IsRegular() {
+				file = p
+			}
+			return nil
+		})
+		first := timeIt("sh", "-c", "cat '"+file+"' > /dev/null")
+		second := timeIt("sh", "-c", "cat '"+file+"' > /dev/null")
+		mb := float64(size) / 1e6
+		b.add(sec, "curl", "%.0f MB/s", mb/curl)
+		b.add(sec, "curl | "+tool, "%.0f MB/s", mb/curlHash)
+		b.add(sec, "rsfs, first read (verified)", "%.0f MB/s (%.2f of curl, %.2f of curl | %s)", mb/first, curl/first, curlHash/first, tool)
+		b.add(sec, "rsfs, second read (page cache)", "%.0f MB/s", mb/second)
+		b.unmount(dir)
+		src.Close()
+	}
+}
+
+// grep: grep -r over n small files, twice, vs a local copy.
+func (b *bench) grep(n int) {
+	sec := fmt.Sprintf("grep -r, %d small files", n)
+	src, err := sourcetest.Start(sourcetest.Config{Resources: n})
+	must(err)
+	defer src.Close()
+	warmLists(src)
+	dir, _, _ := b.mount(src.URL())
+	defer b.unmount(dir)
+	first := timeIt("sh", "-c", "grep -r NEEDLE-not-there "+dir+" || true")
+	second := timeIt("sh", "-c", "grep -r NEEDLE-not-there "+dir+" || true")
+	local := filepath.Join(b.tmp, fmt.Sprintf("local-%d", n))
+	must(exec.Command("cp", "-r", dir, local).Run())
+	_ = timeIt("sh", "-c", "grep -r NEEDLE-not-there "+local+" || true")
+	localT := timeIt("sh", "-c", "grep -r NEEDLE-not-there "+local+" || true")
+	b.add(sec, "first pass", "%.3f s (%.1fx local)", first, first/localT)
+	b.add(sec, "second pass", "%.3f s (%.1fx local)", second, second/localT)
+	b.add(sec, "local copy (page cache)", "%.3f s", localT)
+}
+
+func (b *bench) report(path string) {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# rsfs benchmarks\n\n`go run ./tests/bench` on %s, %s.\n\n", hostDesc(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintln(&buf, "| benchmark | measure | result |\n|---|---|---|")
+	for _, r := range b.rows {
+		fmt.Fprintf(&buf, "| %s | %s | %s |\n", r.section, r.what, r.value)
+	}
+	if path != "" {
+		must(os.WriteFile(path, buf.Bytes(), 0o644))
+	}
+	fmt.Print("\n", buf.String())
+}
+
+// warmLists fetches every document once so the Source's own first-serving
+// cost (hashing generated bodies) is not counted against rsfs.
+func warmLists(src *sourcetest.Source) {
+	for k := 0; k < src.Sets(); k++ {
+		resp, err := http.Get(src.ResourceListURL(k))
+		must(err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, loc := range between(string(body), "<loc>", "</loc>") {
+			if strings.HasSuffix(loc, ".xml") || strings.HasSuffix(loc, ".xml.gz") {
+				r, err := http.Get(loc)
+				must(err)
+				_, _ = io.Copy(io.Discard, r.Body)
+				r.Body.Close()
+			}
+		}
+	}
+}
+
+func between(s, open, close string) []string {
+	var out []string
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			return out
+		}
+		s = s[i+len(open):]
+		j := strings.Index(s, close)
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[:j])
+		s = s[j+len(close):]
+	}
+}
+
+func timeIt(name string, args ...string) float64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Stdout = io.Discard
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		log.Printf("%s %v: %v", name, args, err)
+	}
+	return time.Since(start).Seconds()
+}
+
+func countFind(dir string) string {
+	out, _ := exec.Command("sh", "-c", "find "+dir+" | wc -l").Output()
+	return strings.TrimSpace(string(out))
+}
+
+func dropCaches() {
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0o200); err != nil {
+		log.Printf("drop_caches: %v (needs root)", err)
+	}
+}
+
+func pidOf(dir string) int {
+	out, err := exec.Command("pgrep", "-f", " "+dir+" ").Output()
+	if err != nil {
+		log.Fatalf("no rsfs process for %s", dir)
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(out))[0])
+	return pid
+}
+
+func rssMB(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	must(err)
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.ParseInt(strings.Fields(line)[1], 10, 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+func hostDesc() string {
+	out, _ := exec.Command("nproc").Output()
+	return strings.TrimSpace(string(out)) + " cores"
+}
+
+func parseInts(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			n, err := strconv.Atoi(f)
+			must(err)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func must(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
