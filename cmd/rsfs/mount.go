@@ -206,7 +206,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 // newCache builds the block cache: memory, over a disk cache in the state
 // directory unless remembering is off.
 func newCache(mf *mountFlags, stateDir string, memBytes, blockSize int64) (*cache.Cache, error) {
-	cfg := cache.Config{MaxBytes: memBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead}
+	// Fills ahead of readers (read-ahead, and warming small siblings) run 32
+	// at once: on small files the round trip, not the bandwidth, is the cost.
+	cfg := cache.Config{MaxBytes: memBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead, PrefetchConcurrency: 32}
 	if stateDir != "" {
 		diskBytes, err := parseSize(mf.cacheMaxSize)
 		if err != nil {

@@ -39,13 +39,8 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 
 func (d *dirNode) child(ctx context.Context, id catalog.NodeID, a catalog.Attr, out *fuse.EntryOut) *gofs.Inode {
 	d.fsys.fillEntry(a, out)
-	n := d.NewInode(ctx, d.fsys.newNode(id, a), stableAttr(a))
-	d.fsys.nodes.add(id, n)
-	return n
+	return d.NewInode(ctx, d.fsys.newNode(id, a), stableAttr(a))
 }
-
-// OnForget runs when the kernel forgets the directory.
-func (d *dirNode) OnForget() { d.fsys.nodes.forget(d.id, &d.Inode) }
 
 func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	a, ok := d.fsys.cfg.Catalog.Attr(d.id)

@@ -36,9 +36,6 @@ func (n *fileNode) Name() string {
 	return name
 }
 
-// OnForget runs when the kernel forgets the file.
-func (n *fileNode) OnForget() { n.fsys.nodes.forget(n.id, &n.Inode) }
-
 func (n *fileNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	a, ok := n.fsys.cfg.Catalog.Attr(n.id)
 	if !ok {

@@ -46,7 +46,6 @@ type FS struct {
 	closing  context.Context
 	shutdown context.CancelFunc
 	root     *dirNode
-	nodes    inodes
 	notes    notifier
 	warm     warmer
 }
@@ -63,7 +62,6 @@ func New(cfg Config) *FS {
 	closing, shutdown := context.WithCancel(context.Background())
 	f := &FS{cfg: cfg, log: log, closing: closing, shutdown: shutdown}
 	f.root = &dirNode{fsys: f, id: catalog.RootID}
-	f.nodes.add(catalog.RootID, &f.root.Inode)
 	f.notes.cond = sync.NewCond(&f.notes.mu)
 	go f.runNotifier()
 	return f

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"strings"
 	"sync"
 	"syscall"
 
@@ -9,22 +10,26 @@ import (
 	"rsfs/internal/catalog"
 )
 
-// inodes maps the catalog nodes the kernel holds to their go-fuse inodes,
-// so that a change can be told to the kernel. Nodes leave on forget.
-type inodes struct {
-	m sync.Map // catalog.NodeID → *gofs.Inode
-}
-
-func (t *inodes) add(id catalog.NodeID, n *gofs.Inode) { t.m.Store(id, n) }
-
-func (t *inodes) get(id catalog.NodeID) *gofs.Inode {
-	if v, ok := t.m.Load(id); ok {
-		return v.(*gofs.Inode)
+// inode returns the go-fuse inode of a catalog node if the kernel holds it,
+// by walking go-fuse's tree (which holds exactly the nodes the kernel knows)
+// along the node's path. No per-inode index is kept: at millions of files
+// it would cost more than the inodes.
+func (f *FS) inode(id catalog.NodeID) *gofs.Inode {
+	n := &f.root.Inode
+	if id == catalog.RootID {
+		return n
 	}
-	return nil
+	path := f.cfg.Catalog.Path(id)
+	if path == "" {
+		return nil
+	}
+	for _, name := range strings.Split(path, "/") {
+		if n = n.GetChild(name); n == nil {
+			return nil
+		}
+	}
+	return n
 }
-
-func (t *inodes) forget(id catalog.NodeID, n *gofs.Inode) { t.m.CompareAndDelete(id, n) }
 
 // notifier sends kernel notifications from a goroutine of its own, never
 // under a lock and never from inside a FUSE callback (that deadlocks). The
@@ -92,7 +97,7 @@ func (f *FS) stopNotifier() {
 // send tells the kernel about one effect. A node the kernel does not hold
 // needs nothing; ENOENT from the kernel means the same.
 func (f *FS) send(e catalog.Effect) {
-	parent := f.nodes.get(e.Parent)
+	parent := f.inode(e.Parent)
 	switch e.Kind {
 	case catalog.EntryAdded:
 		if parent != nil {
@@ -103,14 +108,14 @@ func (f *FS) send(e catalog.Effect) {
 		if parent == nil {
 			return
 		}
-		if child := f.nodes.get(e.ID); child != nil {
+		if child := parent.GetChild(e.Name); child != nil {
 			f.check(parent.NotifyDelete(e.Name, child), e)
 		} else {
 			f.check(parent.NotifyEntry(e.Name), e)
 		}
 		f.check(parent.NotifyContent(0, 0), e)
 	case catalog.ContentChanged:
-		if n := f.nodes.get(e.ID); n != nil {
+		if n := f.inode(e.ID); n != nil {
 			f.check(n.NotifyContent(0, 0), e) // pages and attributes
 		}
 		if parent != nil {

@@ -41,7 +41,9 @@ func main() {
 	for _, n := range parseInts(*sizes) {
 		b.listing(n)
 	}
-	b.sequential(*bigSize)
+	if *bigSize > 0 {
+		b.sequential(*bigSize)
+	}
 	for _, n := range parseInts(*smallFiles) {
 		b.grep(n)
 	}
