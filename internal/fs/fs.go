@@ -107,6 +107,9 @@ func (f *FS) MountOptions(name string, allowOther bool) *gofs.Options {
 		MaxReadAhead:         1 << 20,
 		MaxBackground:        64,
 		IgnoreSecurityLabels: true,
+		// READDIRPLUS only where the program stats what it lists (ls -l,
+		// rsync): a plain find then creates no inode per entry.
+		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
 	}
 	return opts
 }
