@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -68,6 +70,14 @@ func printReport(w io.Writer, rep *source.Report) {
 		if s.DumpPackages > 0 {
 			fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, humanBytes(s.DumpBytes))
 		}
+		for _, p := range s.Packages {
+			if p.Error != "" {
+				fmt.Fprintf(w, "  package %s: %s\n", p.URL, p.Error)
+				continue
+			}
+			fmt.Fprintf(w, "  package %s: %s, %d members (%s), manifest %d entries, %d matched\n",
+				p.URL, humanBytes(p.Size), p.Members, methods(p.Methods), p.ManifestEntries, p.Matched)
+		}
 		if s.Changes > 0 || s.NewestChange != nil {
 			newest := "unknown"
 			if s.NewestChange != nil {
@@ -92,4 +102,17 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%d bytes, %.1f %ciB", n, float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func methods(m map[string]int) string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%d %s", m[k], k)
+	}
+	return strings.Join(parts, ", ")
 }

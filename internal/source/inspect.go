@@ -20,16 +20,28 @@ type Report struct {
 
 // SetReport describes one resource set.
 type SetReport struct {
-	CapabilityList string      `json:"capability_list"`
-	Documents      []DocReport `json:"documents"`
-	Resources      int64       `json:"resources"`
-	Bytes          int64       `json:"bytes"`
-	NoLength       int64       `json:"resources_without_length"`
-	DumpPackages   int64       `json:"dump_packages"`
-	DumpBytes      int64       `json:"dump_bytes"`
-	Changes        int64       `json:"changes"`
-	NewestChange   *time.Time  `json:"newest_change,omitempty"`
-	Channels       []Channel   `json:"channels,omitempty"`
+	CapabilityList string          `json:"capability_list"`
+	Documents      []DocReport     `json:"documents"`
+	Resources      int64           `json:"resources"`
+	Bytes          int64           `json:"bytes"`
+	NoLength       int64           `json:"resources_without_length"`
+	DumpPackages   int64           `json:"dump_packages"`
+	DumpBytes      int64           `json:"dump_bytes"`
+	Changes        int64           `json:"changes"`
+	NewestChange   *time.Time      `json:"newest_change,omitempty"`
+	Channels       []Channel       `json:"channels,omitempty"`
+	Packages       []PackageReport `json:"packages,omitempty"`
+}
+
+// PackageReport describes one dump package.
+type PackageReport struct {
+	URL             string         `json:"url"`
+	Size            int64          `json:"size"`
+	Members         int            `json:"members"`
+	ManifestEntries int            `json:"manifest_entries"`
+	Matched         int            `json:"matched"` // manifest entries whose member is in the package, with the manifest's length
+	Methods         map[string]int `json:"methods"` // members by compression method
+	Error           string         `json:"error,omitempty"`
 }
 
 // DocReport describes one document a Capability List names.
@@ -70,6 +82,18 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 
 func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport) (*DocReport, error) {
 	dr := &DocReport{Capability: c, URL: u, Documents: 1}
+	if c == resourcesync.CapResourceDump || c == resourcesync.CapChangeDump {
+		defer func() {
+			pkgs, err := s.dumpPackages(ctx, u, 0)
+			if err != nil {
+				sr.Packages = append(sr.Packages, PackageReport{URL: u, Error: err.Error()})
+				return
+			}
+			for _, p := range pkgs {
+				sr.Packages = append(sr.Packages, s.inspectPackage(ctx, p))
+			}
+		}()
+	}
 	children, err := s.countDoc(ctx, c, u, dr, sr)
 	if err != nil {
 		return nil, err
@@ -153,4 +177,43 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
 
 func isChannel(c resourcesync.Capability) bool {
 	return c == resourcesync.CapChangeNotification || c == resourcesync.CapFrameworkNotification
+}
+
+// inspectPackage opens a dump package and checks its manifest against its
+// members.
+func (s *Source) inspectPackage(ctx context.Context, url string) PackageReport {
+	rep := PackageReport{URL: url, Methods: map[string]int{}}
+	pkg, err := s.pkgs.open(ctx, url)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	rep.Size, rep.Members = pkg.Size, len(pkg.Members)
+	for _, m := range pkg.Members {
+		rep.Methods[methodName(m.Method)]++
+	}
+	man, err := pkg.Manifest(ctx)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	rep.ManifestEntries = len(man.Entries)
+	for _, e := range man.Entries {
+		if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
+			rep.Matched++
+		}
+	}
+	return rep
+}
+
+func methodName(m uint16) string {
+	switch m {
+	case 0:
+		return "stored"
+	case 8:
+		return "deflate"
+	case 93:
+		return "zstd"
+	}
+	return fmt.Sprintf("method %d", m)
 }

@@ -29,6 +29,7 @@ func main() {
 	bigSize := flag.Int64("big", 512<<20, "size of the sequential-read resource")
 	smallFiles := flag.String("grep", "2000,20000", "small-file counts of the grep benchmarks")
 	out := flag.String("out", "BENCHMARKS.md", "where to write the table (empty: stdout only)")
+	dumpFiles := flag.String("dumps", "10000", "small-resource counts of the dump vs URI benchmarks")
 	mountFlags := flag.String("mount-flags", "", "extra flags for every rsfs mount, space separated")
 	flag.Parse()
 
@@ -46,6 +47,9 @@ func main() {
 	}
 	for _, n := range parseInts(*smallFiles) {
 		b.grep(n)
+	}
+	for _, n := range parseInts(*dumpFiles) {
+		b.dumps(n)
 	}
 	b.report(*out)
 }
@@ -81,11 +85,8 @@ func (b *bench) add(section, what, format string, args ...any) {
 	fmt.Printf("%-28s %-44s %s\n", section, what, v)
 }
 
-// mount mounts url on a fresh directory and returns it, the time the
-// mount command took, and the server's pid.
-func (b *bench) mount(url string, extra ...string) (string, time.Duration, int) {
-	dir, err := os.MkdirTemp(b.tmp, "mnt")
-	must(err)
+// mountAt mounts url on an existing directory (its cache dir beside it).
+func (b *bench) mountAt(dir, url string, extra ...string) (string, time.Duration, int) {
 	args := append([]string{"mount", url, dir, "--log-file", filepath.Join(b.tmp, "rsfs.log"),
 		"--cache-dir", dir + ".cache"}, append(extra, b.flags...)...)
 	start := time.Now()
@@ -93,8 +94,15 @@ func (b *bench) mount(url string, extra ...string) (string, time.Duration, int) 
 	if err != nil {
 		log.Fatalf("rsfs mount: %v: %s", err, out)
 	}
-	took := time.Since(start)
-	return dir, took, pidOf(dir)
+	return dir, time.Since(start), pidOf(dir)
+}
+
+// mount mounts url on a fresh directory and returns it, the time the
+// mount command took, and the server's pid.
+func (b *bench) mount(url string, extra ...string) (string, time.Duration, int) {
+	dir, err := os.MkdirTemp(b.tmp, "mnt")
+	must(err)
+	return b.mountAt(dir, url, extra...)
 }
 
 func (b *bench) unmount(dir string) {
@@ -125,6 +133,26 @@ func (b *bench) listing(n int) {
 	time.Sleep(time.Second)
 	b.add(sec, "RSS after drop_caches", "%d MB", rssMB(pid))
 	b.add(sec, "ls -lR, cold", "%.2f s", timeIt("sh", "-c", "ls -lR "+dir+" > /dev/null"))
+
+	b.unmount(dir)
+	waitExit(pid)
+	_, ready, pid = b.mountAt(dir, src.URL(), "--poll-interval", "1s")
+	b.add(sec, "time to ready (from snapshot)", "%.2f s", ready.Seconds())
+	b.idlePoll(sec, src, pid)
+}
+
+// idlePoll measures what following costs while nothing changes: requests
+// to the Source and CPU time of the mount, over several polls.
+func (b *bench) idlePoll(sec string, src *sourcetest.Source, pid int) {
+	const polls = 5
+	time.Sleep(1500 * time.Millisecond)
+	src.ResetCounters()
+	cpu := cpuTime(pid)
+	time.Sleep(polls * time.Second)
+	c := src.Counters()
+	used := cpuTime(pid) - cpu
+	b.add(sec, "one poll with no change", "%.1f requests (%.1f answered 304), %.1f ms CPU",
+		float64(c.Docs)/polls, float64(c.NotModified)/polls, used.Seconds()*1000/polls)
 }
 
 // sequential: a large resource through the mount vs curl, then again from
@@ -178,6 +206,31 @@ func (b *bench) grep(n int) {
 	b.add(sec, "first pass", "%.3f s (%.1fx local)", first, first/localT)
 	b.add(sec, "second pass", "%.3f s (%.1fx local)", second, second/localT)
 	b.add(sec, "local copy (page cache)", "%.3f s", localT)
+}
+
+// dumps reads n small resources through their URIs, then the same through
+// a dump-only Source's packages: requests and time.
+func (b *bench) dumps(n int) {
+	sec := fmt.Sprintf("%d small resources", n)
+	for _, dumpOnly := range []bool{false, true} {
+		cfg := sourcetest.Config{Resources: n}
+		what := "through their URIs"
+		if dumpOnly {
+			cfg.Dumps, cfg.DumpOnly, cfg.PerDump = true, true, 1000
+			what = "through dump packages"
+		}
+		src, err := sourcetest.Start(cfg)
+		must(err)
+		warmLists(src)
+		dir, _, _ := b.mount(src.URL())
+		src.ResetCounters()
+		took := timeIt("sh", "-c", "find "+dir+" -type f -exec cat {} + > /dev/null")
+		c := src.Counters()
+		requests := c.Gets + c.RangeGets + c.DumpRanges + c.DumpWholeGets
+		b.add(sec, what, "%.2f s, %d requests", took, requests)
+		b.unmount(dir)
+		src.Close()
+	}
 }
 
 func (b *bench) report(path string) {
@@ -295,4 +348,31 @@ func must(err error) {
 	if err != nil {
 		log.Fatal(err)
 	}
+}
+
+// waitExit waits (up to a minute) for a process to end or be a zombie.
+func waitExit(pid int) {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return
+		}
+		if f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:])); len(f) == 0 || f[0] == "Z" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cpuTime is a process's user+system CPU time.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // clock ticks
 }

@@ -53,3 +53,26 @@ func TestInspectText(t *testing.T) {
 	assert.Error(t, err)
 	assert.Equal(t, 1, len(strings.Split(strings.TrimSpace(stderr), "\n")))
 }
+
+func TestInspectDumpPackages(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 120, Dumps: true, PerDump: 50})
+	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--json", src.URL())
+	require.NoError(t, err, stderr)
+	var rep source.Report
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	pkgs := rep.Sets[0].Packages
+	require.Len(t, pkgs, 3)
+	total := 0
+	for _, p := range pkgs {
+		assert.Empty(t, p.Error)
+		assert.Positive(t, p.Size)
+		assert.Equal(t, p.ManifestEntries, p.Matched)
+		assert.Equal(t, p.Members, p.ManifestEntries+1, "every member but manifest.xml is in the manifest")
+		assert.Equal(t, p.Members, p.Methods["stored"]+p.Methods["deflate"])
+		total += p.Matched
+	}
+	assert.Equal(t, 120, total)
+	text, _, err := run(t, time.Minute, rsfsBin, "inspect", src.URL())
+	require.NoError(t, err)
+	assert.Contains(t, text, "manifest 50 entries, 50 matched")
+}
