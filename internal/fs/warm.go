@@ -11,8 +11,8 @@ import (
 // directory, so tools that read a tree in order (grep -r, rsync, tar) find
 // them in memory instead of paying one round trip each.
 const (
-	warmAhead  = 32 // files warmed per batch
-	warmRefill = 16 // the batch is refilled once the reader passes this many
+	warmAhead  = 64 // files warmed per batch
+	warmRefill = 24 // the batch is refilled once the reader passes this many
 )
 
 // warmer remembers, per directory, the name past which the next batch is
