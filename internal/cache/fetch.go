@@ -13,10 +13,34 @@ func (f *File) fillBlock(b int64) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) { return f.fetchBlock(ctx, b) }
 }
 
-// fetchBlock reads block b from the origin and checks its length (and, for
-// a single-block content, its hash). When the origin's stream continues past
-// the block, the rest is handed to continueStream.
+// Alternates is an Origin that has more than one copy of a content (a
+// mirror, a dump member). When the bytes of the copy that answered fail
+// verification, SkipCopy moves to the next copy and reports whether there
+// is one; the block is then fetched again from it (DESIGN rule 4).
+type Alternates interface {
+	SkipCopy() bool
+}
+
+// fetchBlock reads block b from the origin and checks it; bytes that fail
+// the check are fetched again from the origin's next copy, if it has one.
 func (f *File) fetchBlock(ctx context.Context, b int64) ([]byte, error) {
+	for {
+		data, err := f.fetchBlockOnce(ctx, b)
+		if err == nil || !errors.Is(err, ErrIntegrity) {
+			return data, err
+		}
+		alt, ok := f.origin.(Alternates)
+		if !ok || !alt.SkipCopy() {
+			return data, err
+		}
+		f.c.log.Warn("integrity check failed; trying the next copy", "uri", f.content.Name, "block", b, "err", err)
+	}
+}
+
+// fetchBlockOnce reads block b from the origin and checks its length (and,
+// for a single-block content, its hash). When the origin's stream continues
+// past the block, the rest is handed to continueStream.
+func (f *File) fetchBlockOnce(ctx context.Context, b int64) ([]byte, error) {
 	off, n := f.blockRange(b)
 	// The stream gets its own context so that it can outlive this fill when
 	// it continues past the block; until then it follows ctx.

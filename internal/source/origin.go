@@ -29,8 +29,10 @@ type Origin struct {
 	copies []copyRef
 	length int64
 
-	mu    sync.Mutex
-	etags map[string]string
+	mu     sync.Mutex
+	etags  map[string]string
+	first  int // the first copy to try: copies before it served bad bytes
+	served int // the copy that answered last
 }
 
 // copyRef is one place a resource's bytes can come from.
@@ -87,9 +89,16 @@ func candidates(r *catalog.Resource) []copyRef {
 // answers with the listed version's length.
 func (o *Origin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	var errs []error
-	for i, c := range o.copies {
+	o.mu.Lock()
+	first := o.first
+	o.mu.Unlock()
+	for i := first; i < len(o.copies); i++ {
+		c := o.copies[i]
 		rc, toEnd, err := o.open(ctx, c, off, n)
 		if err == nil {
+			o.mu.Lock()
+			o.served = i
+			o.mu.Unlock()
 			if i > 0 {
 				o.s.log.Info("served from another copy", "uri", o.copies[0].String(), "copy", c.String())
 			}
@@ -104,6 +113,18 @@ func (o *Origin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bo
 		}
 	}
 	return nil, false, fmt.Errorf("fetch %s: every copy failed: %w", o.copies[0].String(), errors.Join(errs...))
+}
+
+// SkipCopy implements cache.Alternates: the copy that answered last served
+// bytes that failed verification, so reads move on to the copies after it.
+func (o *Origin) SkipCopy() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.served+1 >= len(o.copies) {
+		return false
+	}
+	o.first = o.served + 1
+	return true
 }
 
 func (o *Origin) open(ctx context.Context, c copyRef, off, n int64) (io.ReadCloser, bool, error) {

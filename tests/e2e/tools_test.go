@@ -207,3 +207,20 @@ func TestForegroundAndSignal(t *testing.T) {
 	}
 	assert.False(t, isMountPoint(dir))
 }
+
+func TestBadBytesAreFetchedAgainFromTheMirror(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 20, Mirror: true, Hashes: []string{"sha-256"}})
+	r := src.Resources()[5]
+	body, _ := src.Body(r.URI)
+	wrong := append([]byte{}, body...)
+	wrong[0] ^= 0xff
+	src.Corrupt(r.URI, wrong) // the mirror keeps the true bytes
+	m := mount(t, src.URL())
+	files := walkFiles(t, m.dir)
+	got, err := os.ReadFile(files[r.URI])
+	require.NoError(t, err)
+	assert.Equal(t, body, got, "the mirror's verified copy, not the primary's bad bytes")
+	assert.Positive(t, src.Counters().Mirror)
+	log, _ := os.ReadFile(m.logFile)
+	assert.Contains(t, string(log), "trying the next copy")
+}
