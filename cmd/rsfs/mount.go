@@ -65,7 +65,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks")
 	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range (default: the cache's measured default)")
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
-	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
+	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
 	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
 	_ = fl.MarkHidden("cpu-profile")
