@@ -18,7 +18,8 @@ const readyFDEnv = "RSFS_READY_FD"
 
 // StartBackground runs the same program again with args, detached in a
 // session of its own, and waits until it reports that the mount serves (or
-// why it could not). The child's output goes to logPath once it is ready.
+// why it could not). The child shares this process's stderr until it moves
+// its output to its log file (RedirectOutput).
 func StartBackground(args []string, timeout time.Duration) error {
 	r, w, err := os.Pipe()
 	if err != nil {
