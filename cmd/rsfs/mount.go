@@ -115,7 +115,14 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(cmd.Context())
+	m.run(cmd.Context(), mf, dir)
+	return nil
+}
+
+// run follows the Source and serves until the file system is unmounted,
+// then remembers the Source and unsubscribes.
+func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string) {
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if mf.pollInterval > 0 {
 		go m.follower.Run(ctx)
@@ -139,7 +146,6 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			slog.Warn("unsubscribing", "err", err)
 		}
 	}
-	return nil
 }
 
 // mountedFS is a file system being served.
