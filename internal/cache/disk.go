@@ -194,6 +194,7 @@ func (d *diskStore) enqueue(k blockKey, data []byte) {
 
 func (d *diskStore) writeLoop() {
 	defer close(d.writerDone)
+	lowerPriority()
 	for w := range d.queue {
 		if err := d.write(w); err != nil {
 			d.errs.Add(1)
