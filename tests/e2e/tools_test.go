@@ -224,3 +224,13 @@ func TestBadBytesAreFetchedAgainFromTheMirror(t *testing.T) {
 	log, _ := os.ReadFile(m.logFile)
 	assert.Contains(t, string(log), "trying the next copy")
 }
+
+func TestFusermountUnmounts(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	m := mount(t, src.URL())
+	pid := m.pid(t)
+	_, stderr, err := run(t, 30*time.Second, "fusermount3", "-u", m.dir)
+	require.NoError(t, err, stderr)
+	assert.False(t, isMountPoint(m.dir))
+	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(pid) })
+}
