@@ -62,6 +62,7 @@ type Follower struct {
 	mu         sync.Mutex
 	positions  map[*Set]*Position
 	validators map[string]*fetch.Validators
+	indexes    map[string][]resourcesync.Entry // children of the Change List Indexes seen
 	polls      int64
 	applied    int64
 	reloads    int64
@@ -82,6 +83,7 @@ func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored 
 		s: s, cat: cat, effects: opts.Effects, interval: opts.Interval, held: opts.Held,
 		positions:  map[*Set]*Position{},
 		validators: map[string]*fetch.Validators{},
+		indexes:    map[string][]resourcesync.Entry{},
 	}
 	for _, set := range s.Sets {
 		pos := &Position{Time: set.ListedAt}
@@ -206,6 +208,13 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, d
 	f.mu.Unlock()
 	resp, err := f.s.opts.Client.Get(ctx, u, v)
 	if errors.Is(err, fetch.ErrNotModified) {
+		// An unchanged index still has children that may have grown.
+		f.mu.Lock()
+		children, isIndex := f.indexes[u]
+		f.mu.Unlock()
+		if isIndex {
+			return f.readChildren(ctx, children, pos, depth)
+		}
 		return nil, false, nil
 	}
 	if err != nil {
@@ -220,16 +229,12 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, d
 	var out []change
 	gap := false
 	if doc.Header.Root == resourcesync.SitemapIndex {
-		for i := range doc.Entries {
-			e := &doc.Entries[i]
-			if until := e.MD.Until; !until.IsZero() && until.Before(pos.Time) {
-				continue // an archived list that ends before the position
-			}
-			cs, g, err := f.readChangeDoc(ctx, e.Loc, pos, depth+1)
-			if err != nil {
-				return nil, false, err
-			}
-			out, gap = append(out, cs...), gap || g
+		f.mu.Lock()
+		f.indexes[u] = doc.Entries
+		f.mu.Unlock()
+		out, gap, err = f.readChildren(ctx, doc.Entries, pos, depth)
+		if err != nil {
+			return nil, false, err
 		}
 	} else {
 		from := doc.Header.MD.From
@@ -251,6 +256,25 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, d
 	f.mu.Lock()
 	f.validators[u] = resp.Validators()
 	f.mu.Unlock()
+	return out, gap, nil
+}
+
+// readChildren reads the Change Lists an index (or 1.0 archive) names,
+// skipping those that end before the position.
+func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Entry, pos *Position, depth int) ([]change, bool, error) {
+	var out []change
+	gap := false
+	for i := range children {
+		e := &children[i]
+		if until := e.MD.Until; !until.IsZero() && until.Before(pos.Time) {
+			continue // an archived list that ends before the position
+		}
+		cs, g, err := f.readChangeDoc(ctx, e.Loc, pos, depth+1)
+		if err != nil {
+			return nil, false, err
+		}
+		out, gap = append(out, cs...), gap || g
+	}
 	return out, gap, nil
 }
 
