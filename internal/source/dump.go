@@ -180,6 +180,7 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 	var out []string
 	for _, e := range doc.Entries {
 		if doc.Header.Root == resourcesync.SitemapIndex {
+			s.allowDoc(e.Loc)
 			more, err := s.dumpPackages(ctx, e.Loc, depth+1)
 			if err != nil {
 				return nil, err
@@ -187,6 +188,7 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 			out = append(out, more...)
 			continue
 		}
+		s.allowDoc(e.Loc)
 		out = append(out, e.Loc)
 	}
 	return out, nil

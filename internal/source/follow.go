@@ -269,6 +269,7 @@ func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Ent
 		if until := e.MD.Until; !until.IsZero() && until.Before(pos.Time) {
 			continue // an archived list that ends before the position
 		}
+		f.s.allowDoc(e.Loc)
 		cs, g, err := f.readChangeDoc(ctx, e.Loc, pos, depth+1)
 		if err != nil {
 			return nil, false, err

@@ -237,6 +237,7 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 		if err != nil {
 			return fmt.Errorf("read resource list index: %w", err)
 		}
+		l.s.allowDoc(e.Loc)
 		enqueue(listDoc{e.Loc, set})
 	}
 }

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,4 +99,14 @@ func TestLoadRejectsWrongCapability(t *testing.T) {
 	}()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `capability is "changelist"`)
+}
+
+func TestLoadListsOnAnotherHost(t *testing.T) {
+	cdn := site(t, map[string]page{"/rl.xml": {body: resList}})
+	base := site(t, map[string]page{"/caps.xml": {body: strings.ReplaceAll(capList, "{base}/rl.xml", cdn+"rl.xml")}})
+	s, cat, _, err := load(t, base+"caps.xml")
+	require.NoError(t, err, "a list the Capability List places on another host is fetched")
+	assert.Equal(t, 1, cat.Len())
+	assert.True(t, s.opts.Client.Allowed(cdn+"rl.xml"))
+	assert.False(t, s.opts.Client.Allowed("http://elsewhere.example/x"))
 }

@@ -73,7 +73,11 @@ func (o *Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
+// addSetDoc records a document of a set. The Source names it, so its
+// origin may be fetched from (a Capability List may place its lists on
+// another host, a CDN say).
 func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
+	s.allowDoc(url)
 	if set.Docs == nil {
 		set.Docs = map[resourcesync.Capability][]string{}
 	}
@@ -83,4 +87,14 @@ func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
 		}
 	}
 	set.Docs[c] = append(set.Docs[c], url)
+}
+
+// allowDoc lets the client fetch from the origin of a document the Source
+// names (a list in an index, a dump package, a Capability List's documents).
+func (s *Source) allowDoc(url string) {
+	if !s.opts.Client.Allowed(url) {
+		if o := originOfString(url); o != "" {
+			s.opts.Client.AllowOrigin(o)
+		}
+	}
 }

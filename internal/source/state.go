@@ -58,7 +58,12 @@ func Restore(st *State, opts Options) *Source {
 	opts.Client.AllowOrigin(s.Origin)
 	for _, set := range s.Sets {
 		if set.URL != "" {
-			opts.Client.AllowOrigin(originOfString(set.URL))
+			s.allowDoc(set.URL)
+		}
+		for _, docs := range set.Docs {
+			for _, u := range docs {
+				s.allowDoc(u)
+			}
 		}
 	}
 	return s
