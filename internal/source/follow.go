@@ -237,10 +237,9 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, d
 			return nil, false, err
 		}
 	} else {
+		// 1.1's from says where the list's coverage starts. (1.0's modified
+		// is only the list's last change, which says nothing about that.)
 		from := doc.Header.MD.From
-		if from.IsZero() {
-			from = doc.Header.MD.Modified
-		}
 		gap = !pos.Time.IsZero() && from.After(pos.Time)
 		for i := range doc.Entries {
 			e := &doc.Entries[i]

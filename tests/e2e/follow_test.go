@@ -31,7 +31,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestFollowUpdateCreateDelete(t *testing.T) {
-	src := startSource(t, sourcetest.Config{Resources: 50})
+	for _, layout := range []sourcetest.Layout{sourcetest.Layout11, sourcetest.Layout10} {
+		t.Run(layout.String(), func(t *testing.T) { followUpdateCreateDelete(t, layout) })
+	}
+}
+
+func followUpdateCreateDelete(t *testing.T, layout sourcetest.Layout) {
+	src := startSource(t, sourcetest.Config{Resources: 50, Layout: layout})
 	m := mount(t, src.URL(), pollFlags...)
 	files := walkFiles(t, m.dir) // warm every kernel cache first
 	for _, p := range files {
@@ -81,6 +87,8 @@ func TestFollowUpdateCreateDelete(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, len(names), "one created, one deleted in the same directory")
 	t.Logf("changes visible %s after they were made", time.Since(start).Round(time.Millisecond))
+	log, _ := os.ReadFile(m.logFile)
+	assert.NotContains(t, string(log), "reloading", "followed through the Change List, not by reloads")
 }
 
 func hashXattr(r sourcetest.Resource) string {
