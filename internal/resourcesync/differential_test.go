@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -643,6 +644,7 @@ func differentialSeeds(tb testing.TB) [][]byte {
 // checkAgainstReference asserts properties (a), (b) and (c) for one input.
 func checkAgainstReference(t *testing.T, data []byte) {
 	got, err := Parse(bytes.NewReader(data), testURL, Options{})
+	checkOneByteReads(t, data, got, err)
 	want, refErr, xmlErr := referenceParse(data, testURL)
 	if err == nil {
 		require.NoError(t, refErr, "this package accepts; the reference rejects")
@@ -664,6 +666,24 @@ func checkAgainstReference(t *testing.T, data []byte) {
 		}
 	}
 	t.Fatalf("this package rejects what the reference accepts: %v", err)
+}
+
+// checkOneByteReads requires the same result from input read one byte at a
+// time, where every token crosses a buffer refill: the scanner's fast paths
+// must fall back to the general code without changing documents, warnings,
+// errors or their positions.
+func checkOneByteReads(t *testing.T, data []byte, want *Document, wantErr error) {
+	got, err := Parse(iotest.OneByteReader(bytes.NewReader(data)), testURL, Options{})
+	if wantErr == nil {
+		require.NoError(t, err, "one byte at a time")
+		require.Equal(t, want, got, "one byte at a time")
+		return
+	}
+	var wantPE, gotPE *ParseError
+	require.ErrorAs(t, wantErr, &wantPE)
+	require.ErrorAs(t, err, &gotPE, "one byte at a time")
+	require.Equal(t, [3]any{wantPE.Msg, wantPE.Line, wantPE.Column}, [3]any{gotPE.Msg, gotPE.Line, gotPE.Column},
+		"error read one byte at a time")
 }
 
 func TestAgainstEncodingXMLSeeds(t *testing.T) {

@@ -160,6 +160,7 @@ func (r *Reader) checkCapability() error {
 // returns io.EOF.
 func (r *Reader) rootChild() (elemKind, error) {
 	for {
+		r.sc.skipPlainText()
 		if err := r.next(); err != nil {
 			return 0, err
 		}
@@ -217,6 +218,10 @@ func (r *Reader) skip() error {
 // just read, trimmed of surrounding whitespace; child elements are skipped.
 // The result is valid until the next call.
 func (r *Reader) readText() ([]byte, error) {
+	if text, ok := r.sc.elementTextFast(); ok {
+		r.ns.leave(r.sc.depth())
+		return trimSpace(text), nil
+	}
 	depth := r.sc.depth()
 	r.text = r.text[:0]
 	for {

@@ -43,6 +43,7 @@ func (r *Reader) readEntry() (*Entry, error) {
 	depth := r.sc.depth()
 	var haveLoc, haveMD bool
 	for {
+		r.sc.skipPlainText()
 		if err := r.next(); err != nil {
 			return nil, err
 		}
@@ -105,7 +106,9 @@ func (r *Reader) readLoc(e *Entry) error {
 
 func (r *Reader) readLastmod(e *Entry) error {
 	start := r.sc.tokOff
+	r.sc.mark = start // an error names the start tag, read before the text
 	text, err := r.readText()
+	r.sc.mark = noMark
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,14 @@ func hashSize(alg string) int {
 // knownAlg returns the canonical name of a known algorithm, avoiding an
 // allocation for the common ones.
 func knownAlg[T ~string | ~[]byte](alg T) string {
+	switch string(alg) {
+	case "md5":
+		return "md5"
+	case "sha-1":
+		return "sha-1"
+	case "sha-256":
+		return "sha-256"
+	}
 	for _, k := range [...]string{"md5", "sha-1", "sha-256"} {
 		if len(alg) == len(k) && strings.EqualFold(string(alg), k) {
 			return k
@@ -106,12 +114,20 @@ func plainHash(s []byte) (alg string, value []byte, ok bool) {
 		return "", nil, false
 	}
 	for _, c := range value {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		if !lowerHexByte[c] {
 			return "", nil, false
 		}
 	}
 	return alg, value, true
 }
+
+// lowerHexByte marks 0-9 and a-f.
+var lowerHexByte = func() (t [256]bool) {
+	for _, c := range "0123456789abcdef" {
+		t[c] = true
+	}
+	return t
+}()
 
 func parseHash[T ~string | ~[]byte](item T) (Hash, hashFlags, error) {
 	colon := -1

@@ -98,6 +98,7 @@ func (r *Reader) skipLeadingSpace() {
 	skipped := false
 	for s.ensure(1) && isSpaceByte(s.buf[s.pos]) {
 		s.pos++
+		s.tokOff = s.base + int64(s.pos) // lets fill drop the space
 		skipped = true
 	}
 	s.declOff = s.base + int64(s.pos)
@@ -183,7 +184,7 @@ func (r *Reader) next() error {
 	}
 	switch r.sc.kind {
 	case tokStart:
-		if len(r.sc.attrs) > 0 {
+		if r.sc.nsAttrs {
 			r.ns.enter(r.sc.attrs, r.sc.depth())
 		}
 	case tokEnd:
@@ -228,21 +229,29 @@ func (r *Reader) warnHere(kind warnKind, detail string) {
 }
 
 // stringCache interns short repeated values (types, rels, capabilities) so
-// that a million entries share a few strings.
-type stringCache map[string]string
+// that a million entries share a few strings. The last value returned is
+// checked first: lists mostly repeat one type.
+type stringCache struct {
+	m    map[string]string
+	last string
+}
 
 const stringCacheMax = 256
 
 func (c *stringCache) get(b []byte) string {
-	if s, ok := (*c)[string(b)]; ok {
-		return s
+	if string(b) == c.last {
+		return c.last
 	}
-	s := string(b)
-	if *c == nil {
-		*c = make(stringCache)
+	s, ok := c.m[string(b)]
+	if !ok {
+		s = string(b)
+		if c.m == nil {
+			c.m = make(map[string]string)
+		}
+		if len(c.m) < stringCacheMax && len(b) <= 128 {
+			c.m[s] = s
+		}
 	}
-	if len(*c) < stringCacheMax && len(b) <= 128 {
-		(*c)[s] = s
-	}
+	c.last = s
 	return s
 }

@@ -2,6 +2,7 @@ package resourcesync
 
 import (
 	"bytes"
+	"math/bits"
 	"net/url"
 )
 
@@ -69,20 +70,49 @@ func plainURLPath(path []byte) bool {
 	return true
 }
 
-// plainURLCache remembers the directory of the last plain URL seen, so that
-// the many URLs of a list that share it are checked from there on only.
-type plainURLCache struct{ dir []byte }
+// plainURLCache remembers the last plain URL seen, so that the many URLs of
+// a list that share a long prefix with their predecessor are checked from
+// where they differ on only.
+type plainURLCache struct {
+	last      []byte // the last plain URL seen
+	pathStart int    // offset in last of its path's first '/'; 0 if none
+}
 
 // isPlain is isPlainHTTPURL(ref).
 func (c *plainURLCache) isPlain(ref []byte) bool {
-	if len(c.dir) > 0 && bytes.HasPrefix(ref, c.dir) {
-		return plainURLPath(ref[len(c.dir)-1:])
+	if c.pathStart > 0 {
+		// A prefix shared beyond the path's first '/' has the same plain
+		// scheme and host, and the byte pairs in it are already checked.
+		if n := commonPrefixLen(ref, c.last); n > c.pathStart {
+			if !plainURLPath(ref[n-1:]) {
+				return false
+			}
+			c.last = append(c.last[:0], ref...)
+			return true
+		}
 	}
 	if !isPlainHTTPURL(ref) {
 		return false
 	}
-	c.dir = append(c.dir[:0], ref[:bytes.LastIndexByte(ref, '/')+1]...)
+	c.last = append(c.last[:0], ref...)
+	c.pathStart = bytes.Index(ref, []byte("://")) + 3
+	c.pathStart += bytes.IndexByte(ref[c.pathStart:], '/')
 	return true
+}
+
+// commonPrefixLen returns the length of the longest common prefix of a and b.
+func commonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := word(a, i) ^ word(b, i); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 func plainHost(h []byte) bool {

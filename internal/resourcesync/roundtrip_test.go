@@ -130,6 +130,10 @@ func FuzzResolveFastPath(f *testing.F) {
 		var cache plainURLCache
 		require.True(t, cache.isPlain([]byte("http://example.com/a/b")))
 		require.Equal(t, isPlainHTTPURL([]byte(s)), cache.isPlain([]byte(s)), "the directory cache agrees")
+		half := s[:len(s)/2]
+		for _, next := range []string{s, s + "/./a", s + "//a", s + "a%", s + "b", half, half + "/.x", half + "é", half + "x/y"} {
+			require.Equal(t, isPlainHTTPURL([]byte(next)), cache.isPlain([]byte(next)), "the prefix cache agrees after %q: %q", s, next)
+		}
 		if !isPlainHTTPURL([]byte(s)) {
 			return
 		}

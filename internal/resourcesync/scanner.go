@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 )
 
 // scanner is a small XML 1.0 tokenizer for the documents this package reads.
@@ -27,16 +28,19 @@ type scanner struct {
 	prefix     []byte
 	local      []byte
 	attrs      []rawAttr
+	nsAttrs    bool // attrs may hold namespace declarations
 	spans      []attrSpan
 	attrBuf    []byte
-	text       []byte
-	pendingEnd bool // the current start tag was <x/>; its end comes next
+	text       []byte // the current text: ownText, or a slice of buf
+	ownText    []byte // the buffer readText and readCDATA decode into
+	pendingEnd bool   // the current start tag was <x/>; its end comes next
 	stack      []byte
 	stackEnds  []int
 	sawRoot    bool
 	rootClosed bool
 	declOff    int64 // where an XML declaration may start (after a BOM or tolerated space)
 	attrEnd    int   // while decoding an attribute value: the end of its text in buf
+	mark       int64 // an earlier offset the caller may still report; noMark if none
 }
 
 type tokenKind uint8
@@ -69,7 +73,7 @@ func (e *syntaxError) Error() string { return e.msg }
 const initialBufSize = 64 << 10
 
 func newScanner(src io.Reader) *scanner {
-	return &scanner{src: src, buf: make([]byte, initialBufSize), lines: lineCounter{line: 1}}
+	return &scanner{src: src, buf: make([]byte, initialBufSize), lines: lineCounter{line: 1}, mark: noMark}
 }
 
 func (s *scanner) errAt(off int64, msg string) error { return &syntaxError{off: off, msg: msg} }
@@ -85,11 +89,11 @@ func (s *scanner) fill() bool {
 	if s.srcErr != nil {
 		return false
 	}
-	if s.pos > 0 {
-		s.lines.advance(s.buf[:s.pos], s.base)
-		n := copy(s.buf, s.buf[s.pos:s.end])
-		s.base += int64(s.pos)
-		s.end, s.pos = n, 0
+	if discard := s.discardable(); discard > 0 {
+		s.lines.advance(s.buf[:discard], s.base)
+		n := copy(s.buf, s.buf[discard:s.end])
+		s.base += int64(discard)
+		s.end, s.pos = n, s.pos-discard
 	}
 	if s.end == len(s.buf) {
 		grown := make([]byte, 2*len(s.buf))
@@ -110,6 +114,20 @@ func (s *scanner) fill() bool {
 	s.srcErr = io.ErrNoProgress
 	return false
 }
+
+// discardable is how many bytes at the start of buf fill may drop: those
+// before pos, the current token and the mark, so that position stays exact
+// for every offset an error may still name.
+func (s *scanner) discardable() int {
+	keep := min(s.tokOff, s.mark) - s.base
+	if keep < int64(s.pos) {
+		return int(max(keep, 0))
+	}
+	return s.pos
+}
+
+// noMark is the mark when no earlier offset must be kept.
+const noMark = math.MaxInt64
 
 // ensure makes n bytes available from pos, reporting false if the input ends
 // first.
@@ -159,6 +177,9 @@ func (s *scanner) next() error {
 			return s.atEOF()
 		}
 		if s.buf[s.pos] != '<' {
+			if s.readTextFast() {
+				return nil
+			}
 			return s.readText()
 		}
 		if !s.ensure(2) {
@@ -168,12 +189,18 @@ func (s *scanner) next() error {
 		var err error
 		switch s.buf[s.pos+1] {
 		case '/':
+			if s.readEndTagFast() {
+				return nil
+			}
 			err = s.readEndTag()
 		case '?':
 			skipped, err = true, s.skipPI()
 		case '!':
 			skipped, err = s.readBang()
 		default:
+			if s.readStartTagFast() {
+				return nil
+			}
 			err = s.readStartTag()
 		}
 		if err != nil || !skipped {

@@ -161,7 +161,7 @@ func (s *scanner) readCDATA() error {
 	if err != nil {
 		return err
 	}
-	s.text = s.text[:0]
+	s.text = s.ownText[:0]
 	body := s.buf[s.pos+9 : s.pos+k]
 	for i := 0; i < len(body); {
 		c := body[i]
@@ -186,6 +186,7 @@ func (s *scanner) readCDATA() error {
 		s.text = append(s.text, c)
 		i++
 	}
+	s.ownText = s.text
 	s.pos += k + 3
 	s.kind = tokText
 	return nil

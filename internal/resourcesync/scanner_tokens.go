@@ -31,7 +31,7 @@ var charDataSpecial = func() (t [256]bool) {
 // readText reads character data up to the next '<' or the end of input into
 // s.text, decoding references and normalising line ends.
 func (s *scanner) readText() error {
-	s.text = s.text[:0]
+	s.text = s.ownText[:0]
 	brackets := 0 // literal ']' bytes just before pos
 	for {
 		i := s.pos
@@ -70,6 +70,7 @@ func (s *scanner) readText() error {
 		}
 		brackets = 0
 	}
+	s.ownText = s.text
 	if len(s.stackEnds) == 0 && !isSpace(s.text) {
 		return s.errAt(s.tokOff, "text outside the root element")
 	}
@@ -375,6 +376,7 @@ func (s *scanner) readAttrs(tag []byte, i, tagStart int) error {
 		}
 	}
 	s.attrs = s.attrs[:0]
+	s.nsAttrs = len(s.spans) > 0
 	for _, sp := range s.spans {
 		s.attrs = append(s.attrs, rawAttr{
 			prefix: tag[sp.prefixStart:sp.prefixEnd],

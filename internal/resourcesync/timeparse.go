@@ -201,26 +201,26 @@ func parseUTCSeconds[T ~string | ~[]byte](s T) (time.Time, bool) {
 		s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
 		return time.Time{}, false
 	}
-	ok := true
-	num := func(i, n int) int {
-		v := 0
-		for k := i; k < i+n; k++ {
-			c := s[k] - '0'
-			if c > 9 {
-				ok = false
-			}
-			v = v*10 + int(c)
-		}
-		return v
-	}
-	year, month, day := num(0, 4), num(5, 2), num(8, 2)
-	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
-	if !ok || month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) ||
-		hour > 23 || minute > 59 || sec > 59 {
+	y1, ok1 := twoDigits(s, 0)
+	y2, ok2 := twoDigits(s, 2)
+	month, ok3 := twoDigits(s, 5)
+	day, ok4 := twoDigits(s, 8)
+	hour, ok5 := twoDigits(s, 11)
+	minute, ok6 := twoDigits(s, 14)
+	sec, ok7 := twoDigits(s, 17)
+	year := y1*100 + y2
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) || month < 1 || month > 12 || day < 1 ||
+		day > daysInMonth(year, month) || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, false
 	}
 	secs := daysSinceEpoch(year, month, day)*86400 + int64(hour*3600+minute*60+sec)
 	return time.Unix(secs, 0).UTC(), true
+}
+
+// twoDigits reads the decimal digits s[i] and s[i+1].
+func twoDigits[T ~string | ~[]byte](s T, i int) (int, bool) {
+	a, b := s[i]-'0', s[i+1]-'0'
+	return int(a)*10 + int(b), a <= 9 && b <= 9
 }
 
 func daysInMonth(year, month int) int {
