@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,19 +36,27 @@ func TestResourceUpdatedAfterDumpReadsItsURI(t *testing.T) {
 	res := src.Resources()
 	require.NoError(t, src.Update(res[0].URI, []byte("newer than the dump\n")))
 	src.FailPrimary(res[1].URI, 500) // its dump copy is the same version
+	// Updated after the dump and its URI fails: the dump's copy is stale.
+	require.NoError(t, src.Update(res[2].URI, []byte("also newer\n")))
+	src.FailPrimary(res[2].URI, 500)
 	m := mount(t, src.URL(), "--retries", "1")
 	files := walkFiles(t, m.dir)
 
-	src.ResetCounters()
 	got, err := os.ReadFile(files[res[0].URI])
 	require.NoError(t, err)
 	assert.Equal(t, "newer than the dump\n", string(got), "not the stale member")
-	assert.Zero(t, src.Counters().DumpRanges, "the stale member was not read")
+	log, _ := os.ReadFile(m.logFile)
+	assert.NotContains(t, string(log), "uri="+res[0].URI+" copy=", "served by its URI, not another copy")
 
 	got, err = os.ReadFile(files[res[1].URI])
 	require.NoError(t, err)
 	want, _ := src.Body(res[1].URI)
 	assert.Equal(t, want, got, "served from the dump when the URI fails")
 	assert.Positive(t, src.Counters().DumpRanges)
+
+	_, err = os.ReadFile(files[res[2].URI])
+	assert.ErrorIs(t, err, syscall.EIO, "never the stale member, even when the URI fails")
+	src.FailPrimary(res[2].URI, 0)
+	src.FailPrimary(res[1].URI, 0)
 	checkTree(t, src, m)
 }
