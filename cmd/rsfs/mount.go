@@ -187,6 +187,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Catalog: l.cat,
 		Cache:   blocks,
 		Origin:  func(r *catalog.Resource) cache.Origin { return l.src.OriginOf(r) },
+		Batch:   l.src.ReadDumpBatch,
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})

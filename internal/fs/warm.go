@@ -45,6 +45,7 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 
 	limit := int64(f.cfg.Cache.BlockSize())
 	var items []cache.WarmItem
+	var resources []*catalog.Resource
 	next := ""
 	n := 0
 	cat.ReadDirAfter(parent, name, func(child string, cid catalog.NodeID, a catalog.Attr) bool {
@@ -54,6 +55,7 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 		}
 		if !a.Dir && a.Size > 0 && a.Size <= limit {
 			if r, ok := cat.Resource(cid); ok {
+				resources = append(resources, r)
 				items = append(items, cache.WarmItem{
 					Content: cache.Content{ID: cat.ContentID(cid), Name: r.URI, Size: r.Length, Hashes: r.Hashes},
 					Origin:  f.cfg.Origin(r),
@@ -68,7 +70,27 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 	}
 	w.refill[parent] = next
 	w.mu.Unlock()
-	if len(items) > 0 {
+	if len(items) == 0 {
+		return
+	}
+	if f.cfg.Batch == nil {
 		f.cfg.Cache.Warm(items)
+		return
+	}
+	go f.warmBatch(items, resources)
+}
+
+// warmBatch reads what the Source can read in batches, stores it verified,
+// and warms the rest one by one.
+func (f *FS) warmBatch(items []cache.WarmItem, resources []*catalog.Resource) {
+	datas := f.cfg.Batch(f.closing, resources)
+	rest := items[:0:0]
+	for i, it := range items {
+		if datas[i] == nil || f.cfg.Cache.PutVerified(it.Content, datas[i]) != nil {
+			rest = append(rest, it)
+		}
+	}
+	if len(rest) > 0 {
+		f.cfg.Cache.Warm(rest)
 	}
 }

@@ -212,12 +212,16 @@ func (b *bench) grep(n int) {
 // a dump-only Source's packages: requests and time.
 func (b *bench) dumps(n int) {
 	sec := fmt.Sprintf("%d small resources", n)
-	for _, dumpOnly := range []bool{false, true} {
+	for _, kind := range []string{"URIs", "listed+dumps", "dump-only"} {
 		cfg := sourcetest.Config{Resources: n}
-		what := "through their URIs"
-		if dumpOnly {
+		what := "through their URIs (no dumps)"
+		switch kind {
+		case "listed+dumps":
+			cfg.Dumps, cfg.PerDump = true, 1000
+			what = "listed and in dumps"
+		case "dump-only":
 			cfg.Dumps, cfg.DumpOnly, cfg.PerDump = true, true, 1000
-			what = "through dump packages"
+			what = "only in dumps"
 		}
 		src, err := sourcetest.Start(cfg)
 		must(err)

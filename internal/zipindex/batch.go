@@ -1,0 +1,145 @@
+package zipindex
+
+import (
+	"bytes"
+	"context"
+	"hash/crc32"
+	"io"
+	"slices"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/zstd"
+)
+
+// MaxBatchBytes bounds the span of a package that ReadMembers reads in one
+// request.
+const MaxBatchBytes = 8 << 20
+
+// ReadMembers reads whole members with as few requests as their layout
+// allows: members that lie next to each other in the package are read with
+// one range request for the run, then each is checked (local header, size,
+// CRC-32) and decoded in memory. It returns each member's bytes, or its
+// error; members whose run would exceed MaxBatchBytes get their own run.
+func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []error) {
+	out, errs := make([][]byte, len(ms)), make([]error, len(ms))
+	order := make([]int, len(ms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmpInt64(ms[a].HeaderOffset, ms[b].HeaderOffset) })
+	for len(order) > 0 {
+		run, rest := p.nextRun(ms, order)
+		p.readRun(ctx, ms, run, out, errs)
+		order = rest
+	}
+	return out, errs
+}
+
+// nextRun takes the longest prefix of order (sorted by offset) whose span
+// stays within MaxBatchBytes.
+func (p *Package) nextRun(ms []*Member, order []int) (run, rest []int) {
+	start := ms[order[0]].HeaderOffset
+	n := 1
+	for n < len(order) {
+		i, _ := p.index(ms[order[n]])
+		if p.limits[i]-start > MaxBatchBytes {
+			break
+		}
+		n++
+	}
+	return order[:n], order[n:]
+}
+
+// readRun reads the span from the first member's header to the last one's
+// limit, and cuts every member of the run out of it.
+func (p *Package) readRun(ctx context.Context, ms []*Member, run []int, out [][]byte, errs []error) {
+	first, last := ms[run[0]], ms[run[len(run)-1]]
+	li, ok := p.index(last)
+	if !ok {
+		for _, k := range run {
+			errs[k] = p.memberErrorf(ms[k], ErrCorrupt, "not a member of this package")
+		}
+		return
+	}
+	start, end := first.HeaderOffset, p.limits[li]
+	rc, err := p.stream(ctx, start, end-start)
+	var buf []byte
+	if err == nil {
+		buf, err = io.ReadAll(io.LimitReader(rc, end-start))
+		rc.Close()
+	}
+	for _, k := range run {
+		if err != nil {
+			errs[k] = p.wrapMember(ms[k], "reading a run of members", err)
+			continue
+		}
+		out[k], errs[k] = p.cutMember(ms[k], buf, start)
+	}
+}
+
+// cutMember checks m's local header inside buf (which starts at offset
+// base of the package) and decodes its data.
+func (p *Package) cutMember(m *Member, buf []byte, base int64) ([]byte, error) {
+	if err := p.checkMember(m); err != nil {
+		return nil, err
+	}
+	i, _ := p.index(m)
+	at := m.HeaderOffset - base
+	limit := p.limits[i] - base
+	if limit > int64(len(buf)) || at+localHeaderLen > limit {
+		return nil, p.memberErrorf(m, ErrCorrupt, "short read of its header")
+	}
+	h := buf[at:limit]
+	if le32(h) != localHeaderSig {
+		return nil, p.memberErrorf(m, ErrHostile, "no local header at %d", m.HeaderOffset)
+	}
+	hdrLen := localHeaderLen + int64(le16(h[26:])) + int64(le16(h[28:]))
+	if hdrLen+m.CompressedSize > int64(len(h)) {
+		return nil, p.memberErrorf(m, ErrHostile, "data [%d, +%d) overlaps the next member or the directory",
+			m.HeaderOffset+hdrLen, m.CompressedSize)
+	}
+	if err := p.checkLocalHeader(m, h[:hdrLen]); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	p.dataOff[i] = m.HeaderOffset + hdrLen
+	p.mu.Unlock()
+	data, err := p.decodeAll(m, h[hdrLen:hdrLen+m.CompressedSize])
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) != m.Size {
+		return nil, p.memberErrorf(m, ErrCorrupt, "decodes to %d bytes, the directory says %d", len(data), m.Size)
+	}
+	if got := crc32.ChecksumIEEE(data); got != m.CRC32 {
+		return nil, p.memberErrorf(m, ErrCorrupt, "CRC-32 %08x, the directory says %08x", got, m.CRC32)
+	}
+	return data, nil
+}
+
+// decodeAll decodes a whole member's data, reading at most one byte more
+// than its size (so a member that lies about its size is caught).
+func (p *Package) decodeAll(m *Member, data []byte) ([]byte, error) {
+	var r io.Reader
+	switch m.Method {
+	case MethodStored:
+		return bytes.Clone(data), nil
+	case MethodDeflate:
+		r = flate.NewReader(bytes.NewReader(data))
+	case MethodZstd:
+		dec, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(zstdMaxWindow))
+		if err != nil {
+			return nil, p.wrapMember(m, "starting zstd", err)
+		}
+		defer dec.Close()
+		r = dec
+	default:
+		return nil, p.memberErrorf(m, ErrUnsupportedMethod, "method %d", m.Method)
+	}
+	out, err := io.ReadAll(io.LimitReader(r, m.Size+1))
+	if err != nil {
+		return nil, p.memberErrorf(m, ErrCorrupt, "decoding: %v", err)
+	}
+	return out, nil
+}
