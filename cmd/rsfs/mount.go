@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof" // for --pprof-addr
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -37,6 +39,7 @@ type mountFlags struct {
 	cacheDir      string
 	cacheMaxSize  string
 	cpuProfile    string
+	pprofAddr     string
 	notifyAddr    string
 	notifyURL     string
 }
@@ -69,6 +72,8 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
 	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
 	_ = fl.MarkHidden("cpu-profile")
+	fl.StringVar(&mf.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (for profiling)")
+	_ = fl.MarkHidden("pprof-addr")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
@@ -106,6 +111,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if mf.pprofAddr != "" {
+		go func() { slog.Warn("pprof server", "err", http.ListenAndServe(mf.pprofAddr, nil)) }()
 	}
 	m, err := serve(cmd, mf, rawURL, dir, term)
 	if term != os.Stderr {
