@@ -8,6 +8,7 @@ import (
 	_ "net/http/pprof" // for --pprof-addr
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 	"time"
@@ -40,6 +41,7 @@ type mountFlags struct {
 	cacheMaxSize  string
 	cpuProfile    string
 	pprofAddr     string
+	memoryLimit   string
 	notifyAddr    string
 	notifyURL     string
 }
@@ -72,6 +74,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
 	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
 	_ = fl.MarkHidden("cpu-profile")
+	fl.StringVar(&mf.memoryLimit, "memory-limit", "", "soft limit on the mount's memory (e.g. 600MiB): the Go GC works harder to stay under it (default: none)")
 	fl.StringVar(&mf.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (for profiling)")
 	_ = fl.MarkHidden("pprof-addr")
 	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
@@ -111,6 +114,13 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if mf.memoryLimit != "" {
+		limit, err := parseSize(mf.memoryLimit)
+		if err != nil {
+			return fmt.Errorf("--memory-limit: %w", err)
+		}
+		debug.SetMemoryLimit(limit)
 	}
 	if mf.pprofAddr != "" {
 		go func() { slog.Warn("pprof server", "err", http.ListenAndServe(mf.pprofAddr, nil)) }()
