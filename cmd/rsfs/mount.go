@@ -44,6 +44,34 @@ type mountFlags struct {
 	memoryLimit   string
 	notifyAddr    string
 	notifyURL     string
+	sizes         parsedSizes
+}
+
+// parsedSizes are the size flags, parsed.
+type parsedSizes struct{ cache, block, disk, memoryLimit int64 }
+
+// parseSizes reads the size flags before anything starts, so that a bad
+// one is a clear error even for a background mount.
+func (mf *mountFlags) parseSizes() error {
+	for _, f := range []struct {
+		name, value string
+		dst         *int64
+	}{
+		{"--cache-size", mf.cacheSize, &mf.sizes.cache},
+		{"--block-size", mf.blockSize, &mf.sizes.block},
+		{"--cache-max-size", mf.cacheMaxSize, &mf.sizes.disk},
+		{"--memory-limit", mf.memoryLimit, &mf.sizes.memoryLimit},
+	} {
+		if f.value == "" {
+			continue
+		}
+		n, err := parseSize(f.value)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.dst = n
+	}
+	return nil
 }
 
 func mountCmd() *cobra.Command {
@@ -90,6 +118,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
+	if err := mf.parseSizes(); err != nil {
+		return err
+	}
 	if err := mountutil.Prepare(dir, mf.allowNonEmpty); err != nil {
 		return err
 	}
@@ -111,16 +142,13 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
+			mountutil.ReportReady(err)
 			return err
 		}
 		defer stopProfile()
 	}
-	if mf.memoryLimit != "" {
-		limit, err := parseSize(mf.memoryLimit)
-		if err != nil {
-			return fmt.Errorf("--memory-limit: %w", err)
-		}
-		debug.SetMemoryLimit(limit)
+	if mf.sizes.memoryLimit > 0 {
+		debug.SetMemoryLimit(mf.sizes.memoryLimit)
 	}
 	if mf.pprofAddr != "" {
 		go func() { slog.Warn("pprof server", "err", http.ListenAndServe(mf.pprofAddr, nil)) }()
@@ -179,16 +207,6 @@ type mountedFS struct {
 // serve discovers and loads the Source (or remembers it) and mounts it on
 // dir.
 func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
-	cacheBytes, err := parseSize(mf.cacheSize)
-	if err != nil {
-		return nil, fmt.Errorf("--cache-size: %w", err)
-	}
-	var blockSize int64
-	if mf.blockSize != "" {
-		if blockSize, err = parseSize(mf.blockSize); err != nil {
-			return nil, fmt.Errorf("--block-size: %w", err)
-		}
-	}
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
 		return nil, err
@@ -197,7 +215,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	blocks, err := newCache(mf, stateDir, cacheBytes, blockSize)
+	blocks, err := newCache(mf, stateDir)
 	if err != nil {
 		return nil, err
 	}
@@ -230,16 +248,12 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 
 // newCache builds the block cache: memory, over a disk cache in the state
 // directory unless remembering is off.
-func newCache(mf *mountFlags, stateDir string, memBytes, blockSize int64) (*cache.Cache, error) {
+func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 	// Fills ahead of readers (read-ahead, and warming small siblings) run 32
 	// at once: on small files the round trip, not the bandwidth, is the cost.
-	cfg := cache.Config{MaxBytes: memBytes, BlockSize: int(blockSize), ReadAhead: mf.readAhead, PrefetchConcurrency: 32}
+	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32}
 	if stateDir != "" {
-		diskBytes, err := parseSize(mf.cacheMaxSize)
-		if err != nil {
-			return nil, fmt.Errorf("--cache-max-size: %w", err)
-		}
-		cfg.DiskDir, cfg.DiskMaxBytes = filepath.Join(stateDir, "blocks"), diskBytes
+		cfg.DiskDir, cfg.DiskMaxBytes = filepath.Join(stateDir, "blocks"), mf.sizes.disk
 	}
 	c, err := cache.NewWithDisk(cfg)
 	if err != nil {

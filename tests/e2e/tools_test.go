@@ -165,6 +165,10 @@ func TestMountErrors(t *testing.T) {
 	assert.Error(t, err)
 	assert.Contains(t, stderr, "not empty")
 
+	_, stderr, err = run(t, time.Minute, rsfsBin, "mount", src.URL(), dir, "--cache-size", "12Q")
+	assert.Error(t, err)
+	assert.Equal(t, "rsfs: --cache-size: \"12Q\" is not a size (e.g. 256MiB)\n", stderr)
+
 	_, stderr, err = run(t, time.Minute, rsfsBin, "mount", src.URL()+"nothing-here", dir)
 	assert.Error(t, err)
 	assert.False(t, isMountPoint(dir))
