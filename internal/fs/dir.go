@@ -52,18 +52,14 @@ func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	return 0
 }
 
-// OpendirHandle snapshots the directory so a listing is consistent, and lets
-// the kernel cache it.
+// OpendirHandle lets the kernel cache the listing. The handle snapshots the
+// directory when it is first read, so a listing is consistent; an open the
+// kernel answers from its cache costs no snapshot.
 func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	h := &dirHandle{dir: d}
-	ok := d.fsys.cfg.Catalog.ReadDir(d.id, func(name string, id catalog.NodeID, a catalog.Attr) bool {
-		h.entries = append(h.entries, dirEntry{name: name, id: id, attr: a})
-		return true
-	})
-	if !ok {
+	if a, ok := d.fsys.cfg.Catalog.Attr(d.id); !ok || !a.Dir {
 		return nil, 0, syscall.ENOENT
 	}
-	return h, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+	return &dirHandle{dir: d}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
@@ -90,12 +86,30 @@ type dirEntry struct {
 	attr catalog.Attr
 }
 
-// dirHandle is an open directory: a snapshot of its entries. It answers
-// READDIRPLUS lookups from the snapshot, without searching the catalog.
+// dirHandle is an open directory: a snapshot of its entries, taken at the
+// first read. It answers READDIRPLUS lookups from the snapshot, without
+// searching the catalog.
 type dirHandle struct {
 	dir     *dirNode
+	loaded  bool
 	entries []dirEntry
 	next    int
+}
+
+// load takes the snapshot once.
+func (h *dirHandle) load() syscall.Errno {
+	if h.loaded {
+		return 0
+	}
+	ok := h.dir.fsys.cfg.Catalog.ReadDir(h.dir.id, func(name string, id catalog.NodeID, a catalog.Attr) bool {
+		h.entries = append(h.entries, dirEntry{name: name, id: id, attr: a})
+		return true
+	})
+	if !ok {
+		return syscall.ENOENT
+	}
+	h.loaded = true
+	return 0
 }
 
 var (
@@ -106,6 +120,9 @@ var (
 )
 
 func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if errno := h.load(); errno != 0 {
+		return nil, errno
+	}
 	if h.next >= len(h.entries) {
 		return nil, 0
 	}
@@ -119,6 +136,9 @@ func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 }
 
 func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if errno := h.load(); errno != 0 {
+		return errno
+	}
 	if off > uint64(len(h.entries)) {
 		return syscall.EINVAL
 	}
