@@ -34,15 +34,7 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("discover %q: not an http(s) URL", rawURL)
 	}
-	if opts.Parallel <= 0 {
-		opts.Parallel = 4
-	}
-	if opts.HeadParallel <= 0 {
-		opts.HeadParallel = 16
-	}
-	s := &Source{Origin: originOf(u), opts: opts, log: opts.logger()}
-	s.pkgs.s = s
-	opts.Client.AllowOrigin(s.Origin)
+	s := newSource(originOf(u), opts)
 	if err := s.discover(ctx, u); err != nil {
 		return nil, err
 	}

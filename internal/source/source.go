@@ -66,6 +66,21 @@ type Options struct {
 	HeadParallel int
 }
 
+// newSource returns a Source at origin, with opts' defaults filled in and
+// the client allowed to fetch from the origin.
+func newSource(origin string, opts Options) *Source {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	if opts.HeadParallel <= 0 {
+		opts.HeadParallel = 16
+	}
+	s := &Source{Origin: origin, opts: opts, log: opts.logger()}
+	s.pkgs.s = s
+	opts.Client.AllowOrigin(origin)
+	return s
+}
+
 func (o *Options) logger() *slog.Logger {
 	if o.Logger != nil {
 		return o.Logger

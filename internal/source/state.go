@@ -47,15 +47,8 @@ func DecodeState(data []byte) (*State, error) {
 // Restore rebuilds a Source from a saved state, without the network: for
 // mounting from a snapshot while the Source is unreachable.
 func Restore(st *State, opts Options) *Source {
-	if opts.Parallel <= 0 {
-		opts.Parallel = 4
-	}
-	if opts.HeadParallel <= 0 {
-		opts.HeadParallel = 16
-	}
-	s := &Source{Origin: st.Origin, Entry: st.Entry, Sets: st.Sets, opts: opts, log: opts.logger()}
-	s.pkgs.s = s
-	opts.Client.AllowOrigin(s.Origin)
+	s := newSource(st.Origin, opts)
+	s.Entry, s.Sets = st.Entry, st.Sets
 	for _, set := range s.Sets {
 		if set.URL != "" {
 			s.allowDoc(set.URL)
