@@ -175,6 +175,23 @@ type change struct {
 
 func (c *change) key() string { return string(c.entry.MD.Change) + " " + c.entry.Loc }
 
+// changesAfter returns the entries past pos, each at its datetime (else its
+// lastmod).
+func changesAfter(entries []resourcesync.Entry, pos *Position) []change {
+	var out []change
+	for i := range entries {
+		e := &entries[i]
+		c := change{at: e.MD.Datetime, entry: e}
+		if c.at.IsZero() {
+			c.at = e.Lastmod
+		}
+		if pos.after(c.at, c.key()) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // pollSet applies a set's new changes. It reports a gap: the Change Lists
 // no longer reach back to the position.
 func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) {
@@ -241,16 +258,7 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, d
 		// is only the list's last change, which says nothing about that.)
 		from := doc.Header.MD.From
 		gap = !pos.Time.IsZero() && from.After(pos.Time)
-		for i := range doc.Entries {
-			e := &doc.Entries[i]
-			c := change{at: e.MD.Datetime, entry: e}
-			if c.at.IsZero() {
-				c.at = e.Lastmod
-			}
-			if pos.after(c.at, c.key()) {
-				out = append(out, c)
-			}
-		}
+		out = changesAfter(doc.Entries, pos)
 	}
 	f.mu.Lock()
 	f.validators[u] = resp.Validators()

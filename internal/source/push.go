@@ -66,13 +66,8 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 	pos := *f.positions[set]
 	f.mu.Unlock()
 	var changes []change
-	for i := range n.Doc.Entries {
-		e := &n.Doc.Entries[i]
-		c := change{at: e.MD.Datetime, entry: e}
-		if c.at.IsZero() {
-			c.at = e.Lastmod
-		}
-		if e.MD.Change != "" && pos.after(c.at, c.key()) {
+	for _, c := range changesAfter(n.Doc.Entries, &pos) {
+		if c.entry.MD.Change != "" { // a notification may carry other entries
 			changes = append(changes, c)
 		}
 	}
