@@ -66,6 +66,7 @@ func load(cmd *cobra.Command, mf *mountFlags, rawURL, stateDir string, prog *pro
 			"err", discoverErr, "snapshot", snapshotPath(stateDir))
 		return &loaded{src: source.Restore(snap.state, opts), cat: snap.cat, positions: snap.state.Positions}, nil
 	case snap != nil && src.Origin == snap.state.Origin:
+		src.AllowSavedMirrors(snap.state)
 		l := &loaded{src: src, cat: snap.cat, positions: snap.state.Positions, catchUp: true}
 		if src.SameSets(snap.state) {
 			src.AdoptListedAt(snap.state)

@@ -303,15 +303,29 @@ func resourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
 func (s *Source) warnReader(r *resourcesync.Reader) { s.warn(r.Warnings()) }
 
 // allowMirrors lets the client fetch from hosts the Source names as
-// mirrors of its resources.
+// mirrors of its resources, and remembers them for a snapshot.
 func (s *Source) allowMirrors(links []resourcesync.Link) {
 	for _, ln := range links {
-		if ln.Rel == "duplicate" {
-			if o := originOfString(ln.Href); o != "" && !s.opts.Client.Allowed(ln.Href) {
-				s.opts.Client.AllowOrigin(o)
+		if ln.Rel == "duplicate" && !s.opts.Client.Allowed(ln.Href) {
+			if o := originOfString(ln.Href); o != "" {
+				s.allowMirrorOrigin(o)
 			}
 		}
 	}
+}
+
+func (s *Source) allowMirrorOrigin(o string) {
+	s.opts.Client.AllowOrigin(o)
+	s.mirrorsMu.Lock()
+	s.mirrors = append(s.mirrors, o)
+	s.mirrorsMu.Unlock()
+}
+
+// mirrorOrigins returns the mirror origins allowed so far.
+func (s *Source) mirrorOrigins() []string {
+	s.mirrorsMu.Lock()
+	defer s.mirrorsMu.Unlock()
+	return append([]string(nil), s.mirrors...)
 }
 
 // learnLengths HEADs the resources the lists gave no length, in parallel,

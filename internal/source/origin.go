@@ -50,7 +50,6 @@ func (c copyRef) String() string {
 
 // OriginOf returns the origin of a catalog resource.
 func (s *Source) OriginOf(r *catalog.Resource) *Origin {
-	s.allowMirrors(r.Links) // named by the Source (also after a snapshot)
 	return &Origin{s: s, copies: candidates(r), length: r.Length, etags: map[string]string{}}
 }
 

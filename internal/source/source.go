@@ -6,6 +6,7 @@ package source
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"rsfs/internal/fetch"
@@ -27,6 +28,9 @@ type Source struct {
 	opts Options
 	log  *slog.Logger
 	pkgs packages
+
+	mirrorsMu sync.Mutex
+	mirrors   []string // origins allowed because the Source names them as mirrors
 }
 
 // Set is one resource set: a Capability List and the documents it names.

@@ -17,6 +17,9 @@ type State struct {
 	Entry     string              `json:"entry"`
 	Sets      []*Set              `json:"sets"`
 	Positions map[string]Position `json:"positions"`
+	// Mirrors are the origins the Source named as mirrors (rel="duplicate")
+	// of resources in the catalog saved with this state.
+	Mirrors []string `json:"mirrors,omitempty"`
 }
 
 // Snapshot calls save with the Source's state while no change is being
@@ -24,7 +27,8 @@ type State struct {
 func (f *Follower) Snapshot(save func(state []byte) error) error {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	st := State{Version: stateVersion, Origin: f.s.Origin, Entry: f.s.Entry, Sets: f.s.Sets, Positions: f.Positions()}
+	st := State{Version: stateVersion, Origin: f.s.Origin, Entry: f.s.Entry, Sets: f.s.Sets,
+		Positions: f.Positions(), Mirrors: f.s.mirrorOrigins()}
 	data, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode source state: %w", err)
@@ -49,6 +53,7 @@ func DecodeState(data []byte) (*State, error) {
 func Restore(st *State, opts Options) *Source {
 	s := newSource(st.Origin, opts)
 	s.Entry, s.Sets = st.Entry, st.Sets
+	s.AllowSavedMirrors(st)
 	for _, set := range s.Sets {
 		if set.URL != "" {
 			s.allowDoc(set.URL)
@@ -85,5 +90,14 @@ func (s *Source) AdoptListedAt(st *State) {
 		if i < len(st.Sets) {
 			set.ListedAt = st.Sets[i].ListedAt
 		}
+	}
+}
+
+// AllowSavedMirrors allows the mirror origins of a saved state: its catalog
+// names them, and a catalog loaded from a snapshot is not read through
+// Resource Lists again.
+func (s *Source) AllowSavedMirrors(st *State) {
+	for _, o := range st.Mirrors {
+		s.allowMirrorOrigin(o)
 	}
 }

@@ -88,3 +88,23 @@ func TestMountFromSnapshotWhileSourceIsDown(t *testing.T) {
 	_, err = os.ReadFile(after[unread.URI])
 	assert.ErrorIs(t, err, syscall.EIO, "an uncached file fails until the Source is back")
 }
+
+func TestRemountFromSnapshotKeepsMirrors(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 20, Mirror: true})
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "0")
+	files := walkFiles(t, m.dir)
+	m.unmount(t)
+
+	r := src.Resources()[7]
+	src.FailPrimary(r.URI, 500)
+	m = mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "0", "--retries", "1")
+	got, err := os.ReadFile(files[r.URI])
+	require.NoError(t, err, "the mirror the snapshot's catalog names is still allowed")
+	want, _ := src.Body(r.URI)
+	assert.Equal(t, want, got)
+	log, _ := os.ReadFile(m.logFile)
+	assert.Contains(t, string(log), "catalog loaded from snapshot")
+}
