@@ -83,14 +83,10 @@ func (f *sourceFlags) sourceOptions(client *fetch.Client) source.Options {
 }
 
 // discover builds the HTTP client and discovers the Source.
-func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Source, *fetch.Client, error) {
+func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Source, error) {
 	client, err := f.client(rawURL)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	src, err := source.Discover(cmd.Context(), rawURL, f.sourceOptions(client))
-	if err != nil {
-		return nil, nil, err
-	}
-	return src, client, nil
+	return source.Discover(cmd.Context(), rawURL, f.sourceOptions(client))
 }

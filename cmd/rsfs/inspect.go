@@ -25,7 +25,7 @@ documents of each capability, the number of resources and their total size,
 the dump packages, the Change List and the notification channels.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, _, err := sf.discover(cmd, args[0])
+			src, err := sf.discover(cmd, args[0])
 			if err != nil {
 				return err
 			}
