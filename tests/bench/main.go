@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"rsfs/internal/resourcesync"
 	"rsfs/tests/sourcetest"
 )
 
@@ -251,40 +252,31 @@ func (b *bench) report(path string) {
 	fmt.Print("\n", buf.String())
 }
 
-// warmLists fetches every document once so the Source's own first-serving
-// cost (hashing generated bodies) is not counted against rsfs.
+// warmLists fetches every Resource List once so the Source's own
+// first-serving cost (hashing generated bodies) is not counted against rsfs.
 func warmLists(src *sourcetest.Source) {
 	for k := 0; k < src.Sets(); k++ {
-		resp, err := http.Get(src.ResourceListURL(k))
-		must(err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for _, loc := range between(string(body), "<loc>", "</loc>") {
-			if strings.HasSuffix(loc, ".xml") || strings.HasSuffix(loc, ".xml.gz") {
-				r, err := http.Get(loc)
-				must(err)
-				_, _ = io.Copy(io.Discard, r.Body)
-				r.Body.Close()
-			}
+		doc := getDoc(src.ResourceListURL(k))
+		if doc == nil || doc.Header.Root != resourcesync.SitemapIndex {
+			continue
+		}
+		for _, e := range doc.Entries {
+			getDoc(e.Loc)
 		}
 	}
 }
 
-func between(s, open, close string) []string {
-	var out []string
-	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			return out
-		}
-		s = s[i+len(open):]
-		j := strings.Index(s, close)
-		if j < 0 {
-			return out
-		}
-		out = append(out, s[:j])
-		s = s[j+len(close):]
+// getDoc fetches and parses a document; nil if there is none.
+func getDoc(url string) *resourcesync.Document {
+	resp, err := http.Get(url)
+	must(err)
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil
 	}
+	doc, err := resourcesync.Parse(resp.Body, url, resourcesync.Options{})
+	must(err)
+	return doc
 }
 
 func timeIt(name string, args ...string) float64 {
