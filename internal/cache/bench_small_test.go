@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -90,7 +89,7 @@ func addLatency(d time.Duration) {
 // smallFilesServer serves datas[i] at /i on 127.0.0.1 after a fixed delay.
 func smallFilesServer(b *testing.B, datas [][]byte) (*httptest.Server, *http.Client) {
 	b.Helper()
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return startBenchServer(b, func(w http.ResponseWriter, r *http.Request) {
 		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/"))
 		if err != nil || i < 0 || i >= len(datas) {
 			http.NotFound(w, r)
@@ -98,15 +97,5 @@ func smallFilesServer(b *testing.B, datas [][]byte) (*httptest.Server, *http.Cli
 		}
 		addLatency(smallLatency)
 		http.ServeContent(w, r, "content", time.Time{}, bytes.NewReader(datas[i]))
-	}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv.Listener = ln
-	srv.Start()
-	b.Cleanup(srv.Close)
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16, DisableCompression: true}}
-	b.Cleanup(client.CloseIdleConnections)
-	return srv, client
+	})
 }

@@ -46,9 +46,16 @@ func (o httpOrigin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser,
 // benchServer serves content with http.ServeContent on 127.0.0.1.
 func benchServer(b *testing.B, content []byte) (*httptest.Server, *http.Client) {
 	b.Helper()
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return startBenchServer(b, func(w http.ResponseWriter, r *http.Request) {
 		http.ServeContent(w, r, "content", time.Time{}, bytes.NewReader(content))
-	}))
+	})
+}
+
+// startBenchServer runs handler on 127.0.0.1 and returns a client that
+// keeps enough idle connections for parallel fills.
+func startBenchServer(b *testing.B, handler http.HandlerFunc) (*httptest.Server, *http.Client) {
+	b.Helper()
+	srv := httptest.NewUnstartedServer(handler)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
