@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rsfs/internal/fetch"
-	"rsfs/internal/resourcesync"
-	"rsfs/internal/source"
+	"rsfs/fetch"
+	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // sourceFlags are the flags of every command that reads a Source.

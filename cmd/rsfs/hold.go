@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rsfs/internal/mountutil"
+	"rsfs/mountutil"
 )
 
 func holdCmd() *cobra.Command {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rsfs/internal/source"
+	"rsfs/source"
 )
 
 func inspectCmd() *cobra.Command {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rsfs/internal/fetch"
+	"rsfs/fetch"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -17,12 +17,12 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
-	"rsfs/internal/cache"
-	"rsfs/internal/catalog"
-	"rsfs/internal/fs"
-	"rsfs/internal/mountutil"
-	"rsfs/internal/notify"
-	"rsfs/internal/source"
+	"rsfs/cache"
+	"rsfs/catalog"
+	"rsfs/fs"
+	"rsfs/mountutil"
+	"rsfs/notify"
+	"rsfs/source"
 )
 
 type mountFlags struct {

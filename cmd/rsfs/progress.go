@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"rsfs/internal/source"
+	"rsfs/source"
 )
 
 // progress shows loading on a terminal, at most ten times a second.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"rsfs/internal/catalog"
-	"rsfs/internal/source"
+	"rsfs/catalog"
+	"rsfs/source"
 )
 
 // loaded is a Source and its catalog, ready to mount.

@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"rsfs/internal/resourcesync"
+	"rsfs/resourcesync"
 	"rsfs/tests/sourcetest"
 )
 

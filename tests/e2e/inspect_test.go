@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"rsfs/internal/source"
+	"rsfs/source"
 	"rsfs/tests/sourcetest"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	rs "rsfs/internal/resourcesync"
+	rs "rsfs/resourcesync"
 )
 
 // batchSize is how many list entries are copied out under the lock at a time.

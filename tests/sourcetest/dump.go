@@ -13,7 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	rs "rsfs/internal/resourcesync"
+	rs "rsfs/resourcesync"
 )
 
 // Resource Dumps (Config.Dumps) are built once, at Start, from the initial

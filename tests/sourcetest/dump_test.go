@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"rsfs/internal/fetch"
-	rs "rsfs/internal/resourcesync"
-	"rsfs/internal/zipindex"
+	"rsfs/fetch"
+	rs "rsfs/resourcesync"
+	"rsfs/zipindex"
 )
 
 // openDump opens package n of set 0 through rsfs's own fetch and zipindex.

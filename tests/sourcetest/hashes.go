@@ -9,7 +9,7 @@ import (
 	"io"
 	"sync"
 
-	"rsfs/internal/resourcesync"
+	"rsfs/resourcesync"
 )
 
 // digestSize is the raw digest length of each supported algorithm.

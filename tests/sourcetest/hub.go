@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	rs "rsfs/internal/resourcesync"
+	rs "rsfs/resourcesync"
 )
 
 // NotificationTopic is set k's change-notification topic URI (the channel a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"rsfs/internal/resourcesync"
+	"rsfs/resourcesync"
 )
 
 // Plant replaces a resource's body (and its published hash and length).

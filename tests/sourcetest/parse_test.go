@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"rsfs/internal/resourcesync"
+	"rsfs/resourcesync"
 )
 
 // parseDoc fetches a document and reads it with the project's own reader.

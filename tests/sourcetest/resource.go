@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"rsfs/internal/resourcesync"
+	"rsfs/resourcesync"
 )
 
 // Resource is a resource as the Source publishes it.

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rsfs/internal/resourcesync"
+	"rsfs/resourcesync"
 )
 
 // Source is a running generated ResourceSync Source.

@@ -1,0 +1,479 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/resourcesync"
+)
+
+const testBlock = 4096
+
+func newTestCache(t *testing.T, cfg Config) (*Cache, *bytes.Buffer) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	cfg.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = testBlock
+	}
+	c := New(cfg)
+	return c, &logs
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func TestSmallContentCorrectHash(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	data := randomBytes(1000, 1)
+	origin := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/a", Size: 1000, Hashes: sha256Of(data)}, origin)
+	defer f.Close()
+	buf := make([]byte, 2000)
+	n, err := f.ReadAt(testCtx(t), buf, 0)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, 1000, n)
+	assert.Equal(t, data, buf[:n])
+	n, err = f.ReadAt(testCtx(t), buf[:10], 990)
+	require.NoError(t, err)
+	assert.Equal(t, data[990:], buf[:n])
+	assert.Equal(t, int64(1), origin.calls.Load())
+	assert.Equal(t, [][2]int64{{0, 1000}}, origin.ranges)
+}
+
+func TestSmallContentHashMismatchCachesNothing(t *testing.T) {
+	c, logs := newTestCache(t, Config{})
+	data := randomBytes(1000, 2)
+	origin := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/bad", Size: 1000, Hashes: wrongSHA256()}, origin)
+	defer f.Close()
+	buf := make([]byte, 100)
+	for range 2 {
+		n, err := f.ReadAt(testCtx(t), buf, 0)
+		require.ErrorIs(t, err, ErrIntegrity)
+		assert.Equal(t, 0, n)
+		assert.Contains(t, err.Error(), "http://x/bad")
+		assert.Contains(t, err.Error(), "sha-256 mismatch")
+	}
+	st := c.Stats()
+	assert.Equal(t, 0, st.Blocks)
+	assert.Equal(t, int64(0), st.Bytes)
+	assert.Equal(t, int64(2), origin.calls.Load(), "nothing cached: each read fetches again")
+	assert.Contains(t, logs.String(), "content hash mismatch")
+	assert.Contains(t, logs.String(), "uri=http://x/bad")
+}
+
+func TestStrongestHashWins(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	data := randomBytes(100, 3)
+	wrongMD5 := md5Of([]byte("not it"))
+	hashes := append([]resourcesync.Hash{wrongMD5}, sha256Of(data)...)
+	f := c.Open(Content{ID: "v1", Name: "u", Size: 100, Hashes: hashes}, &memOrigin{data: data})
+	defer f.Close()
+	buf := make([]byte, 100)
+	n, err := f.ReadAt(testCtx(t), buf, 0)
+	require.NoError(t, err)
+	assert.Equal(t, data, buf[:n])
+
+	onlyMD5 := c.Open(Content{ID: "v2", Name: "u", Size: 100, Hashes: []resourcesync.Hash{wrongMD5, {Alg: "sha-512", Value: "zz"}}}, &memOrigin{data: data})
+	defer onlyMD5.Close()
+	_, err = onlyMD5.ReadAt(testCtx(t), buf, 0)
+	require.ErrorIs(t, err, ErrIntegrity)
+	assert.Contains(t, err.Error(), "md5 mismatch")
+}
+
+func TestEmptyContent(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	origin := &memOrigin{}
+	buf := make([]byte, 10)
+
+	good := c.Open(Content{ID: "e1", Name: "u", Size: 0, Hashes: sha256Of(nil)}, origin)
+	defer good.Close()
+	n, err := good.ReadAt(testCtx(t), buf, 0)
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.NotErrorIs(t, err, ErrIntegrity)
+
+	bad := c.Open(Content{ID: "e2", Name: "u", Size: 0, Hashes: wrongSHA256()}, origin)
+	defer bad.Close()
+	n, err = bad.ReadAt(testCtx(t), buf, 0)
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, ErrIntegrity)
+
+	noHash := c.Open(Content{ID: "e3", Name: "u", Size: 0}, origin)
+	defer noHash.Close()
+	_, err = noHash.ReadAt(testCtx(t), buf, 0)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, int64(0), origin.calls.Load(), "an empty content needs no fetch")
+}
+
+func TestEOFSemantics(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	data := randomBytes(3*testBlock+10, 4)
+	size := int64(len(data))
+	f := c.Open(Content{ID: "v1", Name: "u", Size: size}, &memOrigin{data: data})
+	defer f.Close()
+	ctx := testCtx(t)
+	buf := make([]byte, 100)
+
+	n, err := f.ReadAt(ctx, buf, size)
+	assert.Equal(t, 0, n)
+	assert.Equal(t, io.EOF, err)
+	n, err = f.ReadAt(ctx, buf, size+5000)
+	assert.Equal(t, 0, n)
+	assert.Equal(t, io.EOF, err)
+
+	n, err = f.ReadAt(ctx, buf, size-40)
+	assert.Equal(t, 40, n)
+	assert.Equal(t, io.EOF, err)
+	assert.Equal(t, data[size-40:], buf[:n])
+
+	n, err = f.ReadAt(ctx, buf, size-100)
+	assert.Equal(t, 100, n)
+	assert.NoError(t, err, "a full read ending exactly at the end may return nil")
+	assert.Equal(t, data[size-100:], buf)
+
+	_, err = f.ReadAt(ctx, buf, -1)
+	assert.Error(t, err)
+	assert.NotErrorIs(t, err, io.EOF)
+}
+
+func TestReadsSpanningBlocks(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: -1})
+	data := randomBytes(5*testBlock+123, 5)
+	origin := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	defer f.Close()
+	buf := make([]byte, 3*testBlock)
+	n, err := f.ReadAt(testCtx(t), buf, testBlock-7)
+	require.NoError(t, err)
+	assert.Equal(t, data[testBlock-7:4*testBlock-7], buf[:n])
+	assert.ElementsMatch(t, []int64{0, testBlock, 2 * testBlock, 3 * testBlock}, origin.offsets())
+	for _, r := range origin.ranges {
+		assert.Equal(t, int64(testBlock), r[1], "aligned full blocks")
+	}
+}
+
+func TestLargeContentCorrectHashPasses(t *testing.T) {
+	c, logs := newTestCache(t, Config{})
+	data := randomBytes(10*testBlock+77, 6)
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, &memOrigin{data: data})
+	defer f.Close()
+	got, errs := readAll(testCtx(t), f, 1000)
+	assert.Equal(t, data, got)
+	assert.Equal(t, io.EOF, errs[len(errs)-1])
+	for i, err := range errs[:len(errs)-1] {
+		require.NoError(t, err, "read %d", i)
+	}
+	assert.Empty(t, logs.String())
+}
+
+func TestLargeContentWrongHashFailsTheLastRead(t *testing.T) {
+	c, logs := newTestCache(t, Config{})
+	data := randomBytes(10*testBlock+77, 7)
+	size := int64(len(data))
+	f := c.Open(Content{ID: "v1", Name: "http://x/big", Size: size, Hashes: wrongSHA256()}, &memOrigin{data: data})
+	defer f.Close()
+	ctx := testCtx(t)
+	const chunk = 1000
+	buf := make([]byte, chunk)
+	var off int64
+	for ; off+chunk < size; off += chunk {
+		n, err := f.ReadAt(ctx, buf, off)
+		require.NoError(t, err, "read at %d", off)
+		require.Equal(t, data[off:off+chunk], buf[:n])
+	}
+	n, err := f.ReadAt(ctx, buf, off)
+	require.ErrorIs(t, err, ErrIntegrity)
+	assert.Equal(t, 0, n, "the final bytes are not handed out")
+	assert.Contains(t, err.Error(), "http://x/big")
+	assert.Equal(t, 0, c.Stats().Blocks, "the content's blocks are dropped")
+	assert.Contains(t, logs.String(), "content hash mismatch")
+	assert.Contains(t, logs.String(), "expected="+wrongSHA256()[0].Value)
+}
+
+func TestOutOfOrderReadsStillVerify(t *testing.T) {
+	data := randomBytes(8*testBlock, 8)
+	size := int64(len(data))
+	// Chunks of half a block, each pair of blocks read in reverse order, as
+	// async readahead may deliver them.
+	half := int64(testBlock / 2)
+	var offs []int64
+	for b := int64(0); b < 8; b += 2 {
+		for _, blk := range []int64{b + 1, b} {
+			offs = append(offs, blk*testBlock+half, blk*testBlock)
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		hashes []resourcesync.Hash
+	}{{"correct", sha256Of(data)}, {"wrong", wrongSHA256()}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := newTestCache(t, Config{})
+			f := c.Open(Content{ID: "v1", Name: "u", Size: size, Hashes: tc.hashes}, &memOrigin{data: data})
+			defer f.Close()
+			buf := make([]byte, half)
+			for i, off := range offs {
+				n, err := f.ReadAt(testCtx(t), buf, off)
+				// The pass completes with the read of block 6 (second-last read).
+				if tc.name == "wrong" && i == len(offs)-2 {
+					require.ErrorIs(t, err, ErrIntegrity, "read %d at %d", i, off)
+					continue
+				}
+				require.NoError(t, err, "read %d at %d", i, off)
+				require.Equal(t, data[off:off+half], buf[:n])
+			}
+		})
+	}
+}
+
+func TestShortBody(t *testing.T) {
+	for _, ignoreRange := range []bool{false, true} {
+		c, _ := newTestCache(t, Config{ReadAhead: -1})
+		data := randomBytes(3*testBlock, 9)
+		// Published one block and a bit longer than what the server has.
+		f := c.Open(Content{ID: "v1", Name: "http://x/short", Size: int64(len(data)) + 100}, &memOrigin{data: data, ignoreRange: ignoreRange})
+		buf := make([]byte, testBlock)
+		n, err := f.ReadAt(testCtx(t), buf, 3*testBlock)
+		assert.Equal(t, 0, n)
+		require.ErrorIs(t, err, ErrIntegrity, "ignoreRange=%v", ignoreRange)
+		assert.Contains(t, err.Error(), "short body")
+		assert.Contains(t, err.Error(), "http://x/short")
+		f.Close()
+	}
+}
+
+func TestShortBodySmallContent(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	f := c.Open(Content{ID: "v1", Name: "u", Size: 500}, &memOrigin{data: randomBytes(499, 10)})
+	defer f.Close()
+	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 0)
+	require.ErrorIs(t, err, ErrIntegrity)
+	assert.Equal(t, 0, c.Stats().Blocks)
+}
+
+func TestLongBody(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	data := randomBytes(3*testBlock, 11)
+	f := c.Open(Content{ID: "v1", Name: "u", Size: 3 * testBlock}, longOrigin{data: data})
+	defer f.Close()
+	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 0)
+	require.ErrorIs(t, err, ErrIntegrity)
+	assert.Contains(t, err.Error(), "longer")
+}
+
+func TestContentLongerThanPublished(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: -1})
+	data := randomBytes(3*testBlock+50, 12)
+	// The server ignores Range and has 50 bytes more than published.
+	origin := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: 3 * testBlock}, origin)
+	defer f.Close()
+	buf := make([]byte, testBlock)
+	for b := int64(0); b < 2; b++ {
+		_, err := f.ReadAt(testCtx(t), buf, b*testBlock)
+		require.NoError(t, err)
+	}
+	_, err := f.ReadAt(testCtx(t), buf, 2*testBlock)
+	require.ErrorIs(t, err, ErrIntegrity)
+	assert.Contains(t, err.Error(), "published length")
+}
+
+func TestServerIgnoringRangeFillsFollowingBlocks(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: -1, MaxBytes: 1 << 20})
+	data := randomBytes(20*testBlock+1, 13)
+	origin := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	defer f.Close()
+	got, errs := readAll(testCtx(t), f, testBlock/4)
+	assert.Equal(t, io.EOF, errs[len(errs)-1])
+	for i, err := range errs[:len(errs)-1] {
+		require.NoError(t, err, "read %d", i)
+	}
+	assert.Equal(t, data, got)
+	assert.Equal(t, int64(1), origin.calls.Load(), "one stream serves every block")
+	assert.Equal(t, uint64(20), c.Stats().Streamed)
+}
+
+func TestServerIgnoringRangeStreamsWithinHalfTheCache(t *testing.T) {
+	// Half the cache holds 4 blocks: each stream serves its block and 4 more.
+	c, _ := newTestCache(t, Config{ReadAhead: -1, MaxBytes: 8 * testBlock})
+	data := randomBytes(20*testBlock, 14)
+	origin := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	defer f.Close()
+	got, _ := readAll(testCtx(t), f, testBlock)
+	assert.Equal(t, data, got)
+	assert.Equal(t, []int64{0, 5 * testBlock, 10 * testBlock, 15 * testBlock}, origin.offsets())
+	assert.LessOrEqual(t, c.Stats().Bytes, int64(8*testBlock))
+}
+
+func TestSequentialReadsPrefetch(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: 4})
+	data := randomBytes(20*testBlock, 15)
+	origin := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	defer f.Close()
+	buf := make([]byte, testBlock/2)
+	_, err := f.ReadAt(testCtx(t), buf, 0)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), origin.calls.Load(), "the first read does not prefetch yet")
+	_, err = f.ReadAt(testCtx(t), buf, testBlock/2)
+	require.NoError(t, err)
+	eventually(t, func() bool { return origin.calls.Load() == 5 }, "blocks 1-4 to be prefetched")
+	assert.ElementsMatch(t, []int64{0, 1 * testBlock, 2 * testBlock, 3 * testBlock, 4 * testBlock}, origin.offsets())
+	eventually(t, func() bool { return c.Stats().Blocks == 5 }, "prefetched blocks to be cached")
+
+	hitsBefore := c.Stats().Hits
+	for off := int64(testBlock); off < 3*testBlock; off += testBlock / 2 {
+		n, err := f.ReadAt(testCtx(t), buf, off)
+		require.NoError(t, err)
+		require.Equal(t, data[off:off+int64(n)], buf[:n])
+	}
+	eventually(t, func() bool { return origin.calls.Load() == 7 }, "blocks 5-6 to be prefetched")
+	st := c.Stats()
+	assert.Equal(t, hitsBefore+4, st.Hits, "sequential reads are served by prefetched blocks")
+	assert.Equal(t, uint64(6), st.Prefetches)
+}
+
+func TestServerIgnoringRangeWithPrefetchUsesOneStream(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: 4, MaxBytes: 1 << 20})
+	data := randomBytes(30*testBlock+9, 20)
+	origin := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	defer f.Close()
+	got, errs := readAll(testCtx(t), f, testBlock/4)
+	assert.Equal(t, io.EOF, errs[len(errs)-1])
+	assert.Equal(t, data, got)
+	assert.Equal(t, []int64{0}, origin.offsets())
+}
+
+func TestRandomReadsDoNotPrefetch(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: 4})
+	data := randomBytes(40*testBlock, 16)
+	origin := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	defer f.Close()
+	buf := make([]byte, 100)
+	for _, b := range []int64{7, 2, 30, 12, 25} {
+		_, err := f.ReadAt(testCtx(t), buf, b*testBlock+10)
+		require.NoError(t, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, int64(5), origin.calls.Load())
+	assert.Equal(t, uint64(0), c.Stats().Prefetches)
+}
+
+func TestCloseCancelsPrefetch(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: 2})
+	data := randomBytes(10*testBlock, 17)
+	origin := &memOrigin{data: data, gate: make(chan struct{}), gateFrom: testBlock}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	for _, off := range []int64{0, 10} {
+		_, err := f.ReadAt(testCtx(t), make([]byte, 10), off)
+		require.NoError(t, err)
+	}
+	eventually(t, func() bool { return origin.calls.Load() == 3 }, "prefetches to reach the origin")
+	closed := make(chan struct{})
+	go func() { f.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	eventually(t, func() bool { return origin.cancelled.Load() == 2 }, "prefetch fills to be cancelled")
+	eventually(t, func() bool { return c.Stats().FillErrors == 2 }, "cancelled fills to end")
+	assert.Equal(t, 1, c.Stats().Blocks)
+
+	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 0)
+	assert.ErrorIs(t, err, errClosed)
+}
+
+func TestPrefetchJoinedByReaderSurvivesClose(t *testing.T) {
+	c, _ := newTestCache(t, Config{ReadAhead: 1})
+	data := randomBytes(4*testBlock, 18)
+	origin := &memOrigin{data: data, gate: make(chan struct{}, 10), gateFrom: testBlock}
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data))}
+	prefetcher := c.Open(content, origin)
+	for _, off := range []int64{0, 10} {
+		_, err := prefetcher.ReadAt(testCtx(t), make([]byte, 10), off)
+		require.NoError(t, err)
+	}
+	eventually(t, func() bool { return origin.calls.Load() == 2 }, "block 1 prefetch")
+
+	reader := c.Open(content, origin)
+	defer reader.Close()
+	buf := make([]byte, 10)
+	done := make(chan error, 1)
+	go func() {
+		_, err := reader.ReadAt(testCtx(t), buf, testBlock+5)
+		done <- err
+	}()
+	eventually(t, func() bool { return c.Stats().Misses == 2 }, "reader to join the prefetch")
+	prefetcher.Close()
+	origin.gate <- struct{}{}
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("reader did not return")
+	}
+	assert.Equal(t, data[testBlock+5:testBlock+15], buf)
+	assert.Equal(t, int64(0), origin.cancelled.Load())
+}
+
+func TestConcurrentFilesReadCorrectBytes(t *testing.T) {
+	c, _ := newTestCache(t, Config{MaxBytes: 16 * testBlock})
+	contents := make([][]byte, 4)
+	for i := range contents {
+		contents[i] = randomBytes(12*testBlock+i*333, uint64(100+i))
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			data := contents[g%4]
+			f := c.Open(Content{ID: string(rune('a' + g%4)), Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, &memOrigin{data: data, ignoreRange: g%2 == 1})
+			defer f.Close()
+			got, errs := readAll(testCtx(t), f, 3000+g*100)
+			for _, err := range errs[:len(errs)-1] {
+				if !assert.NoError(t, err) {
+					return
+				}
+			}
+			assert.True(t, bytes.Equal(data, got), "file %d", g)
+		})
+	}
+	wg.Wait()
+	assert.LessOrEqual(t, c.Stats().Bytes, int64(16*testBlock))
+}
+
+func TestCallerCancelDuringReadReturnsPromptly(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	origin := &memOrigin{data: randomBytes(testBlock, 19), gate: make(chan struct{})}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: testBlock}, origin)
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := f.ReadAt(ctx, make([]byte, 10), 0)
+	require.True(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
+	assert.False(t, strings.Contains(err.Error(), "integrity"))
+	close(origin.gate)
+}

@@ -1,0 +1,303 @@
+// Package catalog holds the resources of a ResourceSync Source as a tree: it
+// maps each URI to one path (see mapping.go), keeps a compact record per
+// resource (size, mtime, hashes, type, links) and answers the filesystem's
+// lookups from memory, from many goroutines at once. Change lists mutate it
+// through Upsert and Remove, which say what the kernel must be told.
+package catalog
+
+import (
+	"sync"
+	"time"
+
+	"rsfs/resourcesync"
+)
+
+// Resource is what the Source published about one resource.
+type Resource struct {
+	URI     string // absolute, as published (already resolved)
+	Length  int64  // resourcesync.NoLength when unknown
+	Lastmod time.Time
+	Hashes  []resourcesync.Hash
+	Type    string
+	Links   []resourcesync.Link // rel=duplicate mirrors and any other relations
+}
+
+// Options configure a Catalog.
+type Options struct {
+	// Origin is the Source's origin "scheme://host:port"; resources there map
+	// at the root, others under "@host[:port]".
+	Origin string
+}
+
+// NodeID names a file or directory for the life of the catalog; IDs of
+// deleted nodes are not reused.
+type NodeID uint32
+
+// dirBit marks directory IDs; the rest of a directory ID indexes c.dirs.
+const dirBit NodeID = 1 << 31
+
+// RootID is the root directory.
+const RootID NodeID = dirBit
+
+// IsDir reports whether id names a directory.
+func (id NodeID) IsDir() bool { return id&dirBit != 0 }
+
+// DirSize is the size directories report.
+const DirSize = 4096
+
+// Attr is what getattr needs about a node.
+type Attr struct {
+	Ino   uint64
+	Dir   bool
+	Size  int64 // 0 for a file of unknown length
+	Mtime time.Time
+	Nlink uint32
+}
+
+// Stats describe the catalog's size.
+type Stats struct {
+	Resources   int   // live resources
+	Bytes       int64 // their published lengths, summed
+	Directories int   // live directories, the root included
+	ArenaBytes  int64 // bytes held by the names/URIs/hashes arena
+	ArenaUsed   int64 // bytes of it written
+	Records     int   // file records, deleted ones included
+	RecordBytes int64 // bytes held by the fixed records
+	IndexBytes  int64 // bytes held by the URI index
+	Prefixes    int   // distinct URI prefixes (a URI up to its last "/")
+	Types       int   // distinct media types
+	Renamed     int   // resources given a collision suffix (rule 7)
+	WithLinks   int   // resources with links
+}
+
+// Catalog is the resource tree. Its methods are safe for concurrent use.
+type Catalog struct {
+	mu     sync.RWMutex
+	origin string
+	sealed bool
+
+	arena arena
+	files fileStore
+	dirs  []dirRec
+
+	dirIndex    map[dirKey]uint32 // live directories by parent and name
+	prefixes    []string          // aliases the arena
+	prefixIndex map[string]uint32
+	prefixDir   []uint32 // after Seal: the directory of each prefix
+
+	types        []string
+	typeIndex    map[string]uint16
+	typeOverflow map[NodeID]string
+	links        map[NodeID][]resourcesync.Link
+
+	uris   uriTable          // files by uriHash
+	altIno map[uint64]NodeID // inodes that are not a file's own uriHash: directories and settled collisions
+
+	indexNameOff uint32
+	live         int
+	liveBytes    int64
+	renamed      int
+}
+
+// New returns an empty catalog ready for Add.
+func New(opts Options) *Catalog {
+	c := &Catalog{
+		origin:       NormalizeOrigin(opts.Origin),
+		dirIndex:     make(map[dirKey]uint32),
+		prefixIndex:  make(map[string]uint32),
+		types:        []string{""},
+		typeIndex:    map[string]uint16{"": 0},
+		typeOverflow: make(map[NodeID]string),
+		links:        make(map[NodeID][]resourcesync.Link),
+		altIno:       make(map[uint64]NodeID),
+	}
+	c.files.init()
+	c.uris.init()
+	c.indexNameOff = c.arena.addString(IndexName)
+	c.dirs = append(c.dirs, dirRec{ino: 1, mtime: noTime})
+	return c
+}
+
+// Add records a resource while loading; it is safe for concurrent use. The
+// same URI added twice keeps the one with the newer Lastmod (on a tie, the
+// later call). After Seal, Add is Upsert without the effects.
+func (c *Catalog) Add(r *Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sealed {
+		c.upsertLocked(r)
+		return
+	}
+	c.addLocked(r, false)
+}
+
+// addLocked records a resource before Seal; an existing record of the URI is
+// replaced when always is set or r is not older.
+func (c *Catalog) addLocked(r *Resource, always bool) {
+	h := uriHash(r.URI)
+	id, shared := c.findOrShared(h, r.URI)
+	if id != 0 {
+		if always || timeNanos(r.Lastmod) >= c.files.at(id).mtime {
+			c.setVersion(id, r)
+		}
+		return
+	}
+	id = c.newFile(r, h)
+	if shared {
+		c.markHashShared(h)
+	}
+}
+
+// Sealed reports whether Seal has run.
+func (c *Catalog) Sealed() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.sealed
+}
+
+// newFile stores a record for a URI not yet in the catalog and indexes it.
+func (c *Catalog) newFile(r *Resource, h uint64) NodeID {
+	prefix, suffix := splitURI(r.URI)
+	id := c.files.add()
+	f := c.files.at(id)
+	f.prefix = c.internPrefix(prefix)
+	f.suffix = c.arena.addPrefixed(suffix)
+	f.ino = h
+	f.mtime = noTime
+	c.setVersion(id, r)
+	c.indexURI(h, id)
+	c.live++
+	return id
+}
+
+func (c *Catalog) internPrefix(p string) uint32 {
+	if i, ok := c.prefixIndex[p]; ok {
+		return i
+	}
+	stored := c.arena.str(c.arena.addString(p), len(p))
+	i := uint32(len(c.prefixes))
+	c.prefixes = append(c.prefixes, stored)
+	c.prefixIndex[stored] = i
+	return i
+}
+
+// setVersion stores r's version fields (not its URI) in the record of id and
+// reports whether any changed.
+func (c *Catalog) setVersion(id NodeID, r *Resource) bool {
+	f := c.files.at(id)
+	changed := false
+	mt, tz := timeNanos(r.Lastmod), zoneMinutes(r.Lastmod)
+	if f.size != r.Length || f.mtime != mt || f.tzMin != tz {
+		c.liveBytes += max(r.Length, 0) - max(f.size, 0)
+		f.size, f.mtime, f.tzMin = r.Length, mt, tz
+		changed = true
+	}
+	if c.setHashes(f, r.Hashes) {
+		changed = true
+	}
+	if c.setType(id, f, r.Type) {
+		changed = true
+	}
+	if c.setLinks(id, f, r.Links) {
+		changed = true
+	}
+	return changed
+}
+
+func (c *Catalog) setHashes(f *fileRec, hs []resourcesync.Hash) bool {
+	var stack [128]byte
+	blob := appendHashes(stack[:0], hs)
+	if f.hash != 0 {
+		old := c.arena.tail(f.hash)
+		if len(blob) == hashBlobLen(old) && string(blob) == string(old[:len(blob)]) {
+			return false
+		}
+	} else if len(blob) == 0 {
+		return false
+	}
+	f.hash = 0
+	if len(blob) > 0 {
+		off, buf := c.arena.reserve(len(blob))
+		copy(buf, blob)
+		f.hash = off
+	}
+	return true
+}
+
+func (c *Catalog) setType(id NodeID, f *fileRec, typ string) bool {
+	if c.typeOf(id, f) == typ {
+		return false
+	}
+	delete(c.typeOverflow, id)
+	f.flags &^= flagTypeOverflow
+	idx, ok := c.typeIndex[typ]
+	if !ok && len(c.types) < typeTableMax {
+		idx = uint16(len(c.types))
+		c.types = append(c.types, typ)
+		c.typeIndex[typ] = idx
+		ok = true
+	}
+	if !ok {
+		c.typeOverflow[id] = typ
+		f.flags |= flagTypeOverflow
+		idx = 0
+	}
+	f.typ = idx
+	return true
+}
+
+func (c *Catalog) typeOf(id NodeID, f *fileRec) string {
+	if f.flags&flagTypeOverflow != 0 {
+		return c.typeOverflow[id]
+	}
+	return c.types[f.typ]
+}
+
+func (c *Catalog) setLinks(id NodeID, f *fileRec, ls []resourcesync.Link) bool {
+	old := c.links[id]
+	if linksEqual(old, ls) {
+		return false
+	}
+	if len(ls) == 0 {
+		delete(c.links, id)
+		return true
+	}
+	c.links[id] = cloneLinks(ls)
+	return true
+}
+
+func linksEqual(a, b []resourcesync.Link) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Rel != y.Rel || x.Href != y.Href || x.Pri != y.Pri || x.Length != y.Length ||
+			!x.Modified.Equal(y.Modified) || x.Type != y.Type || x.Path != y.Path ||
+			!hashesEqual(x.Hashes, y.Hashes) {
+			return false
+		}
+	}
+	return true
+}
+
+func hashesEqual(a, b []resourcesync.Hash) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func cloneLinks(ls []resourcesync.Link) []resourcesync.Link {
+	out := make([]resourcesync.Link, len(ls))
+	for i, l := range ls {
+		l.Hashes = append([]resourcesync.Hash(nil), l.Hashes...)
+		out[i] = l
+	}
+	return out
+}

@@ -1,0 +1,131 @@
+package fs
+
+import (
+	"strings"
+	"sync"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+
+	"rsfs/catalog"
+)
+
+// inode returns the go-fuse inode of a catalog node if the kernel holds it,
+// by walking go-fuse's tree (which holds exactly the nodes the kernel knows)
+// along the node's path. No per-inode index is kept: at millions of files
+// it would cost more than the inodes.
+func (f *FS) inode(id catalog.NodeID) *gofs.Inode {
+	n := &f.root.Inode
+	if id == catalog.RootID {
+		return n
+	}
+	path := f.cfg.Catalog.Path(id)
+	if path == "" {
+		return nil
+	}
+	for _, name := range strings.Split(path, "/") {
+		if n = n.GetChild(name); n == nil {
+			return nil
+		}
+	}
+	return n
+}
+
+// notifier sends kernel notifications from a goroutine of its own, never
+// under a lock and never from inside a FUSE callback (that deadlocks). The
+// queue is unbounded so the Change List follower never waits on the kernel.
+type notifier struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queue   []catalog.Effect
+	closed  bool
+	pending int
+}
+
+// Notify tells the kernel about catalog changes: new and removed entries
+// and new versions. It returns at once; Flush waits until they are sent.
+func (f *FS) Notify(effects []catalog.Effect) {
+	n := &f.notes
+	n.mu.Lock()
+	n.queue = append(n.queue, effects...)
+	n.pending += len(effects)
+	n.mu.Unlock()
+	n.cond.Broadcast()
+}
+
+// Flush waits until every effect queued so far has been sent.
+func (f *FS) Flush() {
+	n := &f.notes
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for n.pending > 0 && !n.closed {
+		n.cond.Wait()
+	}
+}
+
+func (f *FS) runNotifier() {
+	n := &f.notes
+	for {
+		n.mu.Lock()
+		for len(n.queue) == 0 && !n.closed {
+			n.cond.Wait()
+		}
+		if n.closed {
+			n.mu.Unlock()
+			return
+		}
+		batch := n.queue
+		n.queue = nil
+		n.mu.Unlock()
+		for _, e := range batch {
+			f.send(e)
+		}
+		n.mu.Lock()
+		n.pending -= len(batch)
+		n.mu.Unlock()
+		n.cond.Broadcast()
+	}
+}
+
+func (f *FS) stopNotifier() {
+	f.notes.mu.Lock()
+	f.notes.closed = true
+	f.notes.mu.Unlock()
+	f.notes.cond.Broadcast()
+}
+
+// send tells the kernel about one effect. A node the kernel does not hold
+// needs nothing; ENOENT from the kernel means the same.
+func (f *FS) send(e catalog.Effect) {
+	parent := f.inode(e.Parent)
+	switch e.Kind {
+	case catalog.EntryAdded:
+		if parent != nil {
+			f.check(parent.NotifyEntry(e.Name), e)
+			f.check(parent.NotifyContent(0, 0), e) // cached listing and attributes
+		}
+	case catalog.EntryRemoved:
+		if parent == nil {
+			return
+		}
+		if child := parent.GetChild(e.Name); child != nil {
+			f.check(parent.NotifyDelete(e.Name, child), e)
+		} else {
+			f.check(parent.NotifyEntry(e.Name), e)
+		}
+		f.check(parent.NotifyContent(0, 0), e)
+	case catalog.ContentChanged:
+		if n := f.inode(e.ID); n != nil {
+			f.check(n.NotifyContent(0, 0), e) // pages and attributes
+		}
+		if parent != nil {
+			f.check(parent.NotifyEntry(e.Name), e)
+		}
+	}
+}
+
+func (f *FS) check(errno syscall.Errno, e catalog.Effect) {
+	if errno != 0 && errno != syscall.ENOENT {
+		f.log.Debug("kernel notification failed", "effect", e.Kind.String(), "name", e.Name, "errno", errno)
+	}
+}

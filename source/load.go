@@ -1,0 +1,373 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/resourcesync"
+)
+
+// Progress reports loading as it goes.
+type Progress struct {
+	Lists     int64 // Resource List documents read
+	Resources int64 // entries added
+	Missing   int64 // entries without a length, to be learned by HEAD
+	Learned   int64 // lengths learned so far
+}
+
+// LoadStats says what Load did.
+type LoadStats struct {
+	Progress
+	Dropped  int64 // resources left out because their length could not be learned
+	Duration time.Duration
+}
+
+// Load reads every Resource List (and Resource List Index) of every set into
+// cat and seals it. Lists are fetched and parsed in parallel, streaming, so
+// memory is the catalog plus a few documents. Resources without a length
+// are completed by HEAD (bounded parallelism) before the catalog is sealed;
+// one whose length cannot be learned is left out and logged.
+func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(Progress)) (*LoadStats, error) {
+	st, err := s.loadInto(ctx, cat.Add, progress)
+	if err != nil {
+		return nil, err
+	}
+	cat.Seal()
+	return st, nil
+}
+
+// loadInto reads every Resource List and hands each resource to sink.
+func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), progress func(Progress)) (*LoadStats, error) {
+	start := time.Now()
+	l := &loader{s: s, progress: progress}
+	dumps := 0
+	for _, set := range s.Sets {
+		for _, u := range set.Docs[resourcesync.CapResourceList] {
+			l.seeds = append(l.seeds, listDoc{u, set})
+		}
+		dumps += len(set.Docs[resourcesync.CapResourceDump]) + len(set.Docs[resourcesync.CapChangeDump])
+	}
+	if len(l.seeds) == 0 && dumps == 0 {
+		return nil, fmt.Errorf("load: %w (no Resource List or Resource Dump in any resource set)", ErrNotFound)
+	}
+	// Dump manifests first, so each listed resource learns its dump copies
+	// as it streams past; the dump-only ones are added at the end.
+	if err := l.readDumps(ctx); err != nil {
+		return nil, err
+	}
+	l.sink = func(r *catalog.Resource) {
+		l.dumps.attach(r)
+		sink(r)
+	}
+	if err := l.readLists(ctx); err != nil {
+		return nil, err
+	}
+	dropped, err := l.learnLengths(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range l.dumps.unlisted() {
+		sink(r)
+		l.resources.Add(1)
+	}
+	l.warnForeign()
+	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, Duration: time.Since(start)}
+	if st.Missing > 0 {
+		s.log.Info("learned lengths the Resource Lists omitted", "missing", st.Missing, "learned", st.Learned, "dropped", dropped)
+	}
+	return st, nil
+}
+
+type loader struct {
+	s        *Source
+	sink     func(*catalog.Resource)
+	progress func(Progress)
+	seeds    []listDoc
+
+	lists, resources, learned atomic.Int64
+	mu                        sync.Mutex
+	missing                   []*catalog.Resource
+	foreign                   map[string]int // resources by origin, other than the Source's
+	dumps                     dumpCopies
+}
+
+// listDoc is a Resource List (or index) to read, and the set it belongs to.
+type listDoc struct {
+	url string
+	set *Set
+}
+
+// noteListTime keeps, per set, the oldest time its Resource Lists speak
+// for: Change List entries after it must be applied.
+func (l *loader) noteListTime(set *Set, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if set.ListedAt.IsZero() || (!at.IsZero() && at.Before(set.ListedAt)) {
+		set.ListedAt = at
+	}
+}
+
+func (l *loader) noteForeign(uri string) {
+	o := originOfString(uri)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.foreign == nil {
+		l.foreign = map[string]int{}
+	}
+	l.foreign[o]++
+}
+
+// warnForeign tells, once per origin, about resources on origins rsfs may
+// not fetch from: the Source did not name them as mirrors and no
+// --allow-host allowed them. They are in the tree; reading them fails.
+func (l *loader) warnForeign() {
+	for o, n := range l.foreign {
+		if !l.s.opts.Client.Allowed(o + "/") {
+			l.s.log.Warn("resources on an origin rsfs may not fetch from; reading them fails until --allow-host allows it",
+				"origin", o, "resources", n)
+		}
+	}
+}
+
+func (l *loader) snapshot() Progress {
+	l.mu.Lock()
+	missing := int64(len(l.missing))
+	l.mu.Unlock()
+	return Progress{Lists: l.lists.Load(), Resources: l.resources.Load(), Missing: missing, Learned: l.learned.Load()}
+}
+
+func (l *loader) report() {
+	if l.progress != nil {
+		l.progress(l.snapshot())
+	}
+}
+
+// readLists walks the documents breadth-first with a bounded pool: an index
+// adds its children to the queue, a list streams into the catalog.
+func (l *loader) readLists(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	queue := make(chan listDoc, 1024)
+	var pending sync.WaitGroup
+	seen := map[string]bool{}
+	var seenMu sync.Mutex
+	enqueue := func(d listDoc) {
+		seenMu.Lock()
+		defer seenMu.Unlock()
+		if seen[d.url] {
+			return
+		}
+		seen[d.url] = true
+		pending.Add(1)
+		go func() { // never block a worker on a full queue
+			select {
+			case queue <- d:
+			case <-ctx.Done():
+				pending.Done()
+			}
+		}()
+	}
+	for _, d := range l.seeds {
+		enqueue(d)
+	}
+	var workers sync.WaitGroup
+	for i := 0; i < l.s.opts.Parallel; i++ {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for d := range queue {
+				if err := l.readList(ctx, d, enqueue); err != nil {
+					cancel(err)
+				}
+				pending.Done()
+			}
+		}()
+	}
+	pending.Wait()
+	close(queue)
+	workers.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc)) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	resp, err := l.s.opts.Client.Get(ctx, d.url, nil)
+	if err != nil {
+		return fmt.Errorf("read resource list: %w", err)
+	}
+	defer resp.Body.Close()
+	r, err := resourcesync.NewReader(resp.Body, resp.URL, l.s.opts.Parse)
+	if err != nil {
+		return fmt.Errorf("read resource list: %w", err)
+	}
+	h, err := r.Header()
+	if err != nil {
+		return fmt.Errorf("read resource list: %w", err)
+	}
+	if c := h.Capability(); c != resourcesync.CapResourceList && c != "" {
+		return fmt.Errorf("read resource list %s: capability is %q", resp.URL, c)
+	}
+	defer l.s.warnReader(r)
+	if h.Root == resourcesync.SitemapIndex {
+		return l.readIndex(r, d.set, enqueue)
+	}
+	at := listTime(&h.MD)
+	l.noteListTime(d.set, at)
+	return l.readEntries(r, at)
+}
+
+func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read resource list index: %w", err)
+		}
+		l.s.allowDoc(e.Loc)
+		enqueue(listDoc{e.Loc, set})
+	}
+}
+
+func (l *loader) readEntries(r *resourcesync.Reader, fallback time.Time) error {
+	n := 0
+	for {
+		e, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read resource list: %w", err)
+		}
+		res := resourceOf(e, fallback)
+		l.s.allowMirrors(res.Links)
+		if !strings.HasPrefix(res.URI, l.s.Origin+"/") {
+			l.noteForeign(res.URI)
+		}
+		if res.Length == resourcesync.NoLength {
+			l.mu.Lock()
+			l.missing = append(l.missing, res)
+			l.mu.Unlock()
+		} else {
+			l.sink(res)
+		}
+		l.resources.Add(1)
+		if n++; n%10000 == 0 {
+			l.report()
+		}
+	}
+	l.lists.Add(1)
+	l.report()
+	return nil
+}
+
+// listTime is the time a list speaks for, used where an entry has no
+// lastmod: 1.1's at, else 1.0's modified, else completed.
+func listTime(md *resourcesync.MD) time.Time {
+	for _, t := range []time.Time{md.At, md.Modified, md.Completed} {
+		if !t.IsZero() {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+func resourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
+	lastmod := e.Lastmod
+	if lastmod.IsZero() {
+		lastmod = fallback
+	}
+	return &catalog.Resource{
+		URI:     e.Loc,
+		Length:  e.MD.Length,
+		Lastmod: lastmod,
+		Hashes:  e.MD.Hashes,
+		Type:    e.MD.Type,
+		Links:   e.Links,
+	}
+}
+
+func (s *Source) warnReader(r *resourcesync.Reader) { s.warn(r.Warnings()) }
+
+// allowMirrors lets the client fetch from hosts the Source names as
+// mirrors of its resources, and remembers them for a snapshot.
+func (s *Source) allowMirrors(links []resourcesync.Link) {
+	for _, ln := range links {
+		if ln.Rel == "duplicate" && !s.opts.Client.Allowed(ln.Href) {
+			if o := originOfString(ln.Href); o != "" {
+				s.allowMirrorOrigin(o)
+			}
+		}
+	}
+}
+
+func (s *Source) allowMirrorOrigin(o string) {
+	s.opts.Client.AllowOrigin(o)
+	s.mirrorsMu.Lock()
+	s.mirrors = append(s.mirrors, o)
+	s.mirrorsMu.Unlock()
+}
+
+// mirrorOrigins returns the mirror origins allowed so far.
+func (s *Source) mirrorOrigins() []string {
+	s.mirrorsMu.Lock()
+	defer s.mirrorsMu.Unlock()
+	return append([]string(nil), s.mirrors...)
+}
+
+// learnLengths HEADs the resources the lists gave no length, in parallel,
+// and adds them to the catalog.
+func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
+	if len(l.missing) == 0 {
+		return 0, nil
+	}
+	work := make(chan *catalog.Resource)
+	var wg sync.WaitGroup
+	var drop atomic.Int64
+	for i := 0; i < l.s.opts.HeadParallel; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for res := range work {
+				meta, err := l.s.opts.Client.Head(ctx, res.URI)
+				if err != nil || meta.Length < 0 {
+					drop.Add(1)
+					l.s.log.Error("resource left out: its length is not published and could not be learned",
+						"uri", res.URI, "err", err)
+					continue
+				}
+				res.Length = meta.Length
+				l.sink(res)
+				if l.learned.Add(1)%1000 == 0 {
+					l.report()
+				}
+			}
+		}()
+	}
+	for _, res := range l.missing {
+		select {
+		case work <- res:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	l.report()
+	if ctx.Err() != nil {
+		return drop.Load(), ctx.Err()
+	}
+	return drop.Load(), nil
+}

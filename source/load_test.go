@@ -1,0 +1,112 @@
+package source
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/catalog"
+	"rsfs/tests/sourcetest"
+)
+
+func load(t *testing.T, url string) (*Source, *catalog.Catalog, *LoadStats, error) {
+	t.Helper()
+	s, err := discover(t, url)
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: s.Origin})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var last Progress
+	st, err := s.Load(ctx, cat, func(p Progress) { last = p })
+	if err == nil {
+		assert.Equal(t, st.Resources, last.Resources, "the last progress report is final")
+	}
+	return s, cat, st, err
+}
+
+func TestLoadIndexInParallel(t *testing.T) {
+	src := startTestSource(t, sourcetest.Config{Resources: 5000, PerList: 400, Gzip: true})
+	_, cat, st, err := load(t, src.URL())
+	require.NoError(t, err)
+	assert.Equal(t, src.Len(), cat.Len())
+	assert.Equal(t, int64(13), st.Lists)
+	for _, r := range src.Resources()[:50] {
+		id, ok := cat.ByURI(r.URI)
+		require.True(t, ok, r.URI)
+		a, _ := cat.Attr(id)
+		assert.Equal(t, r.Size, a.Size)
+		assert.True(t, r.Lastmod.Equal(a.Mtime))
+	}
+}
+
+func TestLoadLearnsLengths(t *testing.T) {
+	src := startTestSource(t, sourcetest.Config{Resources: 300, OmitLength: true, NoHEAD: true})
+	_, cat, st, err := load(t, src.URL())
+	require.NoError(t, err)
+	assert.Equal(t, int64(300), st.Missing)
+	assert.Equal(t, int64(300), st.Learned)
+	assert.Zero(t, st.Dropped)
+	for _, r := range src.Resources() {
+		id, _ := cat.ByURI(r.URI)
+		a, _ := cat.Attr(id)
+		assert.Equal(t, r.Size, a.Size)
+	}
+}
+
+func TestLoadDropsWhatCannotBeSized(t *testing.T) {
+	base := site(t, map[string]page{
+		"/rl.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2024-01-02T03:04:05Z"/>
+  <url><loc>{base}/gone.txt</loc></url>
+  <url><loc>{base}/known.txt</loc><rs:md length="7"/></url>
+</urlset>`},
+	})
+	_, cat, st, err := load(t, base+"rl.xml")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), st.Dropped)
+	assert.Equal(t, 1, cat.Len())
+	id, ok := cat.ByURI(base + "known.txt")
+	require.True(t, ok)
+	a, _ := cat.Attr(id)
+	assert.Equal(t, time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), a.Mtime.UTC(), "the list's at stands in for a missing lastmod")
+}
+
+func TestLoadFailsOnBrokenList(t *testing.T) {
+	base := site(t, map[string]page{
+		"/rl.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist"/>
+  <url><loc>{base}/a</loc><rs:md length="many"/></url>
+</urlset>`},
+	})
+	_, _, _, err := load(t, base+"rl.xml")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "rl.xml:3")
+	assert.Contains(t, err.Error(), "length")
+}
+
+func TestLoadRejectsWrongCapability(t *testing.T) {
+	src := startTestSource(t, sourcetest.Config{Resources: 5})
+	s, err := discover(t, src.URL())
+	require.NoError(t, err)
+	s.Sets[0].Docs["resourcelist"] = []string{src.ChangeListURL(0)}
+	err = func() error {
+		_, err := s.Load(context.Background(), catalog.New(catalog.Options{Origin: s.Origin}), nil)
+		return err
+	}()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `capability is "changelist"`)
+}
+
+func TestLoadListsOnAnotherHost(t *testing.T) {
+	cdn := site(t, map[string]page{"/rl.xml": {body: resList}})
+	base := site(t, map[string]page{"/caps.xml": {body: strings.ReplaceAll(capList, "{base}/rl.xml", cdn+"rl.xml")}})
+	s, cat, _, err := load(t, base+"caps.xml")
+	require.NoError(t, err, "a list the Capability List places on another host is fetched")
+	assert.Equal(t, 1, cat.Len())
+	assert.True(t, s.opts.Client.Allowed(cdn+"rl.xml"))
+	assert.False(t, s.opts.Client.Allowed("http://elsewhere.example/x"))
+}

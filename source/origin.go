@@ -1,0 +1,151 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+
+	"rsfs/catalog"
+	"rsfs/resourcesync"
+)
+
+// ErrVersionChanged means the bytes an origin serves are no longer the
+// version the catalog (and so the reader) has: the resource changed.
+var ErrVersionChanged = errors.New("the resource changed since it was listed")
+
+// Origin is where a resource's bytes come from: its URI, then the mirrors
+// the Source names (rs:ln rel="duplicate") in pri order, then a dump
+// package member of the same version. A resource no Resource List names
+// (known only from a dump) is read from its dump member first. Origin
+// implements cache.Origin. One Origin serves one open file: it remembers
+// each URL's ETag from its first answer and asks later ranges with
+// If-Range, so a file that changes while open fails (EIO) instead of
+// mixing versions.
+type Origin struct {
+	s      *Source
+	copies []copyRef
+	length int64
+
+	mu     sync.Mutex
+	etags  map[string]string
+	first  int // the first copy to try: copies before it served bad bytes
+	served int // the copy that answered last
+}
+
+// copyRef is one place a resource's bytes can come from.
+type copyRef struct {
+	url  string
+	dump *resourcesync.Link // nil for a URL
+}
+
+func (c copyRef) String() string {
+	if c.dump != nil {
+		return c.dump.Href + "!" + c.dump.Path
+	}
+	return c.url
+}
+
+// OriginOf returns the origin of a catalog resource.
+func (s *Source) OriginOf(r *catalog.Resource) *Origin {
+	return &Origin{s: s, copies: candidates(r), length: r.Length, etags: map[string]string{}}
+}
+
+// candidates orders the places a resource can be read from.
+func candidates(r *catalog.Resource) []copyRef {
+	type mirror struct {
+		href string
+		pri  int
+	}
+	var ms []mirror
+	var first, last []copyRef
+	for i := range r.Links {
+		l := &r.Links[i]
+		switch {
+		case l.Rel == "duplicate" && l.Href != "":
+			pri := l.Pri
+			if pri <= 0 {
+				pri = int(^uint(0) >> 1)
+			}
+			ms = append(ms, mirror{l.Href, pri})
+		case l.Rel == DumpRel && l.Pri == 1:
+			first = append(first, copyRef{dump: l})
+		case l.Rel == DumpRel:
+			last = append(last, copyRef{dump: l})
+		}
+	}
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].pri < ms[j].pri })
+	out := append(first, copyRef{url: r.URI})
+	for _, m := range ms {
+		out = append(out, copyRef{url: m.href})
+	}
+	return append(out, last...)
+}
+
+// OpenRange implements cache.Origin: it tries each copy in turn until one
+// answers with the listed version's length.
+func (o *Origin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
+	var errs []error
+	o.mu.Lock()
+	first := o.first
+	o.mu.Unlock()
+	for i := first; i < len(o.copies); i++ {
+		c := o.copies[i]
+		rc, toEnd, err := o.open(ctx, c, off, n)
+		if err == nil {
+			o.mu.Lock()
+			o.served = i
+			o.mu.Unlock()
+			if i > 0 {
+				o.s.log.Info("served from another copy", "uri", o.copies[0].String(), "copy", c.String())
+			}
+			return rc, toEnd, nil
+		}
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		errs = append(errs, err)
+		if i+1 < len(o.copies) {
+			o.s.log.Warn("copy failed; trying the next", "copy", c.String(), "err", err)
+		}
+	}
+	return nil, false, fmt.Errorf("fetch %s: every copy failed: %w", o.copies[0].String(), errors.Join(errs...))
+}
+
+// SkipCopy implements cache.Alternates: the copy that answered last served
+// bytes that failed verification, so reads move on to the copies after it.
+func (o *Origin) SkipCopy() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.served+1 >= len(o.copies) {
+		return false
+	}
+	o.first = o.served + 1
+	return true
+}
+
+func (o *Origin) open(ctx context.Context, c copyRef, off, n int64) (io.ReadCloser, bool, error) {
+	if c.dump != nil {
+		rc, err := o.s.openDumpMember(ctx, c.dump, off, n)
+		return rc, false, err
+	}
+	o.mu.Lock()
+	etag := o.etags[c.url]
+	o.mu.Unlock()
+	body, err := o.s.opts.Client.Range(ctx, c.url, off, n, etag)
+	if err != nil {
+		return nil, false, err
+	}
+	if body.Total >= 0 && o.length >= 0 && body.Total != o.length {
+		body.Close()
+		return nil, false, fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.length, body.Total)
+	}
+	if body.ETag != "" && etag == "" {
+		o.mu.Lock()
+		o.etags[c.url] = body.ETag
+		o.mu.Unlock()
+	}
+	return body, !body.Partial, nil
+}

@@ -1,0 +1,119 @@
+// Package source is a ResourceSync Source as this Destination sees it:
+// discovery of its resource sets, loading their Resource Lists into a
+// catalog, and opening a resource's bytes from its best origin. It never
+// touches FUSE.
+package source
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"rsfs/fetch"
+	"rsfs/resourcesync"
+)
+
+// Source is a discovered ResourceSync Source.
+type Source struct {
+	// Origin is scheme://host[:port] of the URL the user gave.
+	Origin string
+	// Entry is the document discovery started from (the Source Description,
+	// a Capability List, ...).
+	Entry string
+	// Sets are the resource sets, one per Capability List. A Source reached
+	// through a Resource List, Change List or robots.txt has one implicit
+	// set whose URL is empty.
+	Sets []*Set
+
+	opts Options
+	log  *slog.Logger
+	pkgs packages
+
+	mirrorsMu sync.Mutex
+	mirrors   []string // origins allowed because the Source names them as mirrors
+}
+
+// Set is one resource set: a Capability List and the documents it names.
+type Set struct {
+	// URL of the Capability List; empty for an implicit set.
+	URL string
+	// Docs lists, per capability, the URLs of the documents the Capability
+	// List names (each may be an index).
+	Docs map[resourcesync.Capability][]string
+	// Hubs are the notification channels (rs:ln rel="hub") by capability,
+	// e.g. "changelist" → hub URL, with the topic URL beside it.
+	Hubs []Channel
+	// Links are the Capability List's own rs:ln elements.
+	Links []resourcesync.Link
+	// ListedAt is the oldest time the set's Resource Lists speak for (their
+	// at, or 1.0's modified), zero if they did not say. Set by Load.
+	ListedAt time.Time
+}
+
+// Channel is a notification channel a Capability List advertises.
+type Channel struct {
+	Capability resourcesync.Capability
+	Topic      string
+	Hub        string
+}
+
+// Options configure discovery and loading.
+type Options struct {
+	Client *fetch.Client
+	Logger *slog.Logger
+	// Parse bounds every document read.
+	Parse resourcesync.Options
+	// Parallel bounds concurrent list fetches; default 4.
+	Parallel int
+	// HeadParallel bounds concurrent HEAD requests for resources without a
+	// length; default 16.
+	HeadParallel int
+}
+
+// newSource returns a Source at origin, with opts' defaults filled in and
+// the client allowed to fetch from the origin.
+func newSource(origin string, opts Options) *Source {
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	if opts.HeadParallel <= 0 {
+		opts.HeadParallel = 16
+	}
+	s := &Source{Origin: origin, opts: opts, log: opts.logger()}
+	s.pkgs.s = s
+	opts.Client.AllowOrigin(origin)
+	return s
+}
+
+func (o *Options) logger() *slog.Logger {
+	if o.Logger != nil {
+		return o.Logger
+	}
+	return slog.Default()
+}
+
+// addSetDoc records a document of a set. The Source names it, so its
+// origin may be fetched from (a Capability List may place its lists on
+// another host, a CDN say).
+func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
+	s.allowDoc(url)
+	if set.Docs == nil {
+		set.Docs = map[resourcesync.Capability][]string{}
+	}
+	for _, u := range set.Docs[c] {
+		if u == url {
+			return
+		}
+	}
+	set.Docs[c] = append(set.Docs[c], url)
+}
+
+// allowDoc lets the client fetch from the origin of a document the Source
+// names (a list in an index, a dump package, a Capability List's documents).
+func (s *Source) allowDoc(url string) {
+	if !s.opts.Client.Allowed(url) {
+		if o := originOfString(url); o != "" {
+			s.opts.Client.AllowOrigin(o)
+		}
+	}
+}
