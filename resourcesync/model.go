@@ -1,6 +1,3 @@
-// Package resourcesync models the documents of the ResourceSync framework
-// (ANSI/NISO Z39.99-2017 and the 1.0 drafts) and reads and writes them as
-// streams. It does no I/O beyond an io.Reader or io.Writer.
 package resourcesync
 
 import (

@@ -2,6 +2,16 @@
 // tests and benchmarks. Bodies are generated deterministically from (seed,
 // resource index, version), so a Source of a million resources costs little
 // memory; documents are rendered per request and streamed.
+//
+// Every document it serves (Source Description, Capability Lists, Resource
+// and Change Lists and their indexes, dump manifests, notification payloads)
+// is rendered with rsfs's own resourcesync.Writer. A test that reads this
+// Source with rsfs's resourcesync.Reader therefore cannot catch a bug that
+// the writer and the reader share: a misreading of the standard made in both
+// passes here. Sources written by hand from the standard's text live
+// elsewhere under tests/ (tests/specsource, for issue 10), and
+// resourcesync's conformance tests read the standard's own examples
+// (resourcesync/testdata).
 package sourcetest
 
 import (
