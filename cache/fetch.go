@@ -16,7 +16,7 @@ func (f *File) fillBlock(b int64) func(context.Context) ([]byte, error) {
 // Alternates is an Origin that has more than one copy of a content (a
 // mirror, a dump member). When the bytes of the copy that answered fail
 // verification, SkipCopy moves to the next copy and reports whether there
-// is one; the block is then fetched again from it (DESIGN rule 4).
+// is one; the block is then fetched again from it (docs/DESIGN.md §4 rule 4).
 type Alternates interface {
 	SkipCopy() bool
 }

@@ -92,7 +92,7 @@ func (d *dumpCopies) add(uri string, c dumpCopy) {
 }
 
 // attach adds to a listed resource the dump copies of the same version
-// (DESIGN rule 3); copies of another version are not origins for it.
+// (docs/DESIGN.md §4 rule 3); copies of another version are not origins for it.
 func (d *dumpCopies) attach(r *catalog.Resource) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
