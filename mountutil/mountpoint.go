@@ -3,10 +3,14 @@
 package mountutil
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -48,7 +52,7 @@ func cleanStale(dir string) error {
 	if !IsStale(dir) {
 		return nil
 	}
-	if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+	if err := Detach(dir); err != nil {
 		return fmt.Errorf("mountpoint %s: stale mount (transport endpoint is not connected) could not be detached: %w", dir, err)
 	}
 	return nil
@@ -67,17 +71,49 @@ func isEmpty(dir string) (bool, error) {
 	return false, err
 }
 
-// Unmount unmounts dir, detaching it lazily if it is busy.
-func Unmount(dir string) error {
-	err := syscall.Unmount(dir, 0)
-	if err == nil {
-		return nil
+// Detach detaches the mount at dir lazily (MNT_DETACH): it leaves the
+// namespace at once, and ends when its last open file is closed. This is
+// how a stale mount (its server gone) is cleaned up. A user who is not root
+// asks fusermount3 -uz.
+func Detach(dir string) error {
+	err := syscall.Unmount(dir, syscall.MNT_DETACH)
+	if errors.Is(err, syscall.EPERM) {
+		return fusermount(dir, "-uz")
 	}
-	if errors.Is(err, syscall.EBUSY) {
-		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
-			return fmt.Errorf("unmount %s: %w", dir, err)
+	if err != nil {
+		return fmt.Errorf("detach %s: %w", dir, err)
+	}
+	return nil
+}
+
+// fusermount runs fusermount3 (or fusermount) with flag on dir.
+func fusermount(dir, flag string) error {
+	bin, err := fusermountBinary()
+	if err != nil {
+		return fmt.Errorf("unmount %s: not root, and %w", dir, err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, flag, dir)
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return fmt.Errorf("%s %s %s: %s: %w", filepath.Base(bin), flag, dir, msg, err)
 		}
-		return nil
+		return fmt.Errorf("%s %s %s: %w", filepath.Base(bin), flag, dir, err)
 	}
-	return fmt.Errorf("unmount %s: %w", dir, err)
+	return nil
+}
+
+// fusermountBinary finds the helper as go-fuse does: fusermount3, then
+// fusermount, on $PATH or in /bin.
+func fusermountBinary() (string, error) {
+	for _, name := range []string{"fusermount3", "fusermount"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		if p, err := exec.LookPath(filepath.Join("/bin", name)); err == nil {
+			return p, nil
+		}
+	}
+	return "", errors.New("fusermount3 is not installed (Debian: apt install fuse3)")
 }

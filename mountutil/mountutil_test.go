@@ -1,8 +1,10 @@
 package mountutil
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -45,4 +47,77 @@ func TestHoldAndRelease(t *testing.T) {
 	assert.False(t, Held(dir))
 	_, err = os.Stat(HoldPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "an expired hold is removed")
+}
+
+// fakeServer is a FUSE server whose unmount and end the test controls.
+type fakeServer struct {
+	unmountErr error
+	ended      chan struct{}
+	calls      chan string
+}
+
+func newFakeServer(unmountErr error) *fakeServer {
+	return &fakeServer{unmountErr: unmountErr, ended: make(chan struct{}), calls: make(chan string, 10)}
+}
+
+func (s *fakeServer) Wait() { <-s.ended }
+
+func (s *fakeServer) Unmount() error {
+	s.calls <- "unmount"
+	if s.unmountErr == nil {
+		close(s.ended)
+	}
+	return s.unmountErr
+}
+
+// serveInBackground runs serveUntil and returns a channel closed when it
+// returns.
+func serveInBackground(srv *fakeServer, sigs chan os.Signal, grace time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serveUntil("/nonexistent/mnt", srv, sigs, func() { srv.calls <- "shutdown" }, grace, slog.New(slog.DiscardHandler))
+	}()
+	return done
+}
+
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: still waiting after 10s", what)
+	}
+}
+
+func TestServeUntilUnmountedByUser(t *testing.T) {
+	srv := newFakeServer(nil)
+	done := serveInBackground(srv, make(chan os.Signal), time.Hour)
+	close(srv.ended) // umount DIR
+	waitClosed(t, done, "return after the server ended")
+	assert.Empty(t, srv.calls, "neither shutdown nor unmount")
+}
+
+func TestServeUntilUnmountedOnSignal(t *testing.T) {
+	srv := newFakeServer(nil)
+	sigs := make(chan os.Signal, 1)
+	done := serveInBackground(srv, sigs, time.Hour)
+	sigs <- syscall.SIGTERM
+	waitClosed(t, done, "return once unmounted")
+	assert.Equal(t, "shutdown", <-srv.calls, "reads fail first")
+	assert.Equal(t, "unmount", <-srv.calls)
+}
+
+// A mount that stays busy (its unmount fails, and its server never ends)
+// is given up after grace: serveUntil returns to let the caller save its
+// state, instead of exiting the process.
+func TestServeUntilUnmountedGivesUpAfterGrace(t *testing.T) {
+	srv := newFakeServer(syscall.EBUSY)
+	sigs := make(chan os.Signal, 2)
+	done := serveInBackground(srv, sigs, 50*time.Millisecond)
+	sigs <- syscall.SIGINT
+	sigs <- syscall.SIGINT // a second ^C is ignored, not fatal
+	waitClosed(t, done, "return after grace")
+	assert.Equal(t, "shutdown", <-srv.calls)
+	assert.Equal(t, "unmount", <-srv.calls)
 }

@@ -1,6 +1,7 @@
 package mountutil
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -8,33 +9,77 @@ import (
 	"time"
 )
 
-// UnmountOnSignal unmounts dir on SIGINT or SIGTERM, which ends the FUSE
-// server and so the process. First it calls shutdown, which must fail the
-// reads in flight, so that the unmount does not wait on the network; a busy
-// mount is detached lazily. If the server has still not ended after grace,
-// the process exits: closing /dev/fuse aborts what is left. It returns a
-// function that stops listening.
-func UnmountOnSignal(dir string, shutdown func(), grace time.Duration, log *slog.Logger) (stop func()) {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	done := make(chan struct{})
+// Server is a FUSE server being served (a *fuse.Server).
+type Server interface {
+	// Wait returns when the file system is unmounted.
+	Wait()
+	// Unmount unmounts it: umount(2) as root, else fusermount3 -u.
+	Unmount() error
+}
+
+// ServeUntilUnmounted returns when the file system at dir is unmounted, by
+// a user (umount, fusermount3 -u) or on SIGINT or SIGTERM. On a signal it
+// calls shutdown, which must fail the reads in flight so that the unmount
+// does not wait on the network, then unmounts; a busy mount is detached
+// lazily. If the server has still not ended grace after that (a process
+// keeps a file open on the detached mount), it returns anyway.
+//
+// It never exits the process: the caller finishes its own bounded work
+// (saving state, unsubscribing) and then exits, which closes /dev/fuse and
+// so aborts whatever the detached mount still serves. Signals that arrive
+// after the first are logged and ignored, so that they do not cut that
+// work short either.
+func ServeUntilUnmounted(dir string, srv Server, shutdown func(), grace time.Duration, log *slog.Logger) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	serveUntil(dir, srv, sigs, shutdown, grace, log)
 	go func() {
-		select {
-		case sig := <-ch:
-			log.Info("signal received; unmounting", "signal", sig.String(), "dir", dir)
-			shutdown()
-			if err := Unmount(dir); err != nil {
-				log.Error("unmount failed", "err", err)
-			}
-			time.AfterFunc(grace, func() {
-				log.Warn("file system still busy after unmount; exiting", "grace", grace)
-				os.Exit(0)
-			})
-		case <-done:
+		for sig := range sigs {
+			log.Info("signal ignored: finishing the shutdown", "signal", sig.String())
 		}
 	}()
-	return func() {
-		signal.Stop(ch)
-		close(done)
+}
+
+func serveUntil(dir string, srv Server, sigs <-chan os.Signal, shutdown func(), grace time.Duration, log *slog.Logger) {
+	ended := make(chan struct{})
+	go func() { srv.Wait(); close(ended) }()
+	select {
+	case <-ended:
+		return
+	case sig := <-sigs:
+		log.Info("signal received; unmounting", "signal", sig.String(), "dir", dir)
 	}
+	shutdown()
+	unmounted := make(chan error, 1)
+	go func() { unmounted <- unmountServer(dir, srv) }()
+	var giveUp <-chan time.Time
+	for {
+		select {
+		case <-ended:
+			return
+		case err := <-unmounted:
+			if err != nil {
+				log.Error("unmount failed", "err", err)
+			}
+			giveUp = time.After(grace)
+		case <-giveUp:
+			log.Warn("file system still busy after unmount; not waiting for it", "grace", grace)
+			return
+		case sig := <-sigs:
+			log.Info("signal ignored: already unmounting", "signal", sig.String())
+		}
+	}
+}
+
+// unmountServer unmounts with go-fuse's own Unmount, which falls back to
+// fusermount3 -u when not root; a busy mount is then detached lazily.
+func unmountServer(dir string, srv Server) error {
+	err := srv.Unmount()
+	if err == nil {
+		return nil
+	}
+	if derr := Detach(dir); derr != nil {
+		return fmt.Errorf("unmount %s: %v; then %w", dir, err, derr)
+	}
+	return nil
 }

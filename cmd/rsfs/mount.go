@@ -178,9 +178,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string) {
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
-	stop := mountutil.UnmountOnSignal(dir, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
-	defer stop()
-	m.server.Wait()
+	mountutil.ServeUntilUnmounted(dir, m.server, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	slog.Info("unmounted", "dir", dir)
 	cancel()
 	saveSnapshot(m.stateDir, m.cat, m.follower)
