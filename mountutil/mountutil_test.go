@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -47,6 +48,35 @@ func TestHoldAndRelease(t *testing.T) {
 	assert.False(t, Held(dir))
 	_, err = os.Stat(HoldPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "an expired hold is removed")
+}
+
+func TestLockDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	first, err := LockDir(dir, "/mnt/a")
+	require.NoError(t, err, "creates the directory and takes it")
+
+	_, err = LockDir(dir, "/mnt/b")
+	var locked *LockedError
+	require.ErrorAs(t, err, &locked, "a second holder is refused")
+	assert.Equal(t, os.Getpid(), locked.PID)
+	assert.Equal(t, "/mnt/a", locked.Owner)
+	assert.Equal(t, dir+" is in use by another rsfs mount (pid "+strconv.Itoa(os.Getpid())+", on /mnt/a)", err.Error())
+
+	require.NoError(t, first.Close())
+	second, err := LockDir(dir, "/mnt/b")
+	require.NoError(t, err, "free once released")
+	defer second.Close()
+	data, err := os.ReadFile(filepath.Join(dir, "lock"))
+	require.NoError(t, err)
+	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/b\n", string(data), "the new holder replaced the record")
+}
+
+func TestLockDirUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	_, err := LockDir(filepath.Join(file, "state"), "/mnt/a")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, syscall.ENOTDIR)
 }
 
 // fakeServer is a FUSE server whose unmount and end the test controls.

@@ -139,6 +139,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 	}
+	unlock, err := lockState(mf, rawURL, dir)
+	if err != nil {
+		mountutil.ReportReady(err)
+		return err
+	}
+	defer unlock()
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
