@@ -1,0 +1,80 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/sourcetest"
+)
+
+// Two mounts of one Source with one --cache-dir would share its snapshot
+// and disk cache: the second is refused, naming the first.
+func TestSecondMountOfOneStateDirIsRefused(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 20})
+	base := t.TempDir()
+	dirA, dirB, cacheDir := filepath.Join(base, "a"), filepath.Join(base, "b"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dirA, 0o755))
+	require.NoError(t, os.Mkdir(dirB, 0o755))
+	first := mountAt(t, src.URL(), dirA, cacheDir)
+
+	refused := &mounted{url: src.URL(), dir: dirB, logFile: filepath.Join(base, "b.log")}
+	t.Cleanup(func() { refused.unmount(t) }) // if it was not refused
+	_, stderr, err := run(t, time.Minute, rsfsBin, "mount", src.URL(), dirB, "--cache-dir", cacheDir, "--log-file", refused.logFile)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the second mount fails")
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stderr, fmt.Sprintf("is in use by another rsfs mount (pid %d, on %s)", first.pid(t), dirA))
+	assert.False(t, isMountPoint(dirB))
+
+	other := mountAt(t, src.URL(), dirB, filepath.Join(base, "other-cache"))
+	assert.True(t, isMountPoint(other.dir), "another --cache-dir mounts")
+	other.unmount(t)
+	first.unmount(t)
+	second := mountAt(t, src.URL(), dirB, cacheDir)
+	assert.True(t, isMountPoint(second.dir), "free once the first is unmounted")
+}
+
+// A file held open keeps the mount busy after SIGTERM: the mount is
+// detached, and after its grace the process still saves its snapshot and
+// unsubscribes from the hub before it exits.
+func TestSIGTERMWithAnOpenFileSavesAndUnsubscribes(t *testing.T) {
+	hub := startHub(t)
+	src := startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
+	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	var snap string
+	waitFor(t, 10*time.Second, "the first snapshot", func() bool {
+		found, _ := filepath.Glob(filepath.Join(cacheDir, "*", "catalog.snap"))
+		if len(found) == 1 {
+			snap = found[0]
+		}
+		return snap != ""
+	})
+	before, err := os.Stat(snap)
+	require.NoError(t, err)
+
+	files := walkFiles(t, m.dir)
+	held, err := os.Open(files[src.Resources()[0].URI])
+	require.NoError(t, err)
+	defer held.Close()
+
+	pid := m.pid(t)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
+	waitFor(t, 60*time.Second, "rsfs to exit", func() bool { return exited(pid) })
+	assert.False(t, isMountPoint(dir), "detached")
+	assert.Equal(t, 0, hub.subscribers(), "unsubscribed before exiting")
+	after, err := os.Stat(snap)
+	require.NoError(t, err)
+	assert.True(t, after.ModTime().After(before.ModTime()), "snapshot saved on the way out: %s, then %s", before.ModTime(), after.ModTime())
+}
