@@ -541,7 +541,7 @@ func (p *refParser) md(attrs []xml.Attr) (MD, error) {
 		var err error
 		switch a.Name.Local {
 		case "capability":
-			md.Capability = Capability(trimmed)
+			md.Capability = refCapability(trimmed)
 		case "at":
 			md.At, _, err = ParseTime(v)
 		case "completed":
@@ -716,4 +716,19 @@ func FuzzParseTimeFastPath(f *testing.F) {
 			require.Equal(t, want.UTC(), got, "%q", s)
 		}
 	})
+}
+
+// refCapability reads a capability as the spec names them, accepting the
+// spellings real Sources use for an index or in another case.
+func refCapability(v string) Capability {
+	standard := map[string]bool{"description": true, "capabilitylist": true, "resourcelist": true,
+		"resourcedump": true, "resourcedump-manifest": true, "changelist": true, "changedump": true,
+		"changedump-manifest": true, "framework-notification": true, "change-notification": true}
+	name := strings.ToLower(v)
+	for _, form := range []string{name, strings.TrimSuffix(name, "-index"), strings.TrimSuffix(name, "_index"), strings.TrimSuffix(name, "index")} {
+		if standard[form] {
+			return Capability(form)
+		}
+	}
+	return Capability(v)
 }

@@ -2,6 +2,7 @@ package resourcesync
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -150,7 +151,7 @@ func (r *Reader) readMD(md *MD) error {
 		v := a.value
 		switch string(a.local) {
 		case "capability":
-			md.Capability = Capability(r.strs.get(trimSpace(v)))
+			md.Capability = r.readCapability(v)
 		case "at":
 			md.At, err = r.parseTime("at", v)
 		case "completed":
@@ -308,4 +309,34 @@ func parseDecimal(b []byte, limit int64) (int64, bool) {
 		n = n*10 + int64(c-'0')
 	}
 	return n, true
+}
+
+// readCapability reads a capability attribute. A non-standard name that
+// real Sources publish for a standard capability (changelistindex,
+// ResourceList) is read as the standard one, with a warning.
+func (r *Reader) readCapability(v []byte) Capability {
+	c := Capability(r.strs.get(trimSpace(v)))
+	if std, ok := StandardCapability(c); ok && std != c {
+		r.warnHere(warnNonStandardCapability, fmt.Sprintf("%q read as %q", c, std))
+		return std
+	}
+	return c
+}
+
+// StandardCapability returns the standard capability a name stands for:
+// itself if it is one, else the standard name it spells otherwise (in
+// another case, or with an "index" suffix: in ResourceSync an index has the
+// capability of the documents it names). ok is false for an unknown name.
+func StandardCapability(c Capability) (Capability, bool) {
+	if c.Known() {
+		return c, true
+	}
+	name := strings.ToLower(string(c))
+	for _, suffix := range []string{"", "-index", "_index", "index"} {
+		base, found := strings.CutSuffix(name, suffix)
+		if (found || suffix == "") && Capability(base).Known() {
+			return Capability(base), true
+		}
+	}
+	return c, false
 }

@@ -16,21 +16,23 @@ const (
 	warnManyEntries
 	warnHeaderAfterEntries
 	warnBadURL
+	warnNonStandardCapability
 	warnCount
 )
 
 var warnMessages = [warnCount]string{
-	warnNoZone:             "datetime without time zone; UTC assumed",
-	warnSpaceSeparator:     "datetime with a space instead of T",
-	warnBase64Hash:         "base64 hash value; converted to hex",
-	warnHashForm:           "hash value neither hex nor base64 of the algorithm's size; kept as published",
-	warnMDBeforeLoc:        "rs:md before <loc>",
-	warnLeadingSpace:       "whitespace before the XML declaration",
-	warnUnknownCapability:  "unknown capability",
-	warnUnknownChange:      "unknown change value",
-	warnManyEntries:        "more than 50,000 entries (the Sitemap limit)",
-	warnHeaderAfterEntries: "root rs:md or rs:ln after the first entry; ignored",
-	warnBadURL:             "URL that cannot be parsed; kept as published",
+	warnNoZone:                "datetime without time zone; UTC assumed",
+	warnSpaceSeparator:        "datetime with a space instead of T",
+	warnBase64Hash:            "base64 hash value; converted to hex",
+	warnHashForm:              "hash value neither hex nor base64 of the algorithm's size; kept as published",
+	warnMDBeforeLoc:           "rs:md before <loc>",
+	warnLeadingSpace:          "whitespace before the XML declaration",
+	warnUnknownCapability:     "unknown capability",
+	warnUnknownChange:         "unknown change value",
+	warnManyEntries:           "more than 50,000 entries (the Sitemap limit)",
+	warnHeaderAfterEntries:    "root rs:md or rs:ln after the first entry; ignored",
+	warnBadURL:                "URL that cannot be parsed; kept as published",
+	warnNonStandardCapability: "non-standard capability name",
 }
 
 // sitemapEntryLimit is the Sitemap protocol's limit on entries per document.
