@@ -25,32 +25,69 @@ var ErrNotFound = errors.New("no ResourceSync Source found")
 // maxSniff bounds how much of a non-XML answer is read looking for links.
 const maxSniff = 1 << 20
 
+// maxHops bounds a chain of links discovery follows: resourcesync links
+// from pages, up and index links between documents, Source Description
+// Indexes.
+const maxHops = 8
+
+// Problem is a document discovery could not read, or something about one
+// it tolerated.
+type Problem struct {
+	URL string `json:"url"`
+	Msg string `json:"error"`
+}
+
+// discovery is the state of one Discover: the documents read (a link back
+// to one is a loop) and the URLs the Source's documents name, for its
+// origin.
+type discovery struct {
+	s        *Source
+	typed    string           // the origin of the URL the user gave
+	seen     map[string]bool  // URLs asked for and read
+	nodes    map[string]*node // documents read, by the URL asked for and the URL answered
+	votes    originVotes
+	implicit *Set // the set of documents no Capability List names
+}
+
 // Discover finds the Source behind rawURL: a site URL (its well-known URI,
-// else its robots.txt Sitemap lines), the URL of any ResourceSync document,
-// or a resource or page that links to a Capability List. The client is told
-// to allow the Source's origin.
+// else its home page's resourcesync link, else its robots.txt Sitemap
+// lines), the URL of any ResourceSync document (whose up and index links
+// lead to its Capability List and Source Description), or a resource or
+// page that links to a Capability List. The client is told to allow the
+// Source's origin.
 func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("discover %q: not an http(s) URL", rawURL)
 	}
 	s := newSource(originOf(u), opts)
-	if err := s.discover(ctx, u); err != nil {
+	d := &discovery{s: s, typed: s.Origin, seen: map[string]bool{}, nodes: map[string]*node{}}
+	if err := d.run(ctx, u); err != nil {
 		return nil, err
+	}
+	if len(s.Sets) == 0 {
+		return nil, fmt.Errorf("discover %s: %w (no document it names could be read)", rawURL, ErrNotFound)
+	}
+	s.Origin = d.votes.origin(d.typed)
+	if s.Origin != d.typed {
+		s.log.Info("the Source's documents place it at another origin than the URL given; paths are relative to theirs",
+			"given", d.typed, "origin", s.Origin)
+		opts.Client.AllowOrigin(s.Origin)
 	}
 	return s, nil
 }
 
-func (s *Source) discover(ctx context.Context, u *url.URL) error {
+func (d *discovery) run(ctx context.Context, u *url.URL) error {
+	s := d.s
 	site := u.Path == "" || u.Path == "/"
 	if !site {
-		found, err := s.tryURL(ctx, u.String(), 0, false)
+		found, err := d.tryURL(ctx, u.String(), 0, false)
 		if found || err != nil {
 			return err
 		}
 	}
 	wk := s.Origin + WellKnownPath
-	found, err := s.tryURL(ctx, wk, 0, true)
+	found, err := d.tryURL(ctx, wk, 0, true)
 	if found {
 		return err
 	}
@@ -59,11 +96,11 @@ func (s *Source) discover(ctx context.Context, u *url.URL) error {
 		return err
 	}
 	if site {
-		if found, err := s.tryURL(ctx, s.Origin+"/", 0, true); found || err != nil {
+		if found, err := d.tryURL(ctx, s.Origin+"/", 0, true); found || err != nil {
 			return err
 		}
 	}
-	if found, err := s.tryRobots(ctx); found || err != nil {
+	if found, err := d.tryRobots(ctx); found || err != nil {
 		return err
 	}
 	return fmt.Errorf("discover %s: %w (no %s, no resourcesync link, no robots.txt Sitemap)", u, ErrNotFound, WellKnownPath)
@@ -72,11 +109,11 @@ func (s *Source) discover(ctx context.Context, u *url.URL) error {
 // tryURL fetches a URL and, if it is a ResourceSync document or links to
 // one, adopts it. A missing page (4xx but 401/403) is "not found" when
 // missingOK, else an error.
-func (s *Source) tryURL(ctx context.Context, rawURL string, depth int, missingOK bool) (bool, error) {
-	if depth > 3 {
-		return false, fmt.Errorf("discover %s: too many resourcesync links", rawURL)
+func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missingOK bool) (bool, error) {
+	if hops > maxHops {
+		return false, fmt.Errorf("discover %s: more than %d resourcesync links in a row", rawURL, maxHops)
 	}
-	resp, err := s.opts.Client.Get(ctx, rawURL, nil)
+	resp, err := d.s.opts.Client.Get(ctx, rawURL, nil)
 	if err != nil {
 		var se *fetch.StatusError
 		if missingOK && errors.As(err, &se) && se.Code >= 400 && se.Code < 500 && se.Code != 401 && se.Code != 403 {
@@ -86,14 +123,18 @@ func (s *Source) tryURL(ctx context.Context, rawURL string, depth int, missingOK
 	}
 	defer resp.Body.Close()
 	if link := linkHeader(resp.Header.Values("Link"), "resourcesync"); link != "" {
-		return s.tryURL(ctx, resolve(resp.URL, link), depth+1, false)
+		link = resolve(resp.URL, link)
+		d.votes.add(levelCapabilityList, link)
+		return d.tryURL(ctx, link, hops+1, false)
 	}
-	br := bufio.NewReader(io.LimitReader(resp.Body, s.maxDoc()))
+	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
 	if isSitemap(br) {
-		return true, s.adopt(ctx, resp.URL, br)
+		return true, d.start(ctx, resp.URL, br)
 	}
 	if link := htmlResourceSyncLink(br); link != "" {
-		return s.tryURL(ctx, resolve(resp.URL, link), depth+1, false)
+		link = resolve(resp.URL, link)
+		d.votes.add(levelCapabilityList, link)
+		return d.tryURL(ctx, link, hops+1, false)
 	}
 	return false, nil
 }
@@ -105,38 +146,18 @@ func (s *Source) maxDoc() int64 {
 	return resourcesync.DefaultMaxBytes
 }
 
-// adopt builds the sets from the first document found. Only a Source
-// Description or Capability List is read whole; of any other document the
-// header is enough (its entries are read when the Source loads).
-func (s *Source) adopt(ctx context.Context, docURL string, body io.Reader) error {
-	r, err := resourcesync.NewReader(body, docURL, s.opts.Parse)
+// start adopts the first ResourceSync document found: a Source Description
+// (or Index) or 1.0 Capability List Index is read down; any other document
+// is climbed from, through its up and index links, to the top of its
+// Source. Of a list, the header is enough (its entries are read when the
+// Source loads).
+func (d *discovery) start(ctx context.Context, docURL string, body io.Reader) error {
+	d.s.Entry = docURL
+	n, err := d.readNode(docURL, body)
 	if err != nil {
 		return fmt.Errorf("discover: %w", err)
 	}
-	h, err := r.Header()
-	if err != nil {
-		return fmt.Errorf("discover: %w", err)
-	}
-	s.Entry = docURL
-	capability := h.Capability()
-	switch {
-	case capability == resourcesync.CapDescription || capability == resourcesync.CapCapabilityList:
-		doc, err := readRest(r, h)
-		if err != nil {
-			return fmt.Errorf("discover: %w", err)
-		}
-		return s.adoptCapabilities(ctx, doc)
-	case capability == "":
-		s.log.Warn("document has no rs:md capability; reading it as a Resource List", "url", docURL)
-		capability = resourcesync.CapResourceList
-	case !capability.Known():
-		return fmt.Errorf("discover %s: unknown capability %q", docURL, capability)
-	}
-	s.warn(r.Warnings())
-	set := &Set{}
-	s.addSetDoc(set, capability, docURL)
-	s.Sets = append(s.Sets, set)
-	return nil
+	return d.startNode(ctx, n)
 }
 
 // readRest reads the remaining entries of a document whose header is read.
@@ -155,74 +176,11 @@ func readRest(r *resourcesync.Reader, h *resourcesync.Header) (*resourcesync.Doc
 	}
 }
 
-func (s *Source) adoptCapabilities(ctx context.Context, doc *resourcesync.Document) error {
-	s.warn(doc.Warnings)
-	switch {
-	case doc.Header.Capability() == resourcesync.CapDescription:
-		return s.adoptDescription(ctx, doc)
-	case doc.Header.Root == resourcesync.SitemapIndex:
-		for _, e := range doc.Entries {
-			if err := s.addCapabilityList(ctx, e.Loc); err != nil {
-				return err
-			}
-		}
-		return nil
-	default:
-		s.Sets = append(s.Sets, s.setFromCapabilityList(doc.Header.URL, doc))
-		return nil
-	}
-}
-
-func (s *Source) adoptDescription(ctx context.Context, doc *resourcesync.Document) error {
-	for _, e := range doc.Entries {
-		if e.MD.Capability != "" && e.MD.Capability != resourcesync.CapCapabilityList {
-			s.log.Warn("source description entry is not a capability list; skipped",
-				"url", e.Loc, "capability", e.MD.Capability)
-			continue
-		}
-		if err := s.addCapabilityList(ctx, e.Loc); err != nil {
-			return err
-		}
-	}
-	if len(s.Sets) == 0 {
-		return fmt.Errorf("discover %s: %w (the Source Description lists no Capability List)", doc.Header.URL, ErrNotFound)
-	}
-	return nil
-}
-
-func (s *Source) addCapabilityList(ctx context.Context, capURL string) error {
-	s.opts.Client.AllowOrigin(originOfString(capURL))
-	doc, err := s.getDoc(ctx, capURL)
-	if err != nil {
-		return fmt.Errorf("read capability list: %w", err)
-	}
-	if doc.Header.Capability() != resourcesync.CapCapabilityList {
-		return fmt.Errorf("read capability list %s: capability is %q", capURL, doc.Header.Capability())
-	}
-	s.Sets = append(s.Sets, s.setFromCapabilityList(capURL, doc))
-	return nil
-}
-
-func (s *Source) setFromCapabilityList(capURL string, doc *resourcesync.Document) *Set {
-	set := &Set{URL: capURL, Links: doc.Header.Links}
-	for _, e := range doc.Entries {
-		c := e.MD.Capability
-		if c == "" {
-			s.log.Warn("capability list entry without capability; skipped", "list", capURL, "url", e.Loc)
-			continue
-		}
-		s.addSetDoc(set, c, e.Loc)
-		for _, l := range e.Links {
-			if l.Rel == "hub" {
-				set.Hubs = append(set.Hubs, Channel{Capability: c, Topic: e.Loc, Hub: l.Href})
-			}
-		}
-	}
-	return set
-}
-
-// tryRobots adopts the Sitemap lines of robots.txt as Resource Lists.
-func (s *Source) tryRobots(ctx context.Context) (bool, error) {
+// tryRobots climbs from each Sitemap line of robots.txt. A line whose
+// document cannot be read is a warning; lines that are not ResourceSync
+// documents are read as Resource Lists only when no line is one.
+func (d *discovery) tryRobots(ctx context.Context) (bool, error) {
+	s := d.s
 	resp, err := s.opts.Client.Get(ctx, s.Origin+"/robots.txt", nil)
 	if err != nil {
 		var se *fetch.StatusError
@@ -231,22 +189,56 @@ func (s *Source) tryRobots(ctx context.Context) (bool, error) {
 		}
 		return false, fmt.Errorf("discover: %w", err)
 	}
-	defer resp.Body.Close()
-	set := &Set{}
+	lines := robotsSitemaps(resp)
+	resp.Body.Close()
+	if len(lines) == 0 {
+		return false, nil
+	}
+	s.Entry = resp.URL
+	var plain []*node
+	for _, u := range lines {
+		n, err := d.fetchNode(ctx, u)
+		if err != nil {
+			d.problem(u, fmt.Errorf("robots.txt Sitemap line: %w", err))
+			continue
+		}
+		if n.cap == "" {
+			plain = append(plain, n)
+			continue
+		}
+		if err := d.startNode(ctx, n); err != nil {
+			return true, err
+		}
+	}
+	if len(s.Sets) == 0 {
+		for _, n := range plain {
+			d.warn(n.url, "robots.txt names a sitemap without rs:md capability; reading it as a Resource List")
+			d.implicitDoc(resourcesync.CapResourceList, n.url)
+		}
+	} else {
+		for _, n := range plain {
+			d.warn(n.url, "robots.txt names a sitemap that is not a ResourceSync document; skipped")
+		}
+	}
+	if len(s.Sets) == 0 {
+		return true, fmt.Errorf("discover %s: %w (no robots.txt Sitemap line could be read)", resp.URL, ErrNotFound)
+	}
+	return true, nil
+}
+
+// robotsSitemaps returns the Sitemap lines of a robots.txt answer,
+// resolved.
+func robotsSitemaps(resp *fetch.Response) []string {
+	var out []string
 	sc := bufio.NewScanner(io.LimitReader(resp.Body, maxSniff))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		name, value, ok := strings.Cut(line, ":")
-		if ok && strings.EqualFold(strings.TrimSpace(name), "sitemap") {
-			s.addSetDoc(set, resourcesync.CapResourceList, resolve(resp.URL, strings.TrimSpace(value)))
+		if ok && strings.EqualFold(strings.TrimSpace(name), "sitemap") && strings.TrimSpace(value) != "" {
+			out = append(out, resolve(resp.URL, strings.TrimSpace(value)))
 		}
 	}
-	if len(set.Docs) == 0 {
-		return false, nil
-	}
-	s.Entry = resp.URL
-	s.Sets = append(s.Sets, set)
-	return true, nil
+	return out
 }
 
 // getDoc fetches and parses a whole (small) document.
@@ -282,26 +274,28 @@ func isSitemap(br *bufio.Reader) bool {
 
 var (
 	linkTagRe  = regexp.MustCompile(`(?is)<link\b[^>]*>`)
-	relAttrRe  = regexp.MustCompile(`(?is)\brel\s*=\s*["']?([^"'\s>]+)`)
+	relAttrRe  = regexp.MustCompile(`(?is)\brel\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))`)
 	hrefAttrRe = regexp.MustCompile(`(?is)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
 )
 
-// htmlResourceSyncLink finds <link rel="resourcesync" href="..."> in HTML.
+// htmlResourceSyncLink finds <link rel="resourcesync" href="..."> in HTML;
+// rel is a space-separated list of link types.
 func htmlResourceSyncLink(br *bufio.Reader) string {
 	body, _ := io.ReadAll(io.LimitReader(br, maxSniff))
 	for _, tag := range linkTagRe.FindAll(body, -1) {
 		rel := relAttrRe.FindSubmatch(tag)
-		if rel == nil || !hasToken(string(rel[1]), "resourcesync") {
+		if rel == nil || !hasToken(string(bytes.Join(rel[1:], nil)), "resourcesync") {
 			continue
 		}
 		if m := hrefAttrRe.FindSubmatch(tag); m != nil {
-			return string(bytes.Join(m[1:], nil))
+			return strings.TrimSpace(string(bytes.Join(m[1:], nil)))
 		}
 	}
 	return ""
 }
 
-// linkHeader returns the target of the first Link header value with rel.
+// linkHeader returns the target of the first Link header value whose rel
+// (a space-separated list) holds rel.
 func linkHeader(values []string, rel string) string {
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
@@ -312,7 +306,7 @@ func linkHeader(values []string, rel string) string {
 			target = strings.Trim(strings.TrimSpace(target), "<>")
 			for _, p := range strings.Split(params, ";") {
 				name, value, _ := strings.Cut(strings.TrimSpace(p), "=")
-				if strings.EqualFold(name, "rel") && hasToken(strings.Trim(value, `"`), rel) {
+				if strings.EqualFold(strings.TrimSpace(name), "rel") && hasToken(strings.Trim(strings.TrimSpace(value), `"`), rel) {
 					return target
 				}
 			}

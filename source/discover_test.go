@@ -41,6 +41,7 @@ type page struct {
 	body    string
 	ctype   string
 	headers map[string]string
+	status  int // 200 when 0
 }
 
 func site(t *testing.T, pages map[string]page) string {
@@ -57,6 +58,9 @@ func site(t *testing.T, pages map[string]page) string {
 		}
 		if p.ctype != "" {
 			w.Header().Set("Content-Type", p.ctype)
+		}
+		if p.status != 0 {
+			w.WriteHeader(p.status)
 		}
 		_, _ = w.Write([]byte(strings.ReplaceAll(p.body, "{base}", base)))
 	}))
@@ -160,7 +164,10 @@ func TestDiscoverThroughRobots(t *testing.T) {
 	s, err := discover(t, base)
 	require.NoError(t, err)
 	require.Len(t, s.Sets, 1)
-	assert.Equal(t, []string{base + "rl.xml", base + "other.xml"}, s.Sets[0].Docs[resourcesync.CapResourceList])
+	assert.Equal(t, []string{base + "rl.xml"}, s.Sets[0].Docs[resourcesync.CapResourceList])
+	require.Len(t, s.Failed, 1, "the line whose document is missing")
+	assert.Equal(t, base+"other.xml", s.Failed[0].URL)
+	assert.Contains(t, s.Failed[0].Msg, "404")
 }
 
 func TestDiscoverNothing(t *testing.T) {

@@ -15,7 +15,10 @@ import (
 
 // Source is a discovered ResourceSync Source.
 type Source struct {
-	// Origin is scheme://host[:port] of the URL the user gave.
+	// Origin is scheme://host[:port] where the Source's documents live, as
+	// they name it (their Source Description, Capability Lists, the
+	// documents these name), else of the URL the user gave. Resources on it
+	// map to the root of the tree.
 	Origin string
 	// Entry is the document discovery started from (the Source Description,
 	// a Capability List, ...).
@@ -24,6 +27,9 @@ type Source struct {
 	// through a Resource List, Change List or robots.txt has one implicit
 	// set whose URL is empty.
 	Sets []*Set
+	// Failed are the documents discovery could not read (see
+	// Options.Partial), Warnings what it tolerated; both name the document.
+	Failed, Warnings []Problem
 
 	opts Options
 	log  *slog.Logger
@@ -68,6 +74,10 @@ type Options struct {
 	// HeadParallel bounds concurrent HEAD requests for resources without a
 	// length; default 16.
 	HeadParallel int
+	// Partial: discovery records a Source Description or Capability List it
+	// cannot read (in Source.Failed) and goes on with the others, as long as
+	// one set is found. Without it such a document fails discovery.
+	Partial bool
 }
 
 // newSource returns a Source at origin, with opts' defaults filled in and
