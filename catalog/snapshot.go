@@ -134,7 +134,8 @@ func syncDir(dir string) error {
 
 // LoadSnapshot reads the snapshot at path into a new sealed catalog and
 // returns it with the state saved alongside. opts.Origin must be the origin
-// the catalog had (ErrSnapshotOrigin otherwise).
+// the catalog had (ErrSnapshotOrigin otherwise); an empty opts.Origin
+// accepts the saved one (the caller checks the state saved with it).
 func LoadSnapshot(path string, opts Options) (*Catalog, []byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -183,7 +184,7 @@ func readSnapshot(r io.Reader, opts Options, size int64) (*Catalog, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	if want := NormalizeOrigin(opts.Origin); img.origin != want {
+	if want := NormalizeOrigin(opts.Origin); opts.Origin != "" && img.origin != want {
 		return nil, nil, fmt.Errorf("%w: saved for %q, not %q", ErrSnapshotOrigin, img.origin, want)
 	}
 	c, err := img.build()

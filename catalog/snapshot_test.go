@@ -405,6 +405,9 @@ func TestSnapshotRejectsOtherOrigin(t *testing.T) {
 	require.ErrorIs(t, err, ErrSnapshotOrigin)
 	_, _, err = ReadSnapshot(bytes.NewReader(data), Options{Origin: "HTTP://SRC.EXAMPLE:80/"})
 	require.NoError(t, err, "the same origin, spelt otherwise")
+	loaded, _, err = ReadSnapshot(bytes.NewReader(data), Options{})
+	require.NoError(t, err, "no origin asked: the saved one")
+	assert.Equal(t, 1, loaded.Len())
 }
 
 func TestSnapshotOfEmptyCatalog(t *testing.T) {

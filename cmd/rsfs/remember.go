@@ -57,7 +57,7 @@ func load(cmd *cobra.Command, mf *mountFlags, rawURL, stateDir string, prog *pro
 	}
 	opts := mf.sourceOptions(client)
 	src, discoverErr := source.Discover(cmd.Context(), rawURL, opts)
-	snap := readSnapshot(stateDir, rawURL)
+	snap := readSnapshot(stateDir)
 	switch {
 	case discoverErr != nil && snap == nil:
 		return nil, discoverErr
@@ -92,14 +92,16 @@ type snapshot struct {
 }
 
 // readSnapshot returns the remembered catalog, or nil (a damaged snapshot
-// is logged and ignored: the Resource Lists are read instead).
-func readSnapshot(stateDir, rawURL string) *snapshot {
+// is logged and ignored: the Resource Lists are read instead). Its origin is
+// the one saved: the caller compares it with the Source's, which discovery
+// learns from the documents, not from the URL.
+func readSnapshot(stateDir string) *snapshot {
 	if stateDir == "" {
 		return nil
 	}
 	path := snapshotPath(stateDir)
 	start := time.Now()
-	cat, data, err := catalog.LoadSnapshot(path, catalog.Options{Origin: source.URLOrigin(rawURL)})
+	cat, data, err := catalog.LoadSnapshot(path, catalog.Options{})
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
