@@ -11,11 +11,16 @@ import (
 	"rsfs/resourcesync"
 )
 
-// Report is what Inspect found, per resource set.
+// Report is what Inspect found, per resource set, and what it could not
+// read, per document.
 type Report struct {
 	Origin string      `json:"origin"`
 	Entry  string      `json:"entry"`
 	Sets   []SetReport `json:"sets"`
+	// Failed are the documents discovery could not read; Warnings what it
+	// tolerated (non-standard names, links it could not follow).
+	Failed   []Problem `json:"failed,omitempty"`
+	Warnings []Problem `json:"warnings,omitempty"`
 }
 
 // SetReport describes one resource set.
@@ -29,8 +34,22 @@ type SetReport struct {
 	DumpBytes      int64           `json:"dump_bytes"`
 	Changes        int64           `json:"changes"`
 	NewestChange   *time.Time      `json:"newest_change,omitempty"`
+	ListedAt       *time.Time      `json:"listed_at,omitempty"` // the oldest time the Resource Lists speak for
 	Channels       []Channel       `json:"channels,omitempty"`
 	Packages       []PackageReport `json:"packages,omitempty"`
+	Follow         FollowPlan      `json:"follow"`
+}
+
+// FollowPlan is how a mount would follow a set's changes.
+type FollowPlan struct {
+	// Polled are the documents each poll reads: the Change Lists, and of an
+	// index the children that reach the position.
+	Polled []string `json:"polled"`
+	// Position is where following starts: the newest change seen (changes
+	// dated in the future aside), else the Resource Lists' time.
+	Position *time.Time `json:"position,omitempty"`
+	// Warnings say what would keep following from being exact.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // PackageReport describes one dump package.
@@ -50,14 +69,26 @@ type DocReport struct {
 	URL        string                  `json:"url"`
 	Index      bool                    `json:"index"`
 	Documents  int                     `json:"documents"` // 1, or the documents an index names
-	Entries    int64                   `json:"entries"`
+	Entries    int64                   `json:"entries"`   // entries read (of those that could be read)
+	// Error says why the document could not be read (whole, or past some
+	// entries); Failed lists the children of an index that could not be.
+	Error    string    `json:"error,omitempty"`
+	Failed   []Problem `json:"failed,omitempty"`
+	Warnings []Problem `json:"warnings,omitempty"` // what the parser tolerated, per document
 }
 
-// Inspect reads every document of every set and counts what they hold.
+// futureBound is how far ahead of now a change may be dated before it is
+// reported as dated in the future.
+const futureBound = 24 * time.Hour
+
+// Inspect reads every document of every set and counts what they hold. A
+// document that cannot be read is reported and the others are read; the
+// error is only the context's.
 func (s *Source) Inspect(ctx context.Context) (*Report, error) {
-	rep := &Report{Origin: s.Origin, Entry: s.Entry}
+	rep := &Report{Origin: s.Origin, Entry: s.Entry, Failed: s.Failed, Warnings: s.Warnings}
 	for _, set := range s.Sets {
 		sr := SetReport{CapabilityList: set.URL, Channels: set.Hubs}
+		in := &inspection{now: time.Now()}
 		caps := make([]string, 0, len(set.Docs))
 		for c := range set.Docs {
 			caps = append(caps, string(c))
@@ -68,19 +99,38 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 				continue // a notification topic, not a document
 			}
 			for _, u := range set.Docs[resourcesync.Capability(c)] {
-				dr, err := s.inspectDoc(ctx, resourcesync.Capability(c), u, &sr)
-				if err != nil {
-					return nil, err
-				}
-				sr.Documents = append(sr.Documents, *dr)
+				sr.Documents = append(sr.Documents, *s.inspectDoc(ctx, resourcesync.Capability(c), u, &sr, in))
 			}
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		sr.Follow = in.plan(&sr)
 		rep.Sets = append(rep.Sets, sr)
 	}
 	return rep, nil
 }
 
-func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport) (*DocReport, error) {
+// inspection is what a set's documents say about following it.
+type inspection struct {
+	now      time.Time
+	listedAt time.Time
+	newest   time.Time // the newest change not dated in the future
+	lists    []*changeDoc
+}
+
+// changeDoc is a Change List, or a child of a Change List Index.
+type changeDoc struct {
+	url          string
+	from, until  time.Time
+	err          string
+	undated      int
+	future       int
+	futureNewest time.Time
+	index        bool
+}
+
+func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport, in *inspection) *DocReport {
 	dr := &DocReport{Capability: c, URL: u, Documents: 1}
 	if c == resourcesync.CapResourceDump || c == resourcesync.CapChangeDump {
 		defer func() {
@@ -94,39 +144,66 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 			}
 		}()
 	}
-	children, err := s.countDoc(ctx, c, u, dr, sr)
+	children, err := s.countDoc(ctx, c, u, dr, sr, in)
 	if err != nil {
-		return nil, err
+		dr.Error = err.Error()
 	}
-	if children != nil {
-		dr.Index = true
-		dr.Documents = len(children)
-		for _, child := range children {
-			if _, err := s.countDoc(ctx, c, child, dr, sr); err != nil {
-				return nil, err
-			}
+	if children == nil {
+		return dr
+	}
+	dr.Index = true
+	dr.Documents = len(children)
+	for _, child := range children {
+		if _, err := s.countDoc(ctx, c, child, dr, sr, in); err != nil {
+			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
 		}
 	}
-	return dr, nil
+	return dr
 }
 
 // countDoc streams one document. For an index it returns the children's
 // URLs; otherwise it adds the entries to the reports.
-func (s *Source) countDoc(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport) ([]string, error) {
+func (s *Source) countDoc(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection) ([]string, error) {
+	var cd *changeDoc
+	if c == resourcesync.CapChangeList {
+		cd = &changeDoc{url: u}
+		in.lists = append(in.lists, cd)
+	}
+	children, err := s.readCounted(ctx, c, u, dr, sr, in, cd)
+	if err != nil && cd != nil {
+		cd.err = err.Error()
+	}
+	return children, err
+}
+
+func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection, cd *changeDoc) ([]string, error) {
 	resp, err := s.opts.Client.Get(ctx, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		return nil, err
 	}
 	defer resp.Body.Close()
 	r, err := resourcesync.NewReader(resp.Body, resp.URL, s.opts.Parse)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		return nil, err
 	}
+	defer func() {
+		for _, w := range r.Warnings() {
+			dr.Warnings = append(dr.Warnings, Problem{URL: w.URL, Msg: fmt.Sprintf("line %d: %s", w.Line, w.Msg)})
+		}
+		s.warnReader(r)
+	}()
 	h, err := r.Header()
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		return nil, err
 	}
-	defer s.warnReader(r)
+	if c == resourcesync.CapResourceList && h.Root == resourcesync.URLSet {
+		if at := listTime(&h.MD); !at.IsZero() && (in.listedAt.IsZero() || at.Before(in.listedAt)) {
+			in.listedAt = at
+		}
+	}
+	if cd != nil {
+		cd.from, cd.until, cd.index = h.MD.From, h.MD.Until, h.Root == resourcesync.SitemapIndex
+	}
 	var children []string
 	for {
 		e, err := r.Next()
@@ -134,14 +211,14 @@ func (s *Source) countDoc(ctx context.Context, c resourcesync.Capability, u stri
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("inspect: %w", err)
+			return children, err
 		}
 		if h.Root == resourcesync.SitemapIndex {
 			children = append(children, e.Loc)
 			continue
 		}
 		dr.Entries++
-		count(c, e, sr)
+		count(c, e, sr, in, cd)
 	}
 	if h.Root == resourcesync.SitemapIndex && children == nil {
 		children = []string{}
@@ -149,7 +226,7 @@ func (s *Source) countDoc(ctx context.Context, c resourcesync.Capability, u stri
 	return children, nil
 }
 
-func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
+func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport, in *inspection, cd *changeDoc) {
 	switch c {
 	case resourcesync.CapResourceList:
 		sr.Resources++
@@ -169,10 +246,74 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
 		if t.IsZero() {
 			t = e.Lastmod
 		}
+		switch {
+		case t.IsZero():
+			cd.undated++
+		case t.After(in.now.Add(futureBound)):
+			cd.future++
+			if t.After(cd.futureNewest) {
+				cd.futureNewest = t
+			}
+		case t.After(in.newest):
+			in.newest = t
+		}
 		if !t.IsZero() && (sr.NewestChange == nil || t.After(*sr.NewestChange)) {
 			sr.NewestChange = &t
 		}
 	}
+}
+
+// plan says how a mount would follow the set.
+func (in *inspection) plan(sr *SetReport) FollowPlan {
+	var p FollowPlan
+	if !in.listedAt.IsZero() {
+		t := in.listedAt
+		sr.ListedAt = &t
+	}
+	pos := in.listedAt
+	if in.newest.After(pos) {
+		pos = in.newest
+	}
+	if !pos.IsZero() {
+		p.Position = &pos
+	}
+	if len(in.lists) == 0 {
+		p.Warnings = append(p.Warnings, "no Change List: a mount shows this set as listed and does not follow it")
+		return p
+	}
+	for _, cd := range in.lists {
+		if cd.until.IsZero() || !cd.until.Before(pos) || cd.index {
+			p.Polled = append(p.Polled, cd.url)
+		}
+		p.Warnings = append(p.Warnings, cd.warnings(in.listedAt)...)
+	}
+	return p
+}
+
+func (cd *changeDoc) warnings(listedAt time.Time) []string {
+	var out []string
+	rfc := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	if cd.err != "" {
+		out = append(out, fmt.Sprintf("%s could not be read (%s): a mount retries it at each poll", cd.url, cd.err))
+		return out
+	}
+	if cd.index {
+		return nil
+	}
+	switch {
+	case cd.from.IsZero():
+		out = append(out, fmt.Sprintf("%s has no from: whether it lists every change since the Resource Lists cannot be told", cd.url))
+	case !listedAt.IsZero() && cd.from.After(listedAt):
+		out = append(out, fmt.Sprintf("%s starts at %s, after the Resource Lists' time %s: changes in between are not listed",
+			cd.url, rfc(cd.from), rfc(listedAt)))
+	}
+	if cd.undated > 0 {
+		out = append(out, fmt.Sprintf("%s has %d entries with neither datetime nor lastmod", cd.url, cd.undated))
+	}
+	if cd.future > 0 {
+		out = append(out, fmt.Sprintf("%s has %d changes dated in the future (the latest %s)", cd.url, cd.future, rfc(cd.futureNewest)))
+	}
+	return out
 }
 
 func isChannel(c resourcesync.Capability) bool {

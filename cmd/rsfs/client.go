@@ -81,12 +81,3 @@ func (f *sourceFlags) sourceOptions(client *fetch.Client) source.Options {
 		Parallel: f.parallel,
 	}
 }
-
-// discover builds the HTTP client and discovers the Source.
-func (f *sourceFlags) discover(cmd *cobra.Command, rawURL string) (*source.Source, error) {
-	client, err := f.client(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	return source.Discover(cmd.Context(), rawURL, f.sourceOptions(client))
-}

@@ -22,10 +22,19 @@ func inspectCmd() *cobra.Command {
 		Long: `inspect discovers the Source at URL (a site, or the URL of any ResourceSync
 document) and prints, for each resource set, its Capability List, the
 documents of each capability, the number of resources and their total size,
-the dump packages, the Change List and the notification channels.`,
+the dump packages, the Change List, the notification channels and how a
+mount would follow the set. A document that cannot be read is reported on
+its own line (FAILED) and the others are read; inspect exits non-zero only
+when nothing could be discovered.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, err := sf.discover(cmd, args[0])
+			client, err := sf.client(args[0])
+			if err != nil {
+				return err
+			}
+			opts := sf.sourceOptions(client)
+			opts.Partial = true
+			src, err := source.Discover(cmd.Context(), args[0], opts)
 			if err != nil {
 				return err
 			}
@@ -49,6 +58,8 @@ the dump packages, the Change List and the notification channels.`,
 
 func printReport(w io.Writer, rep *source.Report) {
 	fmt.Fprintf(w, "Source %s (discovered at %s)\n", rep.Origin, rep.Entry)
+	failed := len(rep.Failed)
+	printProblems(w, "  ", rep.Failed, rep.Warnings)
 	for i, s := range rep.Sets {
 		name := s.CapabilityList
 		if name == "" {
@@ -56,39 +67,84 @@ func printReport(w io.Writer, rep *source.Report) {
 		}
 		fmt.Fprintf(w, "\nResource set %d: %s\n", i+1, name)
 		for _, d := range s.Documents {
-			kind := "document"
-			if d.Index {
-				kind = fmt.Sprintf("index of %d documents", d.Documents)
+			printDoc(w, d)
+			if d.Error != "" {
+				failed++
 			}
-			fmt.Fprintf(w, "  %-22s %s (%s, %d entries)\n", d.Capability, d.URL, kind, d.Entries)
+			failed += len(d.Failed)
 		}
-		fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, humanBytes(s.Bytes))
-		if s.NoLength > 0 {
-			fmt.Fprintf(w, "; %d without a length", s.NoLength)
-		}
-		fmt.Fprintln(w, ")")
-		if s.DumpPackages > 0 {
-			fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, humanBytes(s.DumpBytes))
-		}
-		for _, p := range s.Packages {
-			if p.Error != "" {
-				fmt.Fprintf(w, "  package %s: %s\n", p.URL, p.Error)
-				continue
-			}
-			fmt.Fprintf(w, "  package %s: %s, %d members (%s), manifest %d entries, %d matched\n",
-				p.URL, humanBytes(p.Size), p.Members, methods(p.Methods), p.ManifestEntries, p.Matched)
-		}
-		if s.Changes > 0 || s.NewestChange != nil {
-			newest := "unknown"
-			if s.NewestChange != nil {
-				newest = s.NewestChange.UTC().Format(time.RFC3339Nano)
-			}
-			fmt.Fprintf(w, "  changes:       %d (newest %s)\n", s.Changes, newest)
-		}
-		for _, c := range s.Channels {
-			fmt.Fprintf(w, "  notifications: %s via hub %s (topic %s)\n", c.Capability, c.Hub, c.Topic)
-		}
+		printCounts(w, s)
+		printPlan(w, s.Follow)
 	}
+	if failed > 0 {
+		fmt.Fprintf(w, "\n%d document(s) could not be read (FAILED above); the rest is reported.\n", failed)
+	}
+}
+
+func printProblems(w io.Writer, indent string, failed, warnings []source.Problem) {
+	for _, p := range failed {
+		fmt.Fprintf(w, "%sFAILED  %s: %s\n", indent, p.URL, p.Msg)
+	}
+	for _, p := range warnings {
+		fmt.Fprintf(w, "%swarning %s: %s\n", indent, p.URL, p.Msg)
+	}
+}
+
+func printDoc(w io.Writer, d source.DocReport) {
+	kind := "document"
+	if d.Index {
+		kind = fmt.Sprintf("index of %d documents", d.Documents)
+	}
+	if d.Error != "" {
+		fmt.Fprintf(w, "  %-22s %s FAILED: %s (%d entries read)\n", d.Capability, d.URL, d.Error, d.Entries)
+	} else {
+		fmt.Fprintf(w, "  %-22s %s (%s, %d entries)\n", d.Capability, d.URL, kind, d.Entries)
+	}
+	printProblems(w, "    ", d.Failed, d.Warnings)
+}
+
+func printCounts(w io.Writer, s source.SetReport) {
+	fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, humanBytes(s.Bytes))
+	if s.NoLength > 0 {
+		fmt.Fprintf(w, "; %d without a length", s.NoLength)
+	}
+	fmt.Fprintln(w, ")")
+	if s.DumpPackages > 0 {
+		fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, humanBytes(s.DumpBytes))
+	}
+	for _, p := range s.Packages {
+		if p.Error != "" {
+			fmt.Fprintf(w, "  package %s: %s\n", p.URL, p.Error)
+			continue
+		}
+		fmt.Fprintf(w, "  package %s: %s, %d members (%s), manifest %d entries, %d matched\n",
+			p.URL, humanBytes(p.Size), p.Members, methods(p.Methods), p.ManifestEntries, p.Matched)
+	}
+	if s.Changes > 0 || s.NewestChange != nil {
+		fmt.Fprintf(w, "  changes:       %d (newest %s)\n", s.Changes, timeOr(s.NewestChange, "unknown"))
+	}
+	for _, c := range s.Channels {
+		fmt.Fprintf(w, "  notifications: %s via hub %s (topic %s)\n", c.Capability, c.Hub, c.Topic)
+	}
+}
+
+func printPlan(w io.Writer, p source.FollowPlan) {
+	polled := "nothing"
+	if len(p.Polled) > 0 {
+		polled = strings.Join(p.Polled, ", ")
+	}
+	fmt.Fprintf(w, "  follow:        polls %s\n", polled)
+	fmt.Fprintf(w, "                 from %s\n", timeOr(p.Position, "the start (no time known)"))
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "                 warning: %s\n", warn)
+	}
+}
+
+func timeOr(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 func humanBytes(n int64) string {

@@ -1,0 +1,102 @@
+package source
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/resourcesync"
+)
+
+func inspect(t *testing.T, url string) *Report {
+	t.Helper()
+	opts := testOptions()
+	opts.Partial = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := Discover(ctx, url, opts)
+	require.NoError(t, err)
+	rep, err := s.Inspect(ctx)
+	require.NoError(t, err)
+	return rep
+}
+
+func docReport(t *testing.T, sr SetReport, c resourcesync.Capability) DocReport {
+	t.Helper()
+	for _, d := range sr.Documents {
+		if d.Capability == c {
+			return d
+		}
+	}
+	t.Fatalf("no %s in %+v", c, sr.Documents)
+	return DocReport{}
+}
+
+// One document failing is reported on its own; the rest is read.
+func TestInspectReportsFailuresPerDocument(t *testing.T) {
+	pages := twoSets()
+	pages["/set1/cl.xml"] = page{status: 500, body: "boom"}
+	pages["/set2/cl.xml"] = page{body: `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="changelist" from="2024-01-03T00:00:00Z"/>
+  <url><loc>{base}/set2/b.txt</loc><rs:md change="updated" datetime="2024-01-04T00:00:00Z" length="2"/></url>
+  <url><loc>{base}/set2/c.txt</loc><rs:md change="created"/></url>
+  <url><loc>{base}/set2/d.txt</loc><rs:md change="created" datetime="9999-12-31T00:00:00Z" length="1"/></url>
+</urlset>`}
+	base := site(t, pages)
+	rep := inspect(t, base)
+	require.Len(t, rep.Sets, 2)
+
+	set1 := rep.Sets[0]
+	assert.Equal(t, int64(1), set1.Resources, "the Resource List Index's one child was read")
+	cl := docReport(t, set1, resourcesync.CapChangeList)
+	assert.Contains(t, cl.Error, "500")
+	require.Len(t, set1.Follow.Warnings, 1)
+	assert.Contains(t, set1.Follow.Warnings[0], base+"set1/cl.xml could not be read")
+	assert.Equal(t, []string{base + "set1/cl.xml"}, set1.Follow.Polled)
+	require.NotNil(t, set1.Follow.Position)
+	assert.Equal(t, "2024-01-02T00:00:00Z", set1.Follow.Position.Format(time.RFC3339), "the Resource List's at")
+
+	set2 := rep.Sets[1]
+	assert.Empty(t, docReport(t, set2, resourcesync.CapChangeList).Error)
+	assert.Equal(t, int64(3), set2.Changes)
+	assert.Equal(t, []string{base + "set2/cl.xml"}, set2.Follow.Polled)
+	require.NotNil(t, set2.Follow.Position)
+	assert.Equal(t, "2024-01-04T00:00:00Z", set2.Follow.Position.Format(time.RFC3339), "the newest change not in the future")
+	assert.ElementsMatch(t, []string{
+		base + "set2/cl.xml starts at 2024-01-03T00:00:00Z, after the Resource Lists' time 2024-01-02T00:00:00Z: changes in between are not listed",
+		base + "set2/cl.xml has 1 entries with neither datetime nor lastmod",
+		base + "set2/cl.xml has 1 changes dated in the future (the latest 9999-12-31T00:00:00Z)",
+	}, set2.Follow.Warnings)
+}
+
+func TestInspectIndexChildFailure(t *testing.T) {
+	pages := twoSets()
+	pages["/set1/rli.xml"] = page{body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2024-01-02T00:00:00Z"/>
+  <sitemap><loc>{base}/set1/rl-part1.xml</loc></sitemap>
+  <sitemap><loc>{base}/set1/rl-part2.xml</loc></sitemap>
+</sitemapindex>`}
+	base := site(t, pages)
+	rep := inspect(t, base)
+	rl := docReport(t, rep.Sets[0], resourcesync.CapResourceList)
+	assert.True(t, rl.Index)
+	assert.Equal(t, 2, rl.Documents)
+	assert.Equal(t, int64(1), rl.Entries)
+	require.Len(t, rl.Failed, 1)
+	assert.Equal(t, base+"set1/rl-part2.xml", rl.Failed[0].URL)
+	assert.Contains(t, rl.Failed[0].Msg, "404")
+	assert.Empty(t, rep.Sets[1].Follow.Warnings, "set2's Change List reaches back to its Resource List")
+}
+
+func TestInspectSetWithoutChangeList(t *testing.T) {
+	base := site(t, map[string]page{"/rl.xml": {body: resList}})
+	rep := inspect(t, base+"rl.xml")
+	require.Len(t, rep.Sets, 1)
+	assert.Equal(t, int64(1), rep.Sets[0].Resources)
+	assert.Empty(t, rep.Sets[0].Follow.Polled)
+	assert.Equal(t, []string{"no Change List: a mount shows this set as listed and does not follow it"}, rep.Sets[0].Follow.Warnings)
+}
