@@ -77,7 +77,7 @@ func printReport(w io.Writer, rep *source.Report) {
 		printPlan(w, s.Follow)
 	}
 	if failed > 0 {
-		fmt.Fprintf(w, "\n%d document(s) could not be read (FAILED above); the rest is reported.\n", failed)
+		fmt.Fprintf(w, "\n%d document(s) could not be read; the rest is reported above.\n", failed)
 	}
 }
 
