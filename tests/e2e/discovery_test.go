@@ -26,12 +26,13 @@ type handSource struct {
 	mu     sync.Mutex
 	pages  map[string]string
 	status map[string]int
+	asked  map[string]int // requests per path
 	base   string
 }
 
 func startHandSource(t *testing.T, pages map[string]string) *handSource {
 	t.Helper()
-	h := &handSource{pages: pages, status: map[string]int{}}
+	h := &handSource{pages: pages, status: map[string]int{}, asked: map[string]int{}}
 	srv := httptest.NewServer(http.HandlerFunc(h.serve))
 	t.Cleanup(srv.Close)
 	h.base = srv.URL
@@ -42,6 +43,7 @@ func (h *handSource) serve(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	body, ok := h.pages[r.URL.Path]
 	code := h.status[r.URL.Path]
+	h.asked[r.URL.Path]++
 	h.mu.Unlock()
 	if code != 0 {
 		http.Error(w, "failing on purpose", code)
@@ -65,6 +67,12 @@ func (h *handSource) fail(path string, code int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.status[path] = code
+}
+
+func (h *handSource) requests(path string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.asked[path]
 }
 
 func (h *handSource) remove(path string) {
@@ -176,6 +184,28 @@ func TestDiscoveryDescriptionIndexAndOrigin(t *testing.T) {
 	got, err := os.ReadFile(m.path("other/z.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "zed\n", string(got))
+}
+
+// A Source mounted through localhost is remembered under the origin its
+// documents name: the remount reads its snapshot (no Resource List read),
+// and the paths stay.
+func TestDiscoveryRemountThroughLocalhost(t *testing.T) {
+	h := startHandSource(t, handSet())
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m := mountAt(t, h.localhost()+"/", dir, cacheDir, "--poll-interval", "0")
+	assert.Equal(t, []string{"set/a.txt", "set/b.txt"}, relFiles(t, m.dir))
+	m.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	require.Equal(t, 1, h.requests("/set/rl.xml"))
+
+	m = mountAt(t, h.localhost()+"/", dir, cacheDir, "--poll-interval", "0")
+	assert.Equal(t, []string{"set/a.txt", "set/b.txt"}, relFiles(t, m.dir))
+	assert.Equal(t, 1, h.requests("/set/rl.xml"), "the remount reads the snapshot, not the Resource List")
+	got, err := os.ReadFile(m.path("set/b.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "beta\n", string(got))
 }
 
 // inspect reports a failing document on its own line and reads the rest;
