@@ -291,6 +291,9 @@ func (d *discovery) addCapabilityList(ctx context.Context, capURL string) error 
 }
 
 func (d *discovery) capabilitySet(n *node) *Set {
+	if up := n.link("up"); up != "" {
+		d.votes.add(levelDescription, up)
+	}
 	for _, e := range n.doc.Entries {
 		d.votes.add(levelDocument, e.Loc)
 	}

@@ -28,8 +28,8 @@ type sourceFlags struct {
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (e.g. credentials), sent only to the Source's origin; repeatable`)
-	fl.StringVar(&f.bearerEnv, "bearer-token-env", "", "name of an environment variable holding a bearer token sent to the Source's origin")
+	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (e.g. credentials), sent only to the origin of the URL given; repeatable`)
+	fl.StringVar(&f.bearerEnv, "bearer-token-env", "", "name of an environment variable holding a bearer token sent to the origin of the URL given")
 	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "also fetch from this origin (scheme://host[:port]); repeatable")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP timeout per attempt")
 	fl.IntVar(&f.retries, "retries", 4, "retries on timeouts, resets and 5xx")
