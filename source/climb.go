@@ -79,7 +79,6 @@ func (d *discovery) readNode(docURL string, body io.Reader) (*node, error) {
 		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line)
 		s.Warnings = append(s.Warnings, Problem{URL: w.URL, Msg: w.Msg})
 	}
-	d.seen[docURL] = true
 	d.nodes[docURL] = n
 	return n, nil
 }
@@ -95,7 +94,6 @@ func (d *discovery) fetchNode(ctx context.Context, docURL string) (*node, error)
 		return nil, err
 	}
 	defer resp.Body.Close()
-	d.seen[docURL] = true
 	n, err := d.readNode(resp.URL, io.LimitReader(resp.Body, d.s.maxDoc()))
 	if err != nil {
 		return nil, err
@@ -112,7 +110,7 @@ func (d *discovery) startNode(ctx context.Context, n *node) error {
 		return err
 	}
 	if n.top() {
-		if err := d.adoptTop(ctx, n); err != nil {
+		if err := d.adoptTop(ctx, n, nil); err != nil {
 			return err
 		}
 		if len(d.s.Sets) == 0 {
@@ -129,12 +127,13 @@ func (d *discovery) startNode(ctx context.Context, n *node) error {
 // with a warning; a loop or an overlong chain is an error.
 func (d *discovery) climb(ctx context.Context, start *node) error {
 	chain := []*node{start}
+	inChain := map[string]bool{start.url: true}
 	for cur := start; !cur.top(); {
 		rel, next := cur.upward()
 		if next == "" {
 			break
 		}
-		if d.seen[next] {
+		if inChain[next] {
 			return fmt.Errorf("discover %s: the %s link of %s leads back to %s (a loop)", start.url, rel, cur.url, next)
 		}
 		if len(chain) > maxHops {
@@ -149,10 +148,11 @@ func (d *discovery) climb(ctx context.Context, start *node) error {
 			break
 		}
 		d.votes.add(levelOf(n.cap), next)
+		inChain[next], inChain[n.url] = true, true
 		chain = append(chain, n)
 		cur = n
 	}
-	if err := d.adoptTop(ctx, chain[len(chain)-1]); err != nil {
+	if err := d.adoptTop(ctx, chain[len(chain)-1], nil); err != nil {
 		return err
 	}
 	d.keepStart(chain)
@@ -161,10 +161,10 @@ func (d *discovery) climb(ctx context.Context, start *node) error {
 
 // adoptTop adopts the sets a document names, or the document itself as a
 // set of its own.
-func (d *discovery) adoptTop(ctx context.Context, top *node) error {
+func (d *discovery) adoptTop(ctx context.Context, top *node, above []string) error {
 	switch {
 	case top.cap == resourcesync.CapDescription:
-		return d.description(ctx, top, 0)
+		return d.description(ctx, top, above)
 	case top.cap == resourcesync.CapCapabilityList && top.root == resourcesync.SitemapIndex:
 		for _, e := range top.doc.Entries {
 			d.votes.add(levelCapabilityList, e.Loc)
@@ -223,10 +223,11 @@ func (d *discovery) keepStart(chain []*node) {
 }
 
 // description adopts the Capability Lists a Source Description names, or
-// the Source Descriptions a Source Description Index names.
-func (d *discovery) description(ctx context.Context, n *node, depth int) error {
+// the Source Descriptions a Source Description Index names. above are the
+// indexes that led to it.
+func (d *discovery) description(ctx context.Context, n *node, above []string) error {
 	if n.root == resourcesync.SitemapIndex {
-		return d.descriptionIndex(ctx, n, depth)
+		return d.descriptionIndex(ctx, n, append(above, n.url))
 	}
 	for _, e := range n.doc.Entries {
 		if e.MD.Capability != "" && e.MD.Capability != resourcesync.CapCapabilityList {
@@ -242,21 +243,22 @@ func (d *discovery) description(ctx context.Context, n *node, depth int) error {
 }
 
 // descriptionIndex adopts every Source Description an index names (1.1
-// §8: a Source with several Source Descriptions groups them in one).
-func (d *discovery) descriptionIndex(ctx context.Context, n *node, depth int) error {
-	if depth >= maxHops {
+// §8: a Source with several Source Descriptions groups them in one); path
+// is the chain of indexes down to this one.
+func (d *discovery) descriptionIndex(ctx context.Context, n *node, path []string) error {
+	if len(path) > maxHops {
 		return fmt.Errorf("discover %s: Source Description Indexes nested more than %d deep", n.url, maxHops)
 	}
-	listed := map[string]bool{}
 	for _, e := range n.doc.Entries {
-		if listed[e.Loc] {
-			continue
-		}
-		listed[e.Loc] = true
-		if d.seen[e.Loc] {
-			return fmt.Errorf("discover %s: Source Description Index names %s, already read (a loop)", n.url, e.Loc)
+		for _, p := range path {
+			if p == e.Loc {
+				return fmt.Errorf("discover %s: Source Description Index names %s, which leads to it (a loop)", n.url, e.Loc)
+			}
 		}
 		d.votes.add(levelDescription, e.Loc)
+		if _, read := d.nodes[e.Loc]; read {
+			continue // named twice: its sets are adopted
+		}
 		sub, err := d.fetchNode(ctx, e.Loc)
 		if err == nil && sub.cap != resourcesync.CapDescription {
 			err = fmt.Errorf("capability is %q, not %q", sub.cap, resourcesync.CapDescription)
@@ -267,7 +269,7 @@ func (d *discovery) descriptionIndex(ctx context.Context, n *node, depth int) er
 			}
 			continue
 		}
-		if err := d.description(ctx, sub, depth+1); err != nil {
+		if err := d.description(ctx, sub, path); err != nil {
 			return err
 		}
 	}

@@ -37,13 +37,11 @@ type Problem struct {
 	Msg string `json:"error"`
 }
 
-// discovery is the state of one Discover: the documents read (a link back
-// to one is a loop) and the URLs the Source's documents name, for its
-// origin.
+// discovery is the state of one Discover: the documents read (each is
+// read once) and the URLs the Source's documents name, for its origin.
 type discovery struct {
 	s        *Source
 	typed    string           // the origin of the URL the user gave
-	seen     map[string]bool  // URLs asked for and read
 	nodes    map[string]*node // documents read, by the URL asked for and the URL answered
 	votes    originVotes
 	implicit *Set // the set of documents no Capability List names
@@ -61,7 +59,7 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 		return nil, fmt.Errorf("discover %q: not an http(s) URL", rawURL)
 	}
 	s := newSource(originOf(u), opts)
-	d := &discovery{s: s, typed: s.Origin, seen: map[string]bool{}, nodes: map[string]*node{}}
+	d := &discovery{s: s, typed: s.Origin, nodes: map[string]*node{}}
 	if err := d.run(ctx, u); err != nil {
 		return nil, err
 	}

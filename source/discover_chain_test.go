@@ -258,3 +258,37 @@ func TestDiscoverOriginFromDocuments(t *testing.T) {
 }
 
 func itoa(i int) string { return string(rune('a'+i/10)) + string(rune('0'+i%10)) }
+
+// Two robots.txt lines that lead to one Source: its sets once, no loop.
+func TestDiscoverRobotsLinesSharingASource(t *testing.T) {
+	pages := twoSets()
+	pages["/robots.txt"] = page{body: "Sitemap: {base}/set2/rl.xml\nSitemap: {base}/set1/rl-part1.xml\nSitemap: {base}/set2/cl.xml\n"}
+	pages["/.well-known/resourcesync"] = page{status: 404}
+	pages["/sd.xml"] = page{body: sdBoth}
+	for _, p := range []string{"/set1/caps.xml", "/set2/caps.xml"} {
+		pages[p] = page{body: strings.Replace(pages[p].body, "{base}/.well-known/resourcesync", "{base}/sd.xml", 1)}
+	}
+	base := site(t, pages)
+	s, err := discover(t, base)
+	require.NoError(t, err)
+	assert.Equal(t, []string{base + "set1/caps.xml", base + "set2/caps.xml"}, setURLs(s))
+	assert.Empty(t, s.Failed)
+}
+
+// Source Description Indexes that name one Source Description twice, or
+// through two indexes, read it once; one that leads back to itself is a
+// loop.
+func TestDiscoverDescriptionIndexDiamond(t *testing.T) {
+	pages := twoSets()
+	pages["/.well-known/resourcesync"] = page{body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="description"/>
+  <sitemap><loc>{base}/idx2.xml</loc></sitemap><sitemap><loc>{base}/sd1.xml</loc></sitemap><sitemap><loc>{base}/sd1.xml</loc></sitemap></sitemapindex>`}
+	pages["/idx2.xml"] = page{body: `<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="description"/><sitemap><loc>{base}/sd1.xml</loc></sitemap><sitemap><loc>{base}/sd2.xml</loc></sitemap></sitemapindex>`}
+	pages["/sd1.xml"] = page{body: sd1}
+	pages["/sd2.xml"] = page{body: sd2}
+	base := site(t, pages)
+	s, err := discover(t, base)
+	require.NoError(t, err)
+	assert.Equal(t, []string{base + "set1/caps.xml", base + "set2/caps.xml"}, setURLs(s))
+}
