@@ -131,6 +131,9 @@ func handSet() map[string]string {
 func TestDiscoveryMountFromResourceListFollows(t *testing.T) {
 	h := startHandSource(t, handSet())
 	m := mount(t, h.base+"/set/rl.xml", "--poll-interval", "1s")
+	// Discovery reads the Resource List's header, its Capability List and
+	// Source Description once each; loading reads the Resource List.
+	assert.Equal(t, []int{1, 1, 2}, []int{h.requests("/.well-known/resourcesync"), h.requests("/set/caps.xml"), h.requests("/set/rl.xml")})
 	assert.Equal(t, []string{"set/a.txt", "set/b.txt"}, relFiles(t, m.dir))
 	got, err := os.ReadFile(m.path("set/a.txt"))
 	require.NoError(t, err)
