@@ -17,6 +17,17 @@ type Server interface {
 	Unmount() error
 }
 
+// CatchSignals starts catching SIGINT and SIGTERM. Call it before the file
+// system is mounted: a signal that arrives between the mount and the start
+// of serving would otherwise kill the process with the default action and
+// leave a dead mount behind. Signals caught before serving starts are
+// answered as soon as it does.
+func CatchSignals() <-chan os.Signal {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	return sigs
+}
+
 // ServeUntilUnmounted returns when the file system at dir is unmounted, by
 // a user (umount, fusermount3 -u) or on SIGINT or SIGTERM. On a signal it
 // calls shutdown, which must fail the reads in flight so that the unmount
@@ -29,9 +40,9 @@ type Server interface {
 // so aborts whatever the detached mount still serves. Signals that arrive
 // after the first are logged and ignored, so that they do not cut that
 // work short either.
-func ServeUntilUnmounted(dir string, srv Server, shutdown func(), grace time.Duration, log *slog.Logger) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+//
+// sigs comes from CatchSignals, called before the file system is mounted.
+func ServeUntilUnmounted(dir string, srv Server, sigs <-chan os.Signal, shutdown func(), grace time.Duration, log *slog.Logger) {
 	serveUntil(dir, srv, sigs, shutdown, grace, log)
 	go func() {
 		for sig := range sigs {

@@ -139,6 +139,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 	}
+	sigs := mountutil.CatchSignals()
 	unlock, err := lockState(mf, rawURL, dir)
 	if err != nil {
 		mountutil.ReportReady(err)
@@ -167,13 +168,13 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
-	m.run(cmd.Context(), mf, dir)
+	m.run(cmd.Context(), mf, dir, sigs)
 	return nil
 }
 
 // run follows the Source and serves until the file system is unmounted,
 // then remembers the Source and unsubscribes.
-func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string) {
+func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, sigs <-chan os.Signal) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if mf.pollInterval > 0 {
@@ -184,7 +185,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string) {
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
-	mountutil.ServeUntilUnmounted(dir, m.server, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	mountutil.ServeUntilUnmounted(dir, m.server, sigs, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	slog.Info("unmounted", "dir", dir)
 	cancel()
 	saveSnapshot(m.stateDir, m.cat, m.follower)
