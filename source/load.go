@@ -25,8 +25,11 @@ type Progress struct {
 // LoadStats says what Load did.
 type LoadStats struct {
 	Progress
-	Dropped  int64 // resources left out because their length could not be learned
-	Duration time.Duration
+	Dropped int64 // resources left out because their length could not be learned
+	// SkippedPackages are dump packages left out because they could not be
+	// opened or read (each is logged with its URL).
+	SkippedPackages int64
+	Duration        time.Duration
 }
 
 // Load reads every Resource List (and Resource List Index) of every set into
@@ -78,7 +81,7 @@ func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), pro
 		l.resources.Add(1)
 	}
 	l.warnForeign()
-	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, Duration: time.Since(start)}
+	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), Duration: time.Since(start)}
 	if st.Missing > 0 {
 		s.log.Info("learned lengths the Resource Lists omitted", "missing", st.Missing, "learned", st.Learned, "dropped", dropped)
 	}
@@ -92,6 +95,7 @@ type loader struct {
 	seeds    []listDoc
 
 	lists, resources, learned atomic.Int64
+	skipped                   atomic.Int64 // dump packages left out
 	mu                        sync.Mutex
 	missing                   []*catalog.Resource
 	foreign                   map[string]int // resources by origin, other than the Source's
