@@ -48,6 +48,7 @@ type hostilePage struct {
 	stream   func(w io.Writer) // a body too big to hold: written as it is generated
 	etag     string            // default: a strong ETag of the body
 	ctype    string
+	status   int // an error status to answer instead, when set
 }
 
 func startHostileSite(t *testing.T) *hostileSite {
@@ -86,6 +87,8 @@ func (s *hostileSite) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", p.ctype)
 	}
 	switch {
+	case p.status != 0:
+		http.Error(w, "unavailable", p.status)
 	case p.stream != nil:
 		w.WriteHeader(http.StatusOK)
 		if r.Method == http.MethodGet {
@@ -193,6 +196,63 @@ func claimEntries(data []byte, n uint64) []byte {
 	out = append(out, rec...)
 	out = append(out, loc...)
 	return append(out, end...)
+}
+
+// setStatus makes a page answer an error status (0: serve it again).
+func (s *hostileSite) setStatus(path string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.pages[path]
+	p.status = status
+	s.pages[path] = p
+}
+
+// A package that fails to open on a read (here: mounted from the snapshot,
+// so packages open on first use) is tried again later, not kept failed for
+// the life of the mount.
+func TestDumpPackageFailureIsRetriedWithoutRemount(t *testing.T) {
+	site := startHostileSite(t)
+	site.text("/caps.xml", `<?xml version="1.0" encoding="UTF-8"?>
+<urlset `+hostileNS+`>
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}/rd.xml</loc><rs:md capability="resourcedump"/></url>
+</urlset>`)
+	site.text("/rd.xml", `<?xml version="1.0" encoding="UTF-8"?>
+<urlset `+hostileNS+`>
+  <rs:md capability="resourcedump" at="`+hostileAt+`"/>
+  <url><loc>{base}/good.zip</loc><rs:md type="application/zip"/></url>
+</urlset>`)
+	pkg := buildDumpPackage(t, site.base, map[string]string{"resources/only.txt": dumpOnlyGood}, `<?xml version="1.0" encoding="UTF-8"?>
+<urlset `+hostileNS+`>
+  <rs:md capability="resourcedump-manifest" at="`+hostileAt+`"/>
+`+manifestEntry("/dump/only-good.txt", dumpOnlyGood, "/resources/only.txt")+"</urlset>\n")
+	site.page("/good.zip", hostilePage{body: pkg})
+
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	flags := []string{"--retries", "0", "--poll-interval", "0"}
+	m := mountAt(t, site.base+"/caps.xml", dir, cacheDir, flags...)
+	m.unmount(t) // nothing read: no block cached, the snapshot names the package
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+
+	site.setStatus("/good.zip", http.StatusServiceUnavailable)
+	m = mountAt(t, site.base+"/caps.xml", dir, cacheDir, flags...)
+	log, _ := os.ReadFile(m.logFile)
+	require.Contains(t, string(log), "catalog loaded from snapshot")
+	_, err := os.ReadFile(m.path("dump/only-good.txt"))
+	require.ErrorIs(t, err, syscall.EIO, "the package is down")
+
+	site.setStatus("/good.zip", 0)
+	var got []byte
+	waitFor(t, 60*time.Second, "the member to read once its package is back", func() bool {
+		got, err = os.ReadFile(m.path("dump/only-good.txt"))
+		if err != nil {
+			time.Sleep(250 * time.Millisecond)
+		}
+		return err == nil
+	})
+	assert.Equal(t, dumpOnlyGood, string(got))
 }
 
 // A hostile or unreadable dump package is skipped with a warning naming it;
