@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -109,4 +110,29 @@ func TestProductLimitsStay(t *testing.T) {
 	assert.Equal(t, uint64(1<<32), big.arenaBytes(), "a hook never raises a limit")
 	assert.Equal(t, NodeID(1<<31-1), big.records())
 	assert.Equal(t, 32, big.indexBits())
+}
+
+// fits predicts exactly whether reserve stays within the limit.
+func TestArenaFitsPredictsReserve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 200 {
+		a := arena{max: uint64(1+rng.IntN(8)) << arenaChunkBits}
+		a.max += uint64(rng.IntN(arenaChunkSize))
+		for step := 0; ; step++ {
+			n := rng.IntN(4096)
+			if rng.IntN(50) == 0 {
+				n = arenaChunkSize/2 + rng.IntN(2*arenaChunkSize)
+			}
+			ok := a.fits(n)
+			panicked := func() (p bool) {
+				defer func() { p = recover() != nil }()
+				a.reserve(n)
+				return false
+			}()
+			require.Equal(t, ok, !panicked, "round %d step %d: fits(%d) at %d of %d", round, step, n, a.next, a.max)
+			if panicked {
+				break
+			}
+		}
+	}
 }
