@@ -21,6 +21,35 @@ type arena struct {
 	chunks [][]byte
 	next   uint64 // the offset the next item starts at
 	held   int64  // bytes of buffers allocated
+	max    uint64 // the end no item may pass; 0 means arenaMaxSize
+}
+
+// fits reports whether items of the given sizes, reserved in that order,
+// would all stay within the arena's limit.
+func (a *arena) fits(sizes ...int) bool {
+	next := max(a.next, 1)
+	for _, n := range sizes {
+		pos, chunk := next&arenaChunkMask, next>>arenaChunkBits
+		if pos+uint64(n) > arenaChunkSize {
+			chunk, pos = chunk+1, 0
+		}
+		if n > arenaChunkSize {
+			next = (chunk + uint64(n+arenaChunkSize-1)/arenaChunkSize) << arenaChunkBits
+		} else {
+			next = chunk<<arenaChunkBits + pos + uint64(n)
+		}
+		if next > a.limit() {
+			return false
+		}
+	}
+	return true
+}
+
+func (a *arena) limit() uint64 {
+	if a.max == 0 {
+		return arenaMaxSize
+	}
+	return a.max
 }
 
 // reserve returns room for n bytes at a fresh offset, in one chunk (or in a
@@ -64,9 +93,11 @@ func (a *arena) reserveLarge(chunk, n int) (uint32, []byte) {
 	return uint32(uint64(chunk) << arenaChunkBits), big
 }
 
+// checkLimit guards an invariant: callers check fits (Catalog.room, Seal)
+// before they store, so Source input never reaches this panic.
 func (a *arena) checkLimit(end uint64) {
-	if end > arenaMaxSize {
-		panic(fmt.Sprintf("catalog: string arena would exceed %d bytes", uint64(arenaMaxSize)))
+	if end > a.limit() {
+		panic(fmt.Sprintf("catalog: string arena would exceed %d bytes unchecked", a.limit()))
 	}
 }
 

@@ -62,7 +62,7 @@ func benchInput(n int, fn func(*Resource)) {
 // buildBench adds n realistic resources and seals.
 func buildBench(n int) *Catalog {
 	c := New(Options{Origin: benchOrigin})
-	benchInput(n, c.Add)
+	benchInput(n, func(r *Resource) { _ = c.Add(r) })
 	c.Seal()
 	return c
 }

@@ -27,6 +27,9 @@ type Options struct {
 	// Origin is the Source's origin "scheme://host:port"; resources there map
 	// at the root, others under "@host[:port]".
 	Origin string
+	// Limits lower the capacity limits, for tests; zero means the product
+	// limits.
+	Limits Limits
 }
 
 // NodeID names a file or directory for the life of the catalog; IDs of
@@ -75,6 +78,7 @@ type Catalog struct {
 	mu     sync.RWMutex
 	origin string
 	sealed bool
+	lim    Limits
 
 	arena arena
 	files fileStore
@@ -110,7 +114,9 @@ func New(opts Options) *Catalog {
 		typeOverflow: make(map[NodeID]string),
 		links:        make(map[NodeID][]resourcesync.Link),
 		altIno:       make(map[uint64]NodeID),
+		lim:          opts.Limits,
 	}
+	c.arena.max = opts.Limits.arenaBytes()
 	c.files.init()
 	c.uris.init()
 	c.indexNameOff = c.arena.addString(IndexName)
@@ -120,15 +126,21 @@ func New(opts Options) *Catalog {
 
 // Add records a resource while loading; it is safe for concurrent use. The
 // same URI added twice keeps the one with the newer Lastmod (on a tie, the
-// later call). After Seal, Add is Upsert without the effects.
-func (c *Catalog) Add(r *Resource) {
+// later call). After Seal, Add is Upsert without the effects. A resource
+// that would pass a capacity limit is refused with an error wrapping
+// ErrFull, and the catalog is left as it was.
+func (c *Catalog) Add(r *Resource) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.room(r); err != nil {
+		return err
+	}
 	if c.sealed {
 		c.upsertLocked(r)
-		return
+		return nil
 	}
 	c.addLocked(r, false)
+	return nil
 }
 
 // addLocked records a resource before Seal; an existing record of the URI is

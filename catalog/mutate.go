@@ -41,14 +41,27 @@ type Effect struct {
 // down) and then for the file; for a new version, ContentChanged; nothing if
 // nothing changed. Existing paths never move (mapping.go, rule 7). Before
 // Seal it is Add, with no effects.
+//
+// A resource that would pass a capacity limit is left out (the catalog is
+// unchanged); TryUpsert says so.
 func (c *Catalog) Upsert(r *Resource) []Effect {
+	effects, _ := c.TryUpsert(r)
+	return effects
+}
+
+// TryUpsert is Upsert that returns an error wrapping ErrFull when r would
+// pass a capacity limit; the catalog is then unchanged.
+func (c *Catalog) TryUpsert(r *Resource) ([]Effect, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.room(r); err != nil {
+		return nil, err
+	}
 	if !c.sealed {
 		c.addLocked(r, true)
-		return nil
+		return nil, nil
 	}
-	return c.upsertLocked(r)
+	return c.upsertLocked(r), nil
 }
 
 func (c *Catalog) upsertLocked(r *Resource) []Effect {

@@ -51,8 +51,8 @@ func (s *fileStore) init() { s.next = 1 }
 
 func (s *fileStore) add() NodeID {
 	id := s.next
-	if id >= dirBit {
-		panic("catalog: more than 2^31 resource records")
+	if id >= dirBit { // an invariant: Catalog.room checks first
+		panic("catalog: more than 2^31 resource records unchecked")
 	}
 	if int(id>>fileChunkBits) == len(s.chunks) {
 		s.chunks = append(s.chunks, make([]fileRec, fileChunkSize))

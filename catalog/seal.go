@@ -8,20 +8,29 @@ import (
 // Seal finishes loading: it maps every resource to its path (rules in
 // mapping.go), builds the directories and assigns inode numbers. Before Seal
 // the root is empty; after it the tree is queryable. Calling it again does
-// nothing.
-func (c *Catalog) Seal() {
+// nothing. An error (wrapping ErrFull: the directories and names would pass
+// a capacity limit) leaves the catalog unusable.
+func (c *Catalog) Seal() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sealed {
-		return
+		return nil
 	}
 	c.prefixDir = make([]uint32, len(c.prefixes))
 	for i, p := range c.prefixes {
-		c.prefixDir[i] = c.sealDirPath(dirSegments(c.origin, p))
+		d, err := c.sealDirPath(dirSegments(c.origin, p))
+		if err != nil {
+			return err
+		}
+		c.prefixDir[i] = d
 	}
-	c.sealNames()
+	if err := c.sealNames(); err != nil {
+		return err
+	}
 	c.sealFileOverDir()
-	c.sealChildren()
+	if err := c.sealChildren(); err != nil {
+		return err
+	}
 	c.sealFileInos()
 	c.sealDirInos()
 	c.sealMtimes()
@@ -30,20 +39,36 @@ func (c *Catalog) Seal() {
 	// while loading; after Seal, new resources share among themselves only.
 	c.prefixIndex = make(map[string]uint32)
 	c.sealed = true
+	return nil
+}
+
+// sealRoom checks, while sealing, that a name of n bytes can be stored and
+// (dir) a directory made.
+func (c *Catalog) sealRoom(n int, dir bool) error {
+	if dir && int64(len(c.dirs)) >= maxDirs {
+		return c.fullf("%d directories", maxDirs)
+	}
+	if !c.arena.fits(n) {
+		return c.fullf("%d bytes of names, URIs and hashes", c.arena.limit())
+	}
+	return nil
 }
 
 // sealDirPath finds or creates the directories of a path while sealing.
-func (c *Catalog) sealDirPath(segs []string) uint32 {
+func (c *Catalog) sealDirPath(segs []string) (uint32, error) {
 	d := uint32(0)
 	for _, name := range segs {
 		child, ok := c.dirIndex[dirKey{d, name}]
 		if !ok {
+			if err := c.sealRoom(len(name), true); err != nil {
+				return 0, err
+			}
 			child = c.createDir(d, name)
 			c.dirs[d].children = append(c.dirs[d].children, dirID(child))
 		}
 		d = child
 	}
-	return d
+	return d, nil
 }
 
 // createDir adds a directory under parent (which must not hold name); the
@@ -58,22 +83,33 @@ func (c *Catalog) createDir(parent uint32, name string) uint32 {
 }
 
 // sealNames gives each file its directory and name by rules 1 to 4 and 6.
-func (c *Catalog) sealNames() {
+func (c *Catalog) sealNames() error {
 	for id := NodeID(1); id < c.files.next; id++ {
 		f := c.files.at(id)
 		if f.flags&flagDeleted != 0 {
 			continue
 		}
 		suffix, sufOff := c.arena.prefixed(f.suffix)
+		parent, name := c.prefixDir[f.prefix], ""
 		if isDotSegment(suffix) {
 			segs := MapURI(c.origin, c.uriOf(f))
-			f.parent = c.sealDirPath(segs[:len(segs)-1])
-			c.setName(f, segs[len(segs)-1], suffix, sufOff)
-			continue
+			d, err := c.sealDirPath(segs[:len(segs)-1])
+			if err != nil {
+				return err
+			}
+			parent, name = d, segs[len(segs)-1]
+		} else {
+			name = fileName(suffix)
 		}
-		f.parent = c.prefixDir[f.prefix]
-		c.setName(f, fileName(suffix), suffix, sufOff)
+		if name != suffix && name != IndexName { // setName stores it
+			if err := c.sealRoom(len(name), false); err != nil {
+				return err
+			}
+		}
+		f.parent = parent
+		c.setName(f, name, suffix, sufOff)
 	}
+	return nil
 }
 
 // setName stores a file's name, sharing the URI suffix's bytes when equal.
@@ -110,7 +146,7 @@ func (c *Catalog) sealFileOverDir() {
 
 // sealChildren sorts each directory's files, resolves collisions (rule 7)
 // and merges files and subdirectories into the sorted child list.
-func (c *Catalog) sealChildren() {
+func (c *Catalog) sealChildren() error {
 	start := make([]int, len(c.dirs)+1)
 	for id := NodeID(1); id < c.files.next; id++ {
 		if f := c.files.at(id); f.flags&flagDeleted == 0 {
@@ -129,16 +165,21 @@ func (c *Catalog) sealChildren() {
 		}
 	}
 	for d := range c.dirs {
-		c.placeFiles(uint32(d), flat[start[d]:start[d+1]])
+		if err := c.placeFiles(uint32(d), flat[start[d]:start[d+1]]); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // placeFiles builds directory d's child list from its files and subdirs.
-func (c *Catalog) placeFiles(d uint32, files []NodeID) {
+func (c *Catalog) placeFiles(d uint32, files []NodeID) error {
 	slices.SortFunc(files, c.compareFiles)
 	for i := 1; i < len(files); i++ {
 		if c.nameOf(files[i]) == c.nameOf(files[i-1]) {
-			c.resolveCollisions(d, files)
+			if err := c.resolveCollisions(d, files); err != nil {
+				return err
+			}
 			slices.SortFunc(files, c.compareFiles)
 			break
 		}
@@ -157,6 +198,7 @@ func (c *Catalog) placeFiles(d uint32, files []NodeID) {
 		}
 	}
 	c.dirs[d].children = children
+	return nil
 }
 
 // compareFiles orders files by name, then URI.
@@ -174,7 +216,7 @@ func (c *Catalog) compareNames(a, b NodeID) int {
 // resolveCollisions applies rule 7 to files sorted by name then URI: the
 // first of each run of equal names keeps it; the others get a suffix not
 // taken by any file or directory of d.
-func (c *Catalog) resolveCollisions(d uint32, files []NodeID) {
+func (c *Catalog) resolveCollisions(d uint32, files []NodeID) error {
 	taken := make(map[string]bool, len(files))
 	for _, sub := range c.dirs[d].children {
 		taken[c.nameOf(sub)] = true
@@ -190,9 +232,13 @@ func (c *Catalog) resolveCollisions(d uint32, files []NodeID) {
 	for _, id := range losers {
 		f := c.files.at(id)
 		name := c.assignSuffixed(c.fileName(f), c.uriOf(f), taken)
+		if err := c.sealRoom(len(name), false); err != nil {
+			return err
+		}
 		f.nameOff, f.nameLen = c.arena.addString(name), uint8(len(name))
 		c.renamed++
 	}
+	return nil
 }
 
 // assignSuffixed returns the first suffixed form of name not in taken, and

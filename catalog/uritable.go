@@ -52,9 +52,15 @@ func (t *uriTable) place(slot uint64) {
 	t.slots[i] = slot
 }
 
+// canInsert reports whether one more entry fits in a table of at most
+// 2^maxBits slots.
+func (t *uriTable) canInsert(maxBits int) bool {
+	return (t.count+1)*4 <= len(t.slots)*3 || 32-int(t.shift) < maxBits
+}
+
 func (t *uriTable) grow() {
-	if t.shift == 0 {
-		panic("catalog: URI index full")
+	if t.shift == 0 { // an invariant: Catalog.room checks canInsert first
+		panic("catalog: URI index full unchecked")
 	}
 	old := t.slots
 	t.slots = make([]uint64, 2*len(old))

@@ -232,6 +232,9 @@ func (r *Reader) readText() ([]byte, error) {
 		case r.sc.depth() < depth:
 			return trimSpace(r.text), nil
 		case r.sc.kind == tokText && r.sc.depth() == depth:
+			if len(r.text)+len(r.sc.text) > r.opts.MaxTokenBytes {
+				return nil, r.errorHere(fmt.Sprintf("an element's text longer than %d bytes", r.opts.MaxTokenBytes), ErrTooLarge)
+			}
 			r.text = append(r.text, r.sc.text...)
 		}
 	}

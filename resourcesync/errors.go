@@ -15,11 +15,16 @@ var (
 	ErrStructure = errors.New("not a Sitemap document")
 	// ErrValue: a number, datetime or hash that cannot be read.
 	ErrValue = errors.New("bad value")
-	// ErrTooLarge: the decompressed document exceeds Options.MaxBytes.
+	// ErrTooLarge: the decompressed document exceeds Options.MaxBytes, or
+	// one of its tokens Options.MaxTokenBytes, or it nests elements or
+	// repeats attributes beyond what any ResourceSync document needs.
 	ErrTooLarge = errors.New("document too large")
 	// ErrTooManyEntries: the document has more than Options.MaxEntries entries.
 	ErrTooManyEntries = errors.New("too many entries")
 )
+
+// errTokenTooLarge: one token is longer than Options.MaxTokenBytes.
+var errTokenTooLarge = errors.New("token too large")
 
 // limitReader passes through at most max bytes and fails with ErrTooLarge
 // if the input holds more.

@@ -12,8 +12,9 @@ import (
 
 // Limits applied when Options leaves them zero.
 const (
-	DefaultMaxBytes   = 64 << 20
-	DefaultMaxEntries = 1_000_000
+	DefaultMaxBytes      = 64 << 20
+	DefaultMaxEntries    = 1_000_000
+	DefaultMaxTokenBytes = 1 << 20
 )
 
 // Options bounds what a Reader accepts.
@@ -23,6 +24,12 @@ type Options struct {
 	// MaxEntries bounds the number of entries; 0 means DefaultMaxEntries.
 	// More than 50,000 (the Sitemap limit) is accepted with a warning.
 	MaxEntries int
+	// MaxTokenBytes bounds a single token: one text node (an element's
+	// text, all its pieces together), tag, comment or CDATA section; 0
+	// means DefaultMaxTokenBytes. The read buffer grows to hold the
+	// longest token, so this, not MaxBytes, bounds a reader's memory: a
+	// document is refused as soon as one token passes it, while streaming.
+	MaxTokenBytes int
 }
 
 func (o Options) withDefaults() Options {
@@ -31,6 +38,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = DefaultMaxEntries
+	}
+	if o.MaxTokenBytes <= 0 {
+		o.MaxTokenBytes = DefaultMaxTokenBytes
 	}
 	return o
 }
@@ -71,7 +81,7 @@ func NewReader(r io.Reader, docURL string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, &ParseError{URL: docURL, Line: 1, Column: 1, Msg: "bad gzip stream", Err: err}
 	}
-	rd.sc = newScanner(&limitReader{r: src, remaining: rd.opts.MaxBytes})
+	rd.sc = newScanner(&limitReader{r: src, remaining: rd.opts.MaxBytes}, rd.opts.MaxTokenBytes)
 	rd.skipLeadingSpace()
 	return rd, nil
 }
@@ -201,8 +211,13 @@ func (r *Reader) fail(err error) error {
 	case errors.As(err, &pe):
 		return pe
 	case errors.As(err, &se):
-		line, col := r.sc.position(se.off)
-		return &ParseError{URL: r.url, Line: line, Column: col, Msg: se.msg, Err: ErrNotXML}
+		cause := ErrNotXML
+		if se.limit {
+			cause = ErrTooLarge
+		}
+		return r.errorAt(se.off, se.msg, cause)
+	case errors.Is(err, errTokenTooLarge):
+		return r.errorHere(fmt.Sprintf("a single token (text, tag or comment) longer than %d bytes", r.opts.MaxTokenBytes), ErrTooLarge)
 	case errors.Is(err, ErrTooLarge):
 		return r.errorHere(fmt.Sprintf("document larger than %d bytes", r.opts.MaxBytes), ErrTooLarge)
 	}

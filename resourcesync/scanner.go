@@ -3,6 +3,7 @@ package resourcesync
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 )
@@ -41,7 +42,16 @@ type scanner struct {
 	declOff    int64 // where an XML declaration may start (after a BOM or tolerated space)
 	attrEnd    int   // while decoding an attribute value: the end of its text in buf
 	mark       int64 // an earlier offset the caller may still report; noMark if none
+	maxToken   int   // the longest token the buffer may grow to hold
 }
+
+// Structural limits: far beyond any ResourceSync document, and small
+// enough that a hostile one cannot make the tag stack or the attribute
+// checks (quadratic in the count) costly.
+const (
+	maxDepth      = 256
+	maxAttributes = 256
+)
 
 type tokenKind uint8
 
@@ -62,18 +72,20 @@ type attrSpan struct {
 	valueStart, valueEnd                         int // in attrBuf
 }
 
-// syntaxError is a well-formedness error at an absolute byte offset.
+// syntaxError is a well-formedness error at an absolute byte offset, or a
+// structural limit passed (limit).
 type syntaxError struct {
-	off int64
-	msg string
+	off   int64
+	msg   string
+	limit bool
 }
 
 func (e *syntaxError) Error() string { return e.msg }
 
 const initialBufSize = 64 << 10
 
-func newScanner(src io.Reader) *scanner {
-	return &scanner{src: src, buf: make([]byte, initialBufSize), lines: lineCounter{line: 1}, mark: noMark}
+func newScanner(src io.Reader, maxToken int) *scanner {
+	return &scanner{src: src, buf: make([]byte, initialBufSize), lines: lineCounter{line: 1}, mark: noMark, maxToken: maxToken}
 }
 
 func (s *scanner) errAt(off int64, msg string) error { return &syntaxError{off: off, msg: msg} }
@@ -96,7 +108,12 @@ func (s *scanner) fill() bool {
 		s.end, s.pos = n, s.pos-discard
 	}
 	if s.end == len(s.buf) {
-		grown := make([]byte, 2*len(s.buf))
+		if len(s.buf) >= s.maxToken {
+			// What must be kept (the current token) fills the buffer.
+			s.srcErr = errTokenTooLarge
+			return false
+		}
+		grown := make([]byte, min(2*len(s.buf), max(s.maxToken, initialBufSize)))
 		copy(grown, s.buf[:s.end])
 		s.buf = grown
 	}
@@ -228,6 +245,13 @@ func (s *scanner) unexpectedEOF() error {
 		return err
 	}
 	return s.errAt(s.base+int64(s.end), "unexpected end of input")
+}
+
+// canPush reports whether one more element may open.
+func (s *scanner) canPush() bool { return len(s.stackEnds) < maxDepth }
+
+func (s *scanner) depthError() error {
+	return &syntaxError{off: s.base + int64(s.pos), msg: fmt.Sprintf("elements nested more than %d deep", maxDepth), limit: true}
 }
 
 func (s *scanner) push(qname []byte) {

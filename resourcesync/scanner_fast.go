@@ -113,6 +113,9 @@ func (s *scanner) readStartTagFast() bool {
 	if colon >= 0 {
 		s.prefix, s.local = qname[:colon], qname[colon+1:]
 	}
+	if !s.canPush() {
+		return false // the general path reports it
+	}
 	s.push(qname)
 	s.sawRoot = true
 	s.pos = i
@@ -132,6 +135,9 @@ func (s *scanner) plainAttr(b []byte, i int) (int, bool) {
 	a := rawAttr{local: b[nameStart:i]}
 	if colon >= 0 {
 		a.prefix, a.local = a.local[:colon], a.local[colon+1:]
+	}
+	if len(s.attrs) >= maxAttributes {
+		return 0, false // the general path reports it
 	}
 	for _, o := range s.attrs {
 		if string(o.local) == string(a.local) && string(o.prefix) == string(a.prefix) {

@@ -2,6 +2,7 @@ package resourcesync
 
 import (
 	"bytes"
+	"fmt"
 	"unicode/utf8"
 )
 
@@ -307,6 +308,9 @@ func (s *scanner) readStartTag() error {
 	if err := s.readAttrs(tag, n, tagStart); err != nil {
 		return err
 	}
+	if !s.canPush() {
+		return s.depthError()
+	}
 	s.push(tag[:n])
 	s.sawRoot = true
 	s.pos += k + 1
@@ -396,6 +400,9 @@ func (s *scanner) attr(tag []byte, j, tagStart int, next *int) error {
 	sp := attrSpan{prefixStart: j, prefixEnd: j, localStart: j, localEnd: n}
 	if c := bytes.IndexByte(tag[j:n], ':'); c >= 0 {
 		sp.prefixEnd, sp.localStart = j+c, j+c+1
+	}
+	if len(s.spans) >= maxAttributes {
+		return &syntaxError{off: s.base + int64(tagStart+j), msg: fmt.Sprintf("more than %d attributes on one element", maxAttributes), limit: true}
 	}
 	for _, o := range s.spans {
 		if bytes.Equal(tag[o.prefixStart:o.localEnd], tag[j:n]) {

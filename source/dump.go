@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"rsfs/catalog"
 	"rsfs/fetch"
@@ -20,22 +21,38 @@ import (
 // (the resource is in no Resource List); otherwise the copy is a fallback.
 const DumpRel = "x-rsfs-dump"
 
-// packages opens each dump package once and keeps its directory.
+// packages opens each dump package and keeps its directory. A failed open
+// is remembered for a while (retryBase, doubling up to retryMax) so that
+// readers of its members do not each pay for it, then tried again: a
+// network blip must not cost the package for the life of the mount. A
+// failure caused by the caller's own context is not remembered.
 type packages struct {
 	s  *Source
 	mu sync.Mutex
 	m  map[string]*openPackage
 	cp *zipindex.CheckpointCache
+
+	retryBase, retryMax time.Duration // zero: defaultRetryBase, defaultRetryMax
+	now                 func() time.Time
 }
+
+const (
+	defaultRetryBase = 2 * time.Second
+	defaultRetryMax  = 5 * time.Minute
+)
 
 type openPackage struct {
-	once sync.Once
-	pkg  *zipindex.Package
-	err  error
+	mu       sync.Mutex
+	pkg      *zipindex.Package
+	err      error         // the last failure, kept until retryAt
+	retryAt  time.Time     // when err expires
+	failures int           // consecutive failures, for the backoff
+	opening  chan struct{} // non-nil while an open runs; closed when it ends
 }
 
-func (p *packages) open(ctx context.Context, url string) (*zipindex.Package, error) {
+func (p *packages) entry(url string) *openPackage {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.m == nil {
 		p.m = map[string]*openPackage{}
 		p.cp = zipindex.NewCheckpointCache(64 << 20)
@@ -45,13 +62,86 @@ func (p *packages) open(ctx context.Context, url string) (*zipindex.Package, err
 		op = &openPackage{}
 		p.m[url] = op
 	}
-	p.mu.Unlock()
-	op.once.Do(func() { op.pkg, op.err = p.openNow(ctx, url) })
-	return op.pkg, op.err
+	return op
+}
+
+// open returns the opened package: the one already open, the error of a
+// recent failure, or the result of opening it now (one open at a time per
+// package; others wait for it, or for their own ctx).
+func (p *packages) open(ctx context.Context, url string) (*zipindex.Package, error) {
+	op := p.entry(url)
+	for {
+		op.mu.Lock()
+		if op.pkg != nil {
+			op.mu.Unlock()
+			return op.pkg, nil
+		}
+		if ch := op.opening; ch != nil {
+			op.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, fmt.Errorf("open dump package %s: %w", url, ctx.Err())
+			}
+		}
+		if op.err != nil && p.clock().Before(op.retryAt) {
+			err := op.err
+			op.mu.Unlock()
+			return nil, err
+		}
+		done := make(chan struct{})
+		op.opening = done
+		op.mu.Unlock()
+
+		pkg, err := p.openNow(ctx, url)
+		p.settle(ctx, op, pkg, err)
+		close(done)
+		return pkg, err
+	}
+}
+
+// settle records the result of an open, unless it failed because ctx ended.
+func (p *packages) settle(ctx context.Context, op *openPackage, pkg *zipindex.Package, err error) {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	op.opening = nil
+	switch {
+	case err == nil:
+		op.pkg, op.err, op.failures = pkg, nil, 0
+	case ctx.Err() != nil:
+		// The caller went away: says nothing about the package.
+	default:
+		op.failures++
+		op.err, op.retryAt = err, p.clock().Add(p.backoff(op.failures))
+	}
+}
+
+func (p *packages) backoff(failures int) time.Duration {
+	base, most := p.retryBase, p.retryMax
+	if base <= 0 {
+		base = defaultRetryBase
+	}
+	if most <= 0 {
+		most = defaultRetryMax
+	}
+	d := base
+	for i := 1; i < failures && d < most; i++ {
+		d *= 2
+	}
+	return min(d, most)
+}
+
+func (p *packages) clock() time.Time {
+	if p.now != nil {
+		return p.now()
+	}
+	return time.Now()
 }
 
 // openNow learns the package's size and ETag (HEAD), then reads its
-// central directory by Range (If-Range on the ETag from then on).
+// central directory by Range (If-Range on the ETag from then on). Every
+// read is bounded by the ctx of the call that makes it.
 func (p *packages) openNow(ctx context.Context, url string) (*zipindex.Package, error) {
 	client := p.s.opts.Client
 	meta, err := client.Head(ctx, url)
@@ -59,8 +149,10 @@ func (p *packages) openNow(ctx context.Context, url string) (*zipindex.Package, 
 		return nil, fmt.Errorf("open dump package: %w", err)
 	}
 	if meta.Length <= 0 {
-		return nil, fmt.Errorf("open dump package %s: size unknown", url)
+		return nil, fmt.Errorf("open dump package %s: %w", url, errNoLength)
 	}
+	// The reader outlives this call (members are read through it later);
+	// zipindex reads through its ReadRange with each caller's ctx.
 	ra := fetch.NewReaderAt(context.Background(), client, url, meta.Length, meta.ETag)
 	pkg, err := zipindex.Open(ctx, ra, meta.Length, url, zipindex.Options{Checkpoints: p.cp})
 	if err != nil {
@@ -68,6 +160,10 @@ func (p *packages) openNow(ctx context.Context, url string) (*zipindex.Package, 
 	}
 	return pkg, nil
 }
+
+// errNoLength: a package's server gives no length, and members cannot be
+// found without it (the directory is at the end).
+var errNoLength = errors.New("the server gives no length (a package is read from its end)")
 
 // dumpCopies are the dump members found while loading, by URI.
 type dumpCopies struct {
@@ -194,14 +290,20 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 	return out, nil
 }
 
+// readPackage records the members of one package. A package that cannot
+// be opened or whose manifest cannot be read (hostile or corrupt ZIP, not a
+// ZIP at all, no length, unreachable) is skipped with a warning: its members
+// are not copies of anything, and every other document still loads.
 func (l *loader) readPackage(ctx context.Context, url string) error {
-	pkg, err := l.s.pkgs.open(ctx, url)
+	man, pkg, err := l.openManifest(ctx, url)
 	if err != nil {
-		return err
-	}
-	man, err := pkg.Manifest(ctx)
-	if err != nil {
-		return fmt.Errorf("dump package %s: %w", url, err)
+		if ctx.Err() != nil {
+			return err
+		}
+		l.s.log.Warn("dump package skipped: its members are read from their URIs, or absent if no Resource List names them",
+			"package", url, "err", err)
+		l.skipped.Add(1)
+		return nil
 	}
 	for i := range man.Entries {
 		e := &man.Entries[i]
@@ -222,6 +324,18 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e})
 	}
 	return nil
+}
+
+func (l *loader) openManifest(ctx context.Context, url string) (*resourcesync.Document, *zipindex.Package, error) {
+	pkg, err := l.s.pkgs.open(ctx, url)
+	if err != nil {
+		return nil, nil, err
+	}
+	man, err := pkg.Manifest(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dump package %s: %w", url, err)
+	}
+	return man, pkg, nil
 }
 
 // openDumpMember streams bytes [off, off+n) of a dump copy.

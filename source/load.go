@@ -25,8 +25,11 @@ type Progress struct {
 // LoadStats says what Load did.
 type LoadStats struct {
 	Progress
-	Dropped  int64 // resources left out because their length could not be learned
-	Duration time.Duration
+	Dropped int64 // resources left out because their length could not be learned
+	// SkippedPackages are dump packages left out because they could not be
+	// opened or read (each is logged with its URL).
+	SkippedPackages int64
+	Duration        time.Duration
 }
 
 // Load reads every Resource List (and Resource List Index) of every set into
@@ -35,16 +38,25 @@ type LoadStats struct {
 // are completed by HEAD (bounded parallelism) before the catalog is sealed;
 // one whose length cannot be learned is left out and logged.
 func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(Progress)) (*LoadStats, error) {
-	st, err := s.loadInto(ctx, cat.Add, progress)
+	st, err := s.loadChecked(ctx, cat.Add, progress)
 	if err != nil {
 		return nil, err
 	}
-	cat.Seal()
+	if err := cat.Seal(); err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
 	return st, nil
 }
 
 // loadInto reads every Resource List and hands each resource to sink.
 func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), progress func(Progress)) (*LoadStats, error) {
+	return s.loadChecked(ctx, func(r *catalog.Resource) error { sink(r); return nil }, progress)
+}
+
+// loadChecked is loadInto with a sink that may refuse a resource (a
+// catalog at a capacity limit): loading then stops with an error naming the
+// document the resource came from.
+func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error, progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
 	dumps := 0
@@ -62,9 +74,9 @@ func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), pro
 	if err := l.readDumps(ctx); err != nil {
 		return nil, err
 	}
-	l.sink = func(r *catalog.Resource) {
+	l.sink = func(r *catalog.Resource) error {
 		l.dumps.attach(r)
-		sink(r)
+		return sink(r)
 	}
 	if err := l.readLists(ctx); err != nil {
 		return nil, err
@@ -74,11 +86,13 @@ func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), pro
 		return nil, err
 	}
 	for _, r := range l.dumps.unlisted() {
-		sink(r)
+		if err := sink(r); err != nil {
+			return nil, fmt.Errorf("load %s from dump package %s: %w", r.URI, r.Links[0].Href, err)
+		}
 		l.resources.Add(1)
 	}
 	l.warnForeign()
-	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, Duration: time.Since(start)}
+	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), Duration: time.Since(start)}
 	if st.Missing > 0 {
 		s.log.Info("learned lengths the Resource Lists omitted", "missing", st.Missing, "learned", st.Learned, "dropped", dropped)
 	}
@@ -87,15 +101,22 @@ func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), pro
 
 type loader struct {
 	s        *Source
-	sink     func(*catalog.Resource)
+	sink     func(*catalog.Resource) error
 	progress func(Progress)
 	seeds    []listDoc
 
 	lists, resources, learned atomic.Int64
+	skipped                   atomic.Int64 // dump packages left out
 	mu                        sync.Mutex
-	missing                   []*catalog.Resource
+	missing                   []missingLength
 	foreign                   map[string]int // resources by origin, other than the Source's
 	dumps                     dumpCopies
+}
+
+// missingLength is a resource whose length its list did not give.
+type missingLength struct {
+	res *catalog.Resource
+	doc string // the list that named it
 }
 
 // listDoc is a Resource List (or index) to read, and the set it belongs to.
@@ -225,7 +246,7 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	}
 	at := listTime(&h.MD)
 	l.noteListTime(d.set, at)
-	return l.readEntries(r, at)
+	return l.readEntries(r, resp.URL, at)
 }
 
 func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
@@ -242,7 +263,7 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 	}
 }
 
-func (l *loader) readEntries(r *resourcesync.Reader, fallback time.Time) error {
+func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time) error {
 	n := 0
 	for {
 		e, err := r.Next()
@@ -259,10 +280,10 @@ func (l *loader) readEntries(r *resourcesync.Reader, fallback time.Time) error {
 		}
 		if res.Length == resourcesync.NoLength {
 			l.mu.Lock()
-			l.missing = append(l.missing, res)
+			l.missing = append(l.missing, missingLength{res, doc})
 			l.mu.Unlock()
-		} else {
-			l.sink(res)
+		} else if err := l.sink(res); err != nil {
+			return fmt.Errorf("read resource list %s: %s: %w", doc, res.URI, err)
 		}
 		l.resources.Add(1)
 		if n++; n%10000 == 0 {
@@ -334,14 +355,17 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 	if len(l.missing) == 0 {
 		return 0, nil
 	}
-	work := make(chan *catalog.Resource)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan missingLength)
 	var wg sync.WaitGroup
 	var drop atomic.Int64
 	for i := 0; i < l.s.opts.HeadParallel; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for res := range work {
+			for m := range work {
+				res := m.res
 				meta, err := l.s.opts.Client.Head(ctx, res.URI)
 				if err != nil || meta.Length < 0 {
 					drop.Add(1)
@@ -350,16 +374,19 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 					continue
 				}
 				res.Length = meta.Length
-				l.sink(res)
+				if err := l.sink(res); err != nil {
+					cancel(fmt.Errorf("read resource list %s: %s: %w", m.doc, res.URI, err))
+					continue
+				}
 				if l.learned.Add(1)%1000 == 0 {
 					l.report()
 				}
 			}
 		}()
 	}
-	for _, res := range l.missing {
+	for _, m := range l.missing {
 		select {
-		case work <- res:
+		case work <- m:
 		case <-ctx.Done():
 		}
 	}
@@ -367,7 +394,7 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 	wg.Wait()
 	l.report()
 	if ctx.Err() != nil {
-		return drop.Load(), ctx.Err()
+		return drop.Load(), context.Cause(ctx)
 	}
 	return drop.Load(), nil
 }

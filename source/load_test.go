@@ -110,3 +110,22 @@ func TestLoadListsOnAnotherHost(t *testing.T) {
 	assert.True(t, s.opts.Client.Allowed(cdn+"rl.xml"))
 	assert.False(t, s.opts.Client.Allowed("http://elsewhere.example/x"))
 }
+
+func TestLoadNamesTheListThatFillsTheCatalog(t *testing.T) {
+	base := site(t, map[string]page{
+		"/rl.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist"/>
+  <url><loc>{base}/a</loc><rs:md length="1"/></url>
+  <url><loc>{base}/b</loc><rs:md length="2"/></url>
+  <url><loc>{base}/c</loc><rs:md length="3"/></url>
+</urlset>`},
+	})
+	s, err := discover(t, base+"rl.xml")
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: s.Origin, Limits: catalog.Limits{Records: 3}})
+	_, err = s.Load(context.Background(), cat, nil)
+	require.ErrorIs(t, err, catalog.ErrFull)
+	assert.Contains(t, err.Error(), "read resource list "+base+"rl.xml")
+	assert.Contains(t, err.Error(), base+"c", "the resource refused")
+	assert.Contains(t, err.Error(), "2 resources")
+}

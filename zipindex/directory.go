@@ -1,6 +1,7 @@
 package zipindex
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -35,20 +36,29 @@ type tail struct {
 }
 
 // extend reads bytes [from, t.off) and prepends them.
-func (t *tail) extend(r io.ReaderAt, from int64) error {
+func (t *tail) extend(ctx context.Context, r io.ReaderAt, from int64) error {
 	if from >= t.off {
 		return nil
 	}
 	head := make([]byte, t.off-from, t.off-from+int64(len(t.buf)))
-	if _, err := readFull(r, head, from); err != nil {
+	if _, err := readFull(ctx, r, head, from); err != nil {
 		return err
 	}
 	t.buf, t.off = append(head, t.buf...), from
 	return nil
 }
 
-// readFull is ReadAt that treats io.EOF after a full read as success.
-func readFull(r io.ReaderAt, p []byte, off int64) (int, error) {
+// readFull reads len(p) bytes at off, treating io.EOF after a full read as
+// success. A reader that is also a RangeReader is read through it, so that
+// ctx bounds the request (an unmount must not wait on it); otherwise ctx is
+// checked before the read.
+func readFull(ctx context.Context, r io.ReaderAt, p []byte, off int64) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if rr, ok := r.(RangeReader); ok {
+		return readFullRange(ctx, rr, p, off)
+	}
 	n, err := r.ReadAt(p, off)
 	if n == len(p) {
 		return n, nil
@@ -59,11 +69,25 @@ func readFull(r io.ReaderAt, p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// readFullRange reads len(p) bytes at off in one ranged request.
+func readFullRange(ctx context.Context, rr RangeReader, p []byte, off int64) (int, error) {
+	rc, err := rr.ReadRange(ctx, off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	n, err := io.ReadFull(rc, p)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
 // readTail reads the last tailRead bytes (or the whole package).
-func (p *Package) readTail() (*tail, error) {
+func (p *Package) readTail(ctx context.Context) (*tail, error) {
 	n := min(p.Size, tailRead)
 	t := &tail{buf: make([]byte, n), off: p.Size - n}
-	if _, err := readFull(p.r, t.buf, t.off); err != nil {
+	if _, err := readFull(ctx, p.r, t.buf, t.off); err != nil {
 		return nil, fmt.Errorf("zip %s: reading the last %d bytes: %w", p.Name, n, err)
 	}
 	return t, nil
@@ -71,7 +95,7 @@ func (p *Package) readTail() (*tail, error) {
 
 // findEnd locates the end of central directory record (and the ZIP64 one),
 // reading before the tail when the ZIP64 record lies there.
-func (p *Package) findEnd(t *tail) (dirEnd, error) {
+func (p *Package) findEnd(ctx context.Context, t *tail) (dirEnd, error) {
 	pos := findEOCD(t.buf)
 	if pos < 0 {
 		return dirEnd{}, p.errorf(ErrCorrupt, "no end of central directory record")
@@ -86,7 +110,7 @@ func (p *Package) findEnd(t *tail) (dirEnd, error) {
 	if d.records != 0xffff && d.dirSize != 0xffffffff && d.dirOffset != 0xffffffff {
 		return d, nil
 	}
-	return p.readZip64End(t, pos, d)
+	return p.readZip64End(ctx, t, pos, d)
 }
 
 // findEOCD returns the position of the last EOCD signature whose comment
@@ -101,7 +125,7 @@ func findEOCD(buf []byte) int {
 }
 
 // readZip64End follows the ZIP64 locator before the EOCD at pos.
-func (p *Package) readZip64End(t *tail, pos int, d dirEnd) (dirEnd, error) {
+func (p *Package) readZip64End(ctx context.Context, t *tail, pos int, d dirEnd) (dirEnd, error) {
 	if pos < zip64LocLen || le32(t.buf[pos-zip64LocLen:]) != zip64LocSig {
 		return d, nil // not ZIP64 after all: the 0xffff values are real
 	}
@@ -110,7 +134,7 @@ func (p *Package) readZip64End(t *tail, pos int, d dirEnd) (dirEnd, error) {
 	if recOff < 0 || recOff+zip64EOCDLen > t.off+int64(pos-zip64LocLen) {
 		return d, p.errorf(ErrHostile, "ZIP64 end record at %d is outside the package", recOff)
 	}
-	if err := t.extend(p.r, recOff); err != nil {
+	if err := t.extend(ctx, p.r, recOff); err != nil {
 		return d, fmt.Errorf("zip %s: reading the ZIP64 end record: %w", p.Name, err)
 	}
 	rec := t.buf[recOff-t.off:]

@@ -1,5 +1,7 @@
 package zipindex
 
+import "context"
+
 const (
 	localHeaderSig = 0x04034b50
 	localHeaderLen = 30
@@ -11,7 +13,7 @@ const (
 
 // dataOffset returns where m's data starts, reading and checking its local
 // header the first time.
-func (p *Package) dataOffset(m *Member) (int64, error) {
+func (p *Package) dataOffset(ctx context.Context, m *Member) (int64, error) {
 	i, ok := p.index(m)
 	if !ok {
 		return 0, p.memberErrorf(m, ErrCorrupt, "not a member of this package")
@@ -22,7 +24,7 @@ func (p *Package) dataOffset(m *Member) (int64, error) {
 	if known {
 		return off, nil
 	}
-	off, err := p.readLocalHeader(m, p.limits[i])
+	off, err := p.readLocalHeader(ctx, m, p.limits[i])
 	if err != nil {
 		return 0, err
 	}
@@ -34,10 +36,10 @@ func (p *Package) dataOffset(m *Member) (int64, error) {
 
 // readLocalHeader reads m's local header and checks it against the
 // directory. limit is where the next member (or the directory) starts.
-func (p *Package) readLocalHeader(m *Member, limit int64) (int64, error) {
+func (p *Package) readLocalHeader(ctx context.Context, m *Member, limit int64) (int64, error) {
 	want := min(localHeaderLen+int64(len(m.Name))+localExtraGuess, limit-m.HeaderOffset)
 	buf := make([]byte, want)
-	if _, err := readFull(p.r, buf, m.HeaderOffset); err != nil {
+	if _, err := readFull(ctx, p.r, buf, m.HeaderOffset); err != nil {
 		return 0, p.wrapMember(m, "reading the local header", err)
 	}
 	if le32(buf) != localHeaderSig {
@@ -51,7 +53,7 @@ func (p *Package) readLocalHeader(m *Member, limit int64) (int64, error) {
 	}
 	if end > int64(len(buf)) {
 		more := make([]byte, end)
-		if _, err := readFull(p.r, more, m.HeaderOffset); err != nil {
+		if _, err := readFull(ctx, p.r, more, m.HeaderOffset); err != nil {
 			return 0, p.wrapMember(m, "reading the local header", err)
 		}
 		buf = more

@@ -18,18 +18,19 @@ var packageIDs atomic.Uint64
 // suffix read of the last ~128 KiB, one more when the directory starts
 // before it (and one for a ZIP64 end record placed before the tail). It
 // checks the directory's structure: entries inside the file and not
-// overlapping, unique names, and the limits in opts. ctx is checked between
-// reads; r carries its own context for the reads themselves.
+// overlapping, unique names, and the limits in opts. ctx bounds every read
+// when r is also a RangeReader (fetch.ReaderAt is); otherwise it is checked
+// between reads.
 func Open(ctx context.Context, r io.ReaderAt, size int64, name string, opts Options) (*Package, error) {
 	p := &Package{Name: name, Size: size, r: r, opts: opts.withDefaults(), id: packageIDs.Add(1), dataOff: map[int]int64{}}
 	if size < eocdLen {
 		return nil, p.errorf(ErrCorrupt, "%d bytes is too small for a ZIP package", size)
 	}
-	t, err := p.readTail()
+	t, err := p.readTail(ctx)
 	if err != nil {
 		return nil, err
 	}
-	end, err := p.findEnd(t)
+	end, err := p.findEnd(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +40,7 @@ func Open(ctx context.Context, r io.ReaderAt, size int64, name string, opts Opti
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("zip %s: %w", name, err)
 	}
-	if err := t.extend(r, int64(end.dirOffset)); err != nil {
+	if err := t.extend(ctx, r, int64(end.dirOffset)); err != nil {
 		return nil, fmt.Errorf("zip %s: reading the central directory: %w", name, err)
 	}
 	if err := p.parseDirectory(t, end); err != nil {

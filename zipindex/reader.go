@@ -34,7 +34,7 @@ func (p *Package) Reader(ctx context.Context, m *Member, off, n int64) (io.ReadC
 	if err := p.checkMember(m); err != nil {
 		return nil, err
 	}
-	dataOff, err := p.dataOffset(m)
+	dataOff, err := p.dataOffset(ctx, m)
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (c *chunkReader) fill() error {
 		c.buf = make([]byte, n)
 	}
 	c.buf = c.buf[:n]
-	if _, err := readFull(c.r, c.buf, c.off); err != nil {
+	if _, err := readFull(c.ctx, c.r, c.buf, c.off); err != nil {
 		c.buf = c.buf[:0]
 		return fmt.Errorf("reading %d bytes at %d: %w", n, c.off, err)
 	}

@@ -82,7 +82,7 @@ func load(cmd *cobra.Command, mf *mountFlags, rawURL, stateDir string, prog *pro
 	if err != nil {
 		return nil, err
 	}
-	slog.Info("source loaded", "resources", cat.Len(), "lists", st.Lists, "took", st.Duration.Round(time.Millisecond))
+	slog.Info("source loaded", "resources", cat.Len(), "lists", st.Lists, "skipped_packages", st.SkippedPackages, "took", st.Duration.Round(time.Millisecond))
 	return &loaded{src: src, cat: cat}, nil
 }
 
