@@ -17,6 +17,7 @@ import (
 // t.Cleanup.
 func mountAt(t *testing.T, url, dir, cacheDir string, extra ...string) *mounted {
 	t.Helper()
+	needFUSE(t)
 	m := &mounted{url: url, dir: dir, logFile: filepath.Join(filepath.Dir(dir), "rsfs.log")}
 	args := append([]string{"mount", url, dir, "--log-file", m.logFile, "--cache-dir", cacheDir}, extra...)
 	start := time.Now()

@@ -148,6 +148,7 @@ func TestUnmountWithReadInFlight(t *testing.T) {
 }
 
 func TestMountErrors(t *testing.T) {
+	needFUSE(t)
 	dir := t.TempDir()
 	_, stderr, err := run(t, time.Minute, rsfsBin, "mount", "http://127.0.0.1:1/", dir, "--retries", "0")
 	assert.Error(t, err)
@@ -191,6 +192,7 @@ func TestStaleMountIsCleanedUp(t *testing.T) {
 }
 
 func TestForegroundAndSignal(t *testing.T) {
+	needFUSE(t)
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	dir := t.TempDir()
 	cmd := execCommand(rsfsBin, "mount", "--foreground", src.URL(), dir)
