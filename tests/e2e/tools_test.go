@@ -63,6 +63,10 @@ func TestTarListsEveryFile(t *testing.T) {
 	assert.Equal(t, len(src.Resources()), atoi(t, strings.TrimSpace(out)))
 }
 
+// TestMutationsFailReadOnly checks what a user sees through a real mount.
+// The mount is MS_RDONLY, so the kernel answers most of these before rsfs
+// is asked: rsfs's own EROFS answers are tested in package fs
+// (TestMutationsAnswerEROFS, TestMountedMutationsReachRsfs).
 func TestMutationsFailReadOnly(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	m := mount(t, src.URL())
