@@ -231,7 +231,7 @@ func (b *bench) dumps(n int) {
 		src.ResetCounters()
 		took := timeIt("sh", "-c", "find "+dir+" -type f -exec cat {} + > /dev/null")
 		c := src.Counters()
-		requests := c.Gets + c.DumpRanges + c.DumpWholeGets // Gets counts ranged GETs too
+		requests := c.ContentGets() + c.DumpRanges + c.DumpWholeGets
 		b.add(sec, what, "%.2f s, %d requests", took, requests)
 		b.unmount(dir)
 		src.Close()

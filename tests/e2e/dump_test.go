@@ -26,7 +26,7 @@ func TestDumpOnlySource(t *testing.T) {
 			checkTree(t, src, m)
 			c := src.Counters()
 			assert.Zero(t, c.DumpWholeGets, "no package fetched whole")
-			assert.Zero(t, c.Gets+c.RangeGets, "the resources' URIs (404 here) were not asked")
+			assert.Zero(t, c.ContentGets(), "the resources' URIs (404 here) were not asked")
 		})
 	}
 }

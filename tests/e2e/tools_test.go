@@ -52,7 +52,7 @@ func TestRsyncCopyAndNoRefetch(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Contains(t, out, "Number of regular files transferred: 0")
 	c := src.Counters()
-	assert.Zero(t, c.Gets+c.RangeGets, "resource GETs during the second rsync")
+	assert.Zero(t, c.ContentGets(), "resource GETs during the second rsync")
 }
 
 func TestTarListsEveryFile(t *testing.T) {

@@ -199,11 +199,10 @@ func (s *Source) countContent(r *http.Request, primary bool) {
 		s.count.heads.Add(1)
 	case !primary:
 		s.count.mirror.Add(1)
+	case r.Header.Get("Range") != "":
+		s.count.rangeGets.Add(1)
 	default:
-		s.count.gets.Add(1)
-		if r.Header.Get("Range") != "" {
-			s.count.rangeGets.Add(1)
-		}
+		s.count.wholeGets.Add(1)
 	}
 }
 
