@@ -153,7 +153,7 @@ func (b *bench) idlePoll(sec string, src *sourcetest.Source, pid int) {
 	c := src.Counters()
 	used := cpuTime(pid) - cpu
 	b.add(sec, "one poll with no change", "%.1f requests (%.1f answered 304), %.1f ms CPU",
-		float64(c.Docs)/polls, float64(c.NotModified)/polls, used.Seconds()*1000/polls)
+		float64(c.Docs())/polls, float64(c.NotModified)/polls, used.Seconds()*1000/polls)
 }
 
 // sequential: a large resource through the mount vs curl, then again from

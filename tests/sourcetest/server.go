@@ -67,7 +67,7 @@ func (s *Source) serveDoc(w http.ResponseWriter, r *http.Request, d docRef) {
 		return
 	}
 	if r.Method == http.MethodGet {
-		s.count.docs.Add(1)
+		s.countDoc(d)
 	}
 	m := s.metaOf(d)
 	h := w.Header()
@@ -190,6 +190,15 @@ func (s *Source) serveResource(w http.ResponseWriter, r *http.Request, key strin
 	http.ServeContent(rec, r, "", v.lastmod, v.body)
 	if rec.status == http.StatusNotModified {
 		s.count.notModified.Add(1)
+	}
+}
+
+func (s *Source) countDoc(d docRef) {
+	switch d.kind {
+	case docResourceList, docIndex, docPage:
+		s.count.listDocs.Add(1)
+	default:
+		s.count.otherDocs.Add(1)
 	}
 }
 

@@ -448,7 +448,7 @@ func TestCountersAndDelay(t *testing.T) {
 	resp, _ := get(t, uri, "Range", "bytes=0-0")
 	get(t, uri, "If-None-Match", resp.Header.Get("ETag"))
 	do(t, http.MethodHead, uri)
-	want := Counters{Docs: 2, WholeGets: 2, RangeGets: 1, Heads: 1, NotModified: 1}
+	want := Counters{ListDocs: 1, OtherDocs: 1, WholeGets: 2, RangeGets: 1, Heads: 1, NotModified: 1}
 	assert.Equal(t, want, src.Counters())
 	assert.Equal(t, int64(3), src.Counters().ContentGets(), "three GETs, each counted once")
 	src.ResetCounters()
