@@ -16,13 +16,17 @@ import (
 	"rsfs/tests/sourcetest"
 )
 
-// pollFlags make the mount poll often, with the default long kernel
+// pollInterval makes the mount poll often, with the default long kernel
 // timeouts: what a reader sees changes only by notification.
-var pollFlags = []string{"--poll-interval", "500ms"}
+const pollInterval = 500 * time.Millisecond
 
-// within is how long a change may take to show: the poll interval (with
-// jitter) plus one second.
-const within = 500*time.Millisecond*11/10 + time.Second
+var pollFlags = []string{"--poll-interval", pollInterval.String()}
+
+// within bounds the wait for a change to show. The README promises one
+// poll interval, but a shared 2-core machine can stall any process for
+// seconds, so this only catches a change that never shows; how long a
+// change takes is measured by tests/bench ("change visible").
+const within = 30 * time.Second
 
 // eventually waits up to within for cond, and fails with what.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -165,7 +169,7 @@ func TestHoldChanges(t *testing.T) {
 	_, stderr, err := run(t, 10*time.Second, rsfsBin, "hold", m.dir, "--for", "1h")
 	require.NoError(t, err, stderr)
 	require.NoError(t, src.Update(r.URI, []byte("held back\n")))
-	time.Sleep(2 * within)
+	time.Sleep(6 * pollInterval) // a poll that applied the change would show it by now
 	got, err = os.ReadFile(files[r.URI])
 	require.NoError(t, err)
 	assert.Equal(t, old, got, "no change while held")
