@@ -18,7 +18,7 @@ import (
 	"rsfs/resourcesync"
 )
 
-const waitLimit = 3 * time.Second
+const waitLimit = 30 * time.Second
 
 // logBuffer collects log output from concurrent goroutines.
 type logBuffer struct {
