@@ -18,6 +18,8 @@ import (
 	"rsfs/resourcesync"
 )
 
+// waitLimit bounds every wait for something that must happen; it only
+// guards against a hang.
 const waitLimit = 30 * time.Second
 
 // logBuffer collects log output from concurrent goroutines.
