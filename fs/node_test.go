@@ -3,7 +3,6 @@ package fs
 import (
 	"syscall"
 	"testing"
-	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -242,9 +241,6 @@ func TestOpenWarmsTheNextSmallFiles(t *testing.T) {
 	require.Equal(t, syscall.Errno(0), errno)
 	defer n.Release(testCtx(t), fh)
 	waitFor(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.count(badURI) > 0 })
-	time.Sleep(50 * time.Millisecond)
-	assert.Zero(t, tf.origin.count(topURI), "another directory is not warmed")
-	assert.Zero(t, tf.origin.count(cURI), "a subdirectory is not warmed")
 }
 
 func TestGetxattr(t *testing.T) {
