@@ -134,12 +134,13 @@ func TestUnmountWithReadInFlight(t *testing.T) {
 	files := walkFiles(t, m.dir)
 	pid := m.pid(t)
 	src.SetDelay(time.Hour)
+	src.ResetCounters()
 	done := make(chan error, 1)
 	go func() {
 		_, err := os.ReadFile(files[src.Resources()[0].URI])
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 30*time.Second, "the read to reach the Source", func() bool { return src.Counters().ContentGets() > 0 })
 	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
 	waitFor(t, 20*time.Second, "the mount to go", func() bool { return !isMountPoint(m.dir) })
 	select {
