@@ -300,6 +300,7 @@ func TestChanges(t *testing.T) {
 	require.True(t, ok)
 	assert.NotEqual(t, oldBody, newBody, "a nil update generates the next version")
 	resp, got := get(t, upd)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, newBody, got)
 	assert.Equal(t, cl.URLs[1].MD.get("hash"), "md5:"+md5hex(got))
 	resp, _ = get(t, del)
@@ -307,6 +308,7 @@ func TestChanges(t *testing.T) {
 	_, ok = src.Body(del)
 	assert.False(t, ok)
 	resp, got = get(t, created)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	assert.Equal(t, "needle in a haystack", string(got))
 
 	list := fetchList(t, src.ResourceListURL(0))
