@@ -115,7 +115,7 @@ func testCatalog() *catalog.Catalog {
 	c.Add(&catalog.Resource{URI: aURI, Length: int64(len(aBody)), Lastmod: aMtime, Type: "text/plain",
 		Hashes: []resourcesync.Hash{{Alg: "md5", Value: md5Hex(aBody)}, {Alg: "sha-256", Value: sha256Hex(aBody)}}})
 	c.Add(&catalog.Resource{URI: badURI, Length: int64(len(badBody)), Lastmod: aMtime,
-		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex([]byte("the published bytes, 23"))}}})
+		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex([]byte("what the Source published"))}}})
 	c.Add(&catalog.Resource{URI: cURI, Length: int64(len(cBody))})
 	c.Add(&catalog.Resource{URI: topURI, Length: int64(len(topBody)), Lastmod: aMtime})
 	c.Seal()
