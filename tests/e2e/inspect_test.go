@@ -14,12 +14,12 @@ import (
 
 // The inspect tests need no FUSE: they run wherever the binary builds.
 
-// inspectJSON runs `rsfs inspect --json URL` and decodes its output as any
+// inspectJSON runs `rsfs inspect --json ARGS...` and decodes its output as any
 // JSON, not into rsfs's own types, so the keys the README documents are
 // what is checked.
-func inspectJSON(t *testing.T, url string) map[string]any {
+func inspectJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()
-	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--json", url)
+	out, stderr, err := run(t, time.Minute, rsfsBin, append([]string{"inspect", "--json"}, args...)...)
 	require.NoError(t, err, stderr)
 	var rep map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
@@ -85,11 +85,19 @@ func TestInspectJSON(t *testing.T) {
 	deleted, _ := src.Lookup(res[1].URI)
 	assert.Equal(t, deleted.Lastmod.Unix(), at.Unix(), "the deletion is the newest change")
 	assert.NotContains(t, set, "packages", "absent without dumps")
+	assert.Empty(t, rep["failed"], "nothing failed")
+	listedAt, ok := set["listed_at"].(string)
+	require.True(t, ok, "listed_at: %v", set["listed_at"])
+	_, err = time.Parse(time.RFC3339, listedAt)
+	assert.NoError(t, err)
+	follow := object(t, set, "follow")
+	assert.Equal(t, []any{src.ChangeListURL(0)}, follow["polled"], "each poll reads the Change List")
 
 	docs := map[string]map[string]any{}
 	for _, d := range array(t, set, "documents") {
 		c, _ := d["capability"].(string)
 		docs[c] = d
+		assert.NotContains(t, d, "error", "%s was read", d["url"])
 	}
 	rl := docs["resourcelist"]
 	require.NotNil(t, rl, "documents: %v", docs)
