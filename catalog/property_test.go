@@ -17,7 +17,7 @@ func awkwardURIs(rng *rand.Rand, n int) []string {
 		"https://mirror.example", "http://user@src.example", "http://[::1]:9000"}
 	segs := []string{"a", "A", "b", "a%2Fb", "a%2fb", "a/b", "%41", "sp ace", "sp%20ace", ".", "..",
 		"%2E", "%2e%2E", "_index", "a%252F", "a%2F", "x%00y", "%25", "%zz", "caf%C3%A9", "café", "%FF",
-		strings.Repeat("L", 300), strings.Repeat("é", 140) + "z", strings.Repeat("L", 244) + "~" + digest10(strings.Repeat("L", 300)),
+		strings.Repeat("L", 300), strings.Repeat("é", 140) + "z", strings.Repeat("L", 244) + "~10bf7a1227", // printf 'L%.0s' $(seq 300) | sha256sum | cut -c1-10
 		"q?x=1", "q?x=1/2", "q#f", "", "a~1234567890"}
 	out := make([]string, 0, n)
 	for len(out) < n {

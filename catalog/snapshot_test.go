@@ -232,7 +232,7 @@ func TestSnapshotKeepsIDsPathsAndInodes(t *testing.T) {
 
 	want := map[string]string{
 		"http://src.example/a":          "a/_index",
-		"http://src.example/a/":         "a/_index~" + digest10("http://src.example/a/"),
+		"http://src.example/a/":         "a/_index~cbda5e3512", // printf %s http://src.example/a/ | sha256sum | cut -c1-10
 		"http://src.example/a/b":        "a/b",
 		"http://src.example/a%41":       "aA",
 		"http://localhost:8080/x?q=1/2": "@localhost:8080/x?q=1%2F2",
@@ -274,7 +274,8 @@ func TestSnapshotLoadedCatalogAcceptsChanges(t *testing.T) {
 	nd, na, ok := loaded.Lookup(d, "new")
 	require.True(t, ok)
 	assert.Equal(t, Effect{Kind: EntryAdded, Parent: d, Name: "new", ID: nd, Ino: na.Ino}, effects[0])
-	assert.Equal(t, uriHash(dirInoKey("d/new")), na.Ino)
+	// printf '\0dir\0d/new' | python3 -c 'import sys;h=0xcbf29ce484222325;[h:=((h^b)*0x100000001b3)%2**64 for b in sys.stdin.buffer.read()];print(h)'
+	assert.Equal(t, uint64(8689745842144653455), na.Ino)
 	f, fa, ok := loaded.Lookup(nd, "f")
 	require.True(t, ok)
 	assert.Equal(t, int64(9), fa.Size)
@@ -300,7 +301,8 @@ func TestSnapshotLoadedCatalogAcceptsChanges(t *testing.T) {
 	// A name taken by an existing file gets the suffix, as in the original.
 	effects = loaded.Upsert(&Resource{URI: "http://src.example/d/%78", Length: 1})
 	require.Len(t, effects, 1)
-	assert.Equal(t, "x~"+digest10("http://src.example/d/%78"), effects[0].Name)
+	// printf %s 'http://src.example/d/%78' | sha256sum | cut -c1-10
+	assert.Equal(t, "x~4b897a1089", effects[0].Name)
 }
 
 func TestSnapshotRejectsCorruption(t *testing.T) {

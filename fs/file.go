@@ -79,6 +79,9 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	if !ok {
 		return nil, syscall.EBADF
 	}
+	if n.fsys.closing.Err() != nil {
+		return nil, syscall.EIO
+	}
 	ctx, done := n.fsys.opContext(ctx)
 	defer done()
 	got, err := h.file.ReadAt(ctx, dest, off)

@@ -1,6 +1,7 @@
 package mountutil
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -148,6 +149,27 @@ func TestServeUntilUnmountedGivesUpAfterGrace(t *testing.T) {
 	sigs <- syscall.SIGINT
 	sigs <- syscall.SIGINT // a second ^C is ignored, not fatal
 	waitClosed(t, done, "return after grace")
+	assert.Equal(t, "shutdown", <-srv.calls)
+	assert.Equal(t, "unmount", <-srv.calls)
+}
+
+// A signal that comes while the Source loads, or between the mount and
+// the serving, is held: it stops the loading, and the serving unmounts at
+// once instead of the process dying with the mount left dead.
+func TestSignalBeforeServingIsNotLost(t *testing.T) {
+	sigs := CatchSignals(context.Background())
+	t.Cleanup(sigs.Stop)
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
+	waitClosed(t, sigs.Context().Done(), "the loading context to be cancelled")
+	assert.EqualError(t, context.Cause(sigs.Context()), "terminated signal received")
+
+	srv := newFakeServer(nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ServeUntilUnmounted("/nonexistent/mnt", srv, sigs, func() { srv.calls <- "shutdown" }, time.Hour, slog.New(slog.DiscardHandler))
+	}()
+	waitClosed(t, done, "return once unmounted")
 	assert.Equal(t, "shutdown", <-srv.calls)
 	assert.Equal(t, "unmount", <-srv.calls)
 }

@@ -1,6 +1,7 @@
 package mountutil
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -17,16 +18,41 @@ type Server interface {
 	Unmount() error
 }
 
-// CatchSignals starts catching SIGINT and SIGTERM. Call it before the file
-// system is mounted: a signal that arrives between the mount and the start
-// of serving would otherwise kill the process with the default action and
-// leave a dead mount behind. Signals caught before serving starts are
-// answered as soon as it does.
-func CatchSignals() <-chan os.Signal {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	return sigs
+// Signals holds SIGINT and SIGTERM for the life of a mount, from before the
+// mount is made: a signal that killed the process between mounting and
+// serving would leave a dead mount ("transport endpoint is not connected").
+type Signals struct {
+	ctx context.Context
+	in  chan os.Signal // registered with signal.Notify
+	out chan os.Signal // every signal caught, for ServeUntilUnmounted
 }
+
+// CatchSignals starts holding SIGINT and SIGTERM until the process ends.
+// The first one cancels Context, so that loading stops; once the file
+// system is mounted, ServeUntilUnmounted acts on it, even if it came
+// before.
+func CatchSignals(parent context.Context) *Signals {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(parent)
+	s := &Signals{ctx: ctx, in: ch, out: make(chan os.Signal, 8)}
+	go func() {
+		for sig := range ch {
+			cancel(fmt.Errorf("%s signal received", sig))
+			select {
+			case s.out <- sig:
+			default: // a burst: the first is what counts
+			}
+		}
+	}()
+	return s
+}
+
+// Context is cancelled by the first SIGINT or SIGTERM.
+func (s *Signals) Context() context.Context { return s.ctx }
+
+// Stop gives the signals their default action back.
+func (s *Signals) Stop() { signal.Stop(s.in) }
 
 // ServeUntilUnmounted returns when the file system at dir is unmounted, by
 // a user (umount, fusermount3 -u) or on SIGINT or SIGTERM. On a signal it
@@ -40,12 +66,10 @@ func CatchSignals() <-chan os.Signal {
 // so aborts whatever the detached mount still serves. Signals that arrive
 // after the first are logged and ignored, so that they do not cut that
 // work short either.
-//
-// sigs comes from CatchSignals, called before the file system is mounted.
-func ServeUntilUnmounted(dir string, srv Server, sigs <-chan os.Signal, shutdown func(), grace time.Duration, log *slog.Logger) {
-	serveUntil(dir, srv, sigs, shutdown, grace, log)
+func ServeUntilUnmounted(dir string, srv Server, sigs *Signals, shutdown func(), grace time.Duration, log *slog.Logger) {
+	serveUntil(dir, srv, sigs.out, shutdown, grace, log)
 	go func() {
-		for sig := range sigs {
+		for sig := range sigs.out {
 			log.Info("signal ignored: finishing the shutdown", "signal", sig.String())
 		}
 	}()

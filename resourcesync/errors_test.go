@@ -153,7 +153,7 @@ func TestGzipBombBounded(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.ErrorIs(t, err, ErrTooLarge)
 	assert.Less(t, src.n, int64(compressed)/8, "stopped long before the end of the compressed stream")
-	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Less(t, time.Since(start), 30*time.Second, "it did not hang (the byte count shows it stopped early)")
 }
 
 func TestCorruptGzip(t *testing.T) {

@@ -57,10 +57,13 @@ type Set struct {
 }
 
 // Channel is a notification channel a Capability List advertises.
+// Its JSON keys are lower case, like the rest of inspect's report; a state
+// saved with the old keys ("Capability", ...) still decodes, since
+// encoding/json matches keys without regard to case.
 type Channel struct {
-	Capability resourcesync.Capability
-	Topic      string
-	Hub        string
+	Capability resourcesync.Capability `json:"capability"`
+	Topic      string                  `json:"topic"`
+	Hub        string                  `json:"hub"`
 }
 
 // Options configure discovery and loading.

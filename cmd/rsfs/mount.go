@@ -139,7 +139,6 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 	}
-	sigs := mountutil.CatchSignals()
 	unlock, err := lockState(mf, rawURL, dir)
 	if err != nil {
 		mountutil.ReportReady(err)
@@ -157,6 +156,10 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.sizes.memoryLimit > 0 {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
 	}
+	// From here until the process ends, SIGINT and SIGTERM are held: one
+	// during loading stops it, one after the mount is made unmounts.
+	signals := mountutil.CatchSignals(cmd.Context())
+	cmd.SetContext(signals.Context())
 	if mf.pprofAddr != "" {
 		go func() { slog.Warn("pprof server", "err", http.ListenAndServe(mf.pprofAddr, nil)) }()
 	}
@@ -168,13 +171,13 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
-	m.run(cmd.Context(), mf, dir, sigs)
+	m.run(cmd.Context(), mf, dir, signals)
 	return nil
 }
 
 // run follows the Source and serves until the file system is unmounted,
 // then remembers the Source and unsubscribes.
-func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, sigs <-chan os.Signal) {
+func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals *mountutil.Signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if mf.pollInterval > 0 {
@@ -185,7 +188,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, sigs <-
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
-	mountutil.ServeUntilUnmounted(dir, m.server, sigs, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	slog.Info("unmounted", "dir", dir)
 	cancel()
 	saveSnapshot(m.stateDir, m.cat, m.follower)

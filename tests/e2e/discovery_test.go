@@ -1,7 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -15,8 +15,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"rsfs/source"
 )
 
 // handSource serves hand-written ResourceSync documents and resource bytes
@@ -233,22 +231,20 @@ func TestDiscoveryInspectReportsFailedDocuments(t *testing.T) {
 	assert.Contains(t, out, "warning "+h.base+"/set/caps.xml: non-standard capability name")
 	assert.Contains(t, out, "1 document(s) could not be read")
 
-	out, stderr, err = run(t, time.Minute, rsfsBin, "inspect", "--json", "--retries", "0", h.base+"/")
-	require.NoError(t, err, stderr)
-	var rep source.Report
-	require.NoError(t, json.Unmarshal([]byte(out), &rep))
-	require.Len(t, rep.Sets, 1)
+	rep := inspectJSON(t, "--retries", "0", h.base+"/")
+	sets := array(t, rep, "sets")
+	require.Len(t, sets, 1)
 	var errs []string
-	for _, d := range rep.Sets[0].Documents {
-		if d.Error != "" {
-			errs = append(errs, d.URL+" "+d.Error)
+	for _, d := range array(t, sets[0], "documents") {
+		if e, _ := d["error"].(string); e != "" {
+			errs = append(errs, fmt.Sprint(d["url"])+" "+e)
 		}
 	}
 	require.Len(t, errs, 1)
 	assert.Contains(t, errs[0], h.base+"/set/cl.xml")
 	assert.Contains(t, errs[0], "500")
-	assert.Equal(t, int64(2), rep.Sets[0].Resources)
-	assert.Equal(t, []string{h.base + "/set/cl.xml"}, rep.Sets[0].Follow.Polled)
+	assert.Equal(t, float64(2), number(t, sets[0], "resources"))
+	assert.Equal(t, []any{h.base + "/set/cl.xml"}, object(t, sets[0], "follow")["polled"])
 
 	// Nothing to discover: the only Capability List fails.
 	h.fail("/set/caps.xml", http.StatusInternalServerError)

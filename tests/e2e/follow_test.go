@@ -16,13 +16,17 @@ import (
 	"rsfs/tests/sourcetest"
 )
 
-// pollFlags make the mount poll often, with the default long kernel
+// pollInterval makes the mount poll often, with the default long kernel
 // timeouts: what a reader sees changes only by notification.
-var pollFlags = []string{"--poll-interval", "500ms"}
+const pollInterval = 500 * time.Millisecond
 
-// within is how long a change may take to show: the poll interval (with
-// jitter) plus one second.
-const within = 500*time.Millisecond*11/10 + time.Second
+var pollFlags = []string{"--poll-interval", pollInterval.String()}
+
+// within bounds the wait for a change to show. The README promises one
+// poll interval, but a shared 2-core machine can stall any process for
+// seconds, so this only catches a change that never shows; how long a
+// change takes is measured by tests/bench ("change visible").
+const within = 30 * time.Second
 
 // eventually waits up to within for cond, and fails with what.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -39,6 +43,7 @@ func TestFollowUpdateCreateDelete(t *testing.T) {
 func followUpdateCreateDelete(t *testing.T, layout sourcetest.Layout) {
 	src := startSource(t, sourcetest.Config{Resources: 50, Layout: layout})
 	m := mount(t, src.URL(), pollFlags...)
+	src.ResetCounters()
 	files := walkFiles(t, m.dir) // warm every kernel cache first
 	for _, p := range files {
 		_, err := os.ReadFile(p)
@@ -87,8 +92,7 @@ func followUpdateCreateDelete(t *testing.T, layout sourcetest.Layout) {
 	require.NoError(t, err)
 	assert.Equal(t, before, len(names), "one created, one deleted in the same directory")
 	t.Logf("changes visible %s after they were made", time.Since(start).Round(time.Millisecond))
-	log, _ := os.ReadFile(m.logFile)
-	assert.NotContains(t, string(log), "reloading", "followed through the Change List, not by reloads")
+	assert.Zero(t, src.Counters().ListDocs, "followed through the Change List: no Resource List read again")
 }
 
 func hashXattr(r sourcetest.Resource) string {
@@ -105,6 +109,7 @@ func hashXattr(r sourcetest.Resource) string {
 func TestFollowReloadsWhenChangeListSkipsPast(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 40})
 	m := mount(t, src.URL(), pollFlags...)
+	src.ResetCounters()
 	files := walkFiles(t, m.dir)
 	res := src.Resources()
 	// Changes the Change List forgets before the mount can see them.
@@ -119,6 +124,7 @@ func TestFollowReloadsWhenChangeListSkipsPast(t *testing.T) {
 		got, err := os.ReadFile(files[res[2].URI])
 		return err == nil && string(got) == "changed while forgotten\n"
 	})
+	assert.Positive(t, src.Counters().ListDocs, "the Resource Lists were read again")
 	log, _ := os.ReadFile(m.logFile)
 	assert.Contains(t, string(log), "reloading the Resource Lists")
 }
@@ -163,7 +169,7 @@ func TestHoldChanges(t *testing.T) {
 	_, stderr, err := run(t, 10*time.Second, rsfsBin, "hold", m.dir, "--for", "1h")
 	require.NoError(t, err, stderr)
 	require.NoError(t, src.Update(r.URI, []byte("held back\n")))
-	time.Sleep(2 * within)
+	time.Sleep(6 * pollInterval) // a poll that applied the change would show it by now
 	got, err = os.ReadFile(files[r.URI])
 	require.NoError(t, err)
 	assert.Equal(t, old, got, "no change while held")

@@ -21,11 +21,19 @@ import (
 
 var rsfsBin string
 
+// fuseDevice is the device a mount needs. RSFS_E2E_FUSE_DEVICE names
+// another path, to see how the suite behaves without FUSE (e.g. set it to
+// /nonexistent): the mount tests skip, the others still run.
+var fuseDevice = "/dev/fuse"
+
+// fuseMissing is why no mount can be made here, or nil.
+var fuseMissing error
+
 func TestMain(m *testing.M) {
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		fmt.Println("skipping e2e tests: /dev/fuse is missing")
-		os.Exit(0)
+	if dev := os.Getenv("RSFS_E2E_FUSE_DEVICE"); dev != "" {
+		fuseDevice = dev
 	}
+	fuseMissing = checkFUSE(fuseDevice)
 	dir, err := os.MkdirTemp("", "rsfs-e2e-bin")
 	if err != nil {
 		panic(err)
@@ -40,6 +48,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// checkFUSE reports why dev cannot serve a mount: it must open for reading
+// and writing, as the mount does.
+func checkFUSE(dev string) error {
+	f, err := os.OpenFile(dev, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("FUSE is not available: %w", err)
+	}
+	return f.Close()
+}
+
+// needFUSE skips a test that mounts when FUSE is not available, so the
+// suite reports SKIP for it instead of passing.
+func needFUSE(t *testing.T) {
+	t.Helper()
+	if fuseMissing != nil {
+		t.Skipf("needs a FUSE mount: %v", fuseMissing)
+	}
 }
 
 // startSource starts a test Source and stops it when the test ends.
@@ -93,6 +120,7 @@ func allowOtherHost(src *sourcetest.Source) []string {
 // unmounts in t.Cleanup.
 func mount(t *testing.T, url string, extra ...string) *mounted {
 	t.Helper()
+	needFUSE(t)
 	dir := t.TempDir()
 	m := &mounted{url: url, dir: filepath.Join(dir, "mnt"), logFile: filepath.Join(dir, "rsfs.log")}
 	require.NoError(t, os.Mkdir(m.dir, 0o755))

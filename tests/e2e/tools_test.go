@@ -52,7 +52,7 @@ func TestRsyncCopyAndNoRefetch(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.Contains(t, out, "Number of regular files transferred: 0")
 	c := src.Counters()
-	assert.Zero(t, c.Gets+c.RangeGets, "resource GETs during the second rsync")
+	assert.Zero(t, c.ContentGets(), "resource GETs during the second rsync")
 }
 
 func TestTarListsEveryFile(t *testing.T) {
@@ -63,6 +63,10 @@ func TestTarListsEveryFile(t *testing.T) {
 	assert.Equal(t, len(src.Resources()), atoi(t, strings.TrimSpace(out)))
 }
 
+// TestMutationsFailReadOnly checks what a user sees through a real mount.
+// The mount is MS_RDONLY, so the kernel answers most of these before rsfs
+// is asked: rsfs's own EROFS answers are tested in package fs
+// (TestMutationsAnswerEROFS, TestMountedMutationsReachRsfs).
 func TestMutationsFailReadOnly(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	m := mount(t, src.URL())
@@ -130,12 +134,13 @@ func TestUnmountWithReadInFlight(t *testing.T) {
 	files := walkFiles(t, m.dir)
 	pid := m.pid(t)
 	src.SetDelay(time.Hour)
+	src.ResetCounters()
 	done := make(chan error, 1)
 	go func() {
 		_, err := os.ReadFile(files[src.Resources()[0].URI])
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 30*time.Second, "the read to reach the Source", func() bool { return src.Counters().ContentGets() > 0 })
 	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
 	waitFor(t, 20*time.Second, "the mount to go", func() bool { return !isMountPoint(m.dir) })
 	select {
@@ -148,6 +153,7 @@ func TestUnmountWithReadInFlight(t *testing.T) {
 }
 
 func TestMountErrors(t *testing.T) {
+	needFUSE(t)
 	dir := t.TempDir()
 	_, stderr, err := run(t, time.Minute, rsfsBin, "mount", "http://127.0.0.1:1/", dir, "--retries", "0")
 	assert.Error(t, err)
@@ -191,6 +197,7 @@ func TestStaleMountIsCleanedUp(t *testing.T) {
 }
 
 func TestForegroundAndSignal(t *testing.T) {
+	needFUSE(t)
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	dir := t.TempDir()
 	cmd := execCommand(rsfsBin, "mount", "--foreground", src.URL(), dir)

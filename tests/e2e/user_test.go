@@ -33,6 +33,7 @@ type userEnv struct {
 // fusermount3. Running commands as that user needs root.
 func requireUserMounts(t *testing.T) {
 	t.Helper()
+	needFUSE(t)
 	if os.Geteuid() != 0 {
 		t.Skip("skipping: running commands as another user needs root")
 	}

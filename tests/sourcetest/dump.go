@@ -201,7 +201,7 @@ func (s *Source) serveDump(w http.ResponseWriter, r *http.Request, path string) 
 		return false
 	}
 	if rest == "resourcedump.xml" {
-		s.count.docs.Add(1)
+		s.count.otherDocs.Add(1)
 		var buf bytes.Buffer
 		if err := s.writeResourceDump(&buf, k); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -81,7 +81,7 @@ func TestResourceDumpPackages(t *testing.T) {
 	c := src.Counters()
 	assert.Positive(t, c.DumpRanges)
 	assert.Zero(t, c.DumpWholeGets)
-	assert.Zero(t, c.Gets, "no resource fetched from its URI")
+	assert.Zero(t, c.ContentGets(), "no resource fetched from its URI")
 }
 
 func TestDumpOnlyHidesResources(t *testing.T) {

@@ -87,10 +87,12 @@ func (s *Source) AwkwardURIs() []string {
 // SetDelay delays every content response by d (0 for none).
 func (s *Source) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
 
-// Counters counts requests since the start or the last ResetCounters.
+// Counters counts requests since the start or the last ResetCounters. Each
+// request is in exactly one count, so counts add up.
 type Counters struct {
-	Docs        int64 // GETs of ResourceSync documents
-	Gets        int64 // content GETs at the primary, ranged or not
+	ListDocs    int64 // GETs of Resource Lists, their indexes and pages
+	OtherDocs   int64 // GETs of the other ResourceSync documents
+	WholeGets   int64 // content GETs at the primary without a Range header
 	RangeGets   int64 // content GETs at the primary with a Range header
 	Heads       int64 // content HEADs at the primary and the mirror
 	NotModified int64 // 304 answers, documents and content
@@ -101,15 +103,21 @@ type Counters struct {
 	DumpWholeGets int64
 }
 
+// Docs is the GETs of ResourceSync documents of every kind.
+func (c Counters) Docs() int64 { return c.ListDocs + c.OtherDocs }
+
+// ContentGets is the content GETs at the primary, ranged or not.
+func (c Counters) ContentGets() int64 { return c.WholeGets + c.RangeGets }
+
 type counters struct {
-	docs, gets, rangeGets, heads, notModified, mirror atomic.Int64
-	dumpRanges, dumpWholeGets                         atomic.Int64
+	listDocs, otherDocs, wholeGets, rangeGets, heads, notModified atomic.Int64
+	mirror, dumpRanges, dumpWholeGets                             atomic.Int64
 }
 
 // Counters returns the request counts.
 func (s *Source) Counters() Counters {
 	c := &s.count
-	return Counters{Docs: c.docs.Load(), Gets: c.gets.Load(), RangeGets: c.rangeGets.Load(),
+	return Counters{ListDocs: c.listDocs.Load(), OtherDocs: c.otherDocs.Load(), WholeGets: c.wholeGets.Load(), RangeGets: c.rangeGets.Load(),
 		Heads: c.heads.Load(), NotModified: c.notModified.Load(), Mirror: c.mirror.Load(),
 		DumpRanges: c.dumpRanges.Load(), DumpWholeGets: c.dumpWholeGets.Load()}
 }
@@ -117,7 +125,7 @@ func (s *Source) Counters() Counters {
 // ResetCounters sets every count to zero.
 func (s *Source) ResetCounters() {
 	c := &s.count
-	for _, a := range []*atomic.Int64{&c.docs, &c.gets, &c.rangeGets, &c.heads, &c.notModified, &c.mirror, &c.dumpRanges, &c.dumpWholeGets} {
+	for _, a := range []*atomic.Int64{&c.listDocs, &c.otherDocs, &c.wholeGets, &c.rangeGets, &c.heads, &c.notModified, &c.mirror, &c.dumpRanges, &c.dumpWholeGets} {
 		a.Store(0)
 	}
 }

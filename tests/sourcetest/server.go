@@ -67,7 +67,7 @@ func (s *Source) serveDoc(w http.ResponseWriter, r *http.Request, d docRef) {
 		return
 	}
 	if r.Method == http.MethodGet {
-		s.count.docs.Add(1)
+		s.countDoc(d)
 	}
 	m := s.metaOf(d)
 	h := w.Header()
@@ -193,17 +193,25 @@ func (s *Source) serveResource(w http.ResponseWriter, r *http.Request, key strin
 	}
 }
 
+func (s *Source) countDoc(d docRef) {
+	switch d.kind {
+	case docResourceList, docIndex, docPage:
+		s.count.listDocs.Add(1)
+	default:
+		s.count.otherDocs.Add(1)
+	}
+}
+
 func (s *Source) countContent(r *http.Request, primary bool) {
 	switch {
 	case r.Method == http.MethodHead:
 		s.count.heads.Add(1)
 	case !primary:
 		s.count.mirror.Add(1)
+	case r.Header.Get("Range") != "":
+		s.count.rangeGets.Add(1)
 	default:
-		s.count.gets.Add(1)
-		if r.Header.Get("Range") != "" {
-			s.count.rangeGets.Add(1)
-		}
+		s.count.wholeGets.Add(1)
 	}
 }
 

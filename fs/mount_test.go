@@ -1,0 +1,171 @@
+package fs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/catalog"
+	"rsfs/resourcesync"
+)
+
+// These tests mount in-process, as go-fuse's own tests do, where the
+// kernel's part is what is tested: its caches and what reaches rsfs.
+
+// mountTestFS mounts tf at a temporary directory and unmounts it when the
+// test ends. readOnly false mounts without MS_RDONLY, so that the kernel
+// passes mutating calls on to rsfs.
+func mountTestFS(t *testing.T, tf *testFS, readOnly bool) string {
+	t.Helper()
+	dev, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("needs FUSE: %v", err)
+	}
+	dev.Close()
+	opts := tf.fs.MountOptions("rsfs-test", false)
+	if !readOnly {
+		opts.MountOptions.Options = slices.DeleteFunc(opts.MountOptions.Options, func(o string) bool { return o == "ro" })
+		opts.MountOptions.DirectMountFlags &^= syscall.MS_RDONLY
+	}
+	dir := t.TempDir()
+	server, err := gofs.Mount(dir, tf.fs.Root(), opts)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if err := server.Unmount(); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+	})
+	return dir
+}
+
+func TestMountedTree(t *testing.T) {
+	tf := newUnmountedFS(t)
+	dir := mountTestFS(t, tf, true)
+	entries, err := os.ReadDir(filepath.Join(dir, "data"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"a.txt", "bad.bin", "sub"}, names)
+
+	got, err := os.ReadFile(filepath.Join(dir, "data", "a.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello world", string(got))
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Stat(filepath.Join(dir, "data", "a.txt"), &st))
+	assert.Equal(t, uint64(aIno), st.Ino)
+	assert.Equal(t, int64(11), st.Size)
+	assert.Equal(t, uint32(syscall.S_IFREG|0o444), st.Mode)
+	assert.Equal(t, aMtime.Unix(), st.Mtim.Sec)
+	assert.Equal(t, uint32(testUID), st.Uid)
+	require.NoError(t, syscall.Stat(filepath.Join(dir, "data"), &st))
+	assert.Equal(t, uint64(dataIno), st.Ino)
+
+	buf := make([]byte, 100)
+	n, err := syscall.Getxattr(filepath.Join(dir, "data", "a.txt"), "user.resourcesync.lastmod", buf)
+	require.NoError(t, err)
+	assert.Equal(t, "2024-05-01T10:20:30.5Z", string(buf[:n]))
+
+	_, err = os.ReadFile(filepath.Join(dir, "data", "bad.bin"))
+	assert.ErrorIs(t, err, syscall.EIO)
+	_, err = os.Stat(filepath.Join(dir, "nothing"))
+	assert.ErrorIs(t, err, syscall.ENOENT)
+}
+
+// TestMountedMutationsReachRsfs mounts without MS_RDONLY, so that the
+// answers come from rsfs, not from the kernel.
+func TestMountedMutationsReachRsfs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the files are 0444, so the kernel would answer EACCES first")
+	}
+	tf := newUnmountedFS(t)
+	dir := mountTestFS(t, tf, false)
+	a := filepath.Join(dir, "data", "a.txt")
+	data := filepath.Join(dir, "data")
+	checks := map[string]error{
+		"write":   os.WriteFile(a, []byte("x"), 0o644),
+		"create":  os.WriteFile(filepath.Join(data, "new.txt"), []byte("x"), 0o644),
+		"rename":  os.Rename(a, a+".moved"),
+		"remove":  os.Remove(a),
+		"mkdir":   os.Mkdir(filepath.Join(data, "newdir"), 0o755),
+		"rmdir":   os.Remove(filepath.Join(data, "sub")),
+		"chmod":   os.Chmod(a, 0o644),
+		"chown":   os.Chown(a, 1, 1),
+		"utimes":  os.Chtimes(a, time.Now(), time.Now()),
+		"symlink": os.Symlink("x", filepath.Join(data, "link")),
+		"link":    os.Link(a, filepath.Join(data, "hardlink")),
+		"mkfifo":  syscall.Mkfifo(filepath.Join(data, "fifo"), 0o644),
+		"xattr":   syscall.Setxattr(a, "user.x", []byte("1"), 0),
+		"rmxattr": syscall.Removexattr(a, "user.resourcesync.uri"),
+		"trunc":   os.Truncate(a, 0),
+	}
+	for name, err := range checks {
+		assert.ErrorIs(t, err, syscall.EROFS, name)
+	}
+	got, err := os.ReadFile(a)
+	require.NoError(t, err)
+	assert.Equal(t, "hello world", string(got), "unchanged")
+}
+
+// TestNotifyReachesTheKernel changes the catalog under a mount whose kernel
+// caches last a minute: only rsfs's notifications can make the changes
+// show within the test.
+func TestNotifyReachesTheKernel(t *testing.T) {
+	tf := newUnmountedFS(t)
+	dir := mountTestFS(t, tf, true)
+	a := filepath.Join(dir, "data", "a.txt")
+	created := filepath.Join(dir, "data", "new.txt")
+	top := filepath.Join(dir, "top.txt")
+	// Fill the kernel's caches: attributes, pages, a negative entry, the
+	// listing.
+	got, err := os.ReadFile(a)
+	require.NoError(t, err)
+	require.Equal(t, "hello world", string(got))
+	_, err = os.Stat(created)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	_, err = os.Stat(top)
+	require.NoError(t, err)
+	entries, err := os.ReadDir(filepath.Join(dir, "data"))
+	require.NoError(t, err)
+	require.Len(t, entries, 3)
+
+	newBody := []byte("hello again, world")
+	tf.origin.set(aURI, newBody)
+	tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: aURI, Length: int64(len(newBody)), Lastmod: aMtime.Add(time.Hour),
+		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(newBody)}}}))
+	newURI := testOrigin + "/data/new.txt"
+	tf.origin.set(newURI, []byte("new\n"))
+	tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: newURI, Length: 4}))
+	tf.fs.Notify(tf.cat.Remove(topURI))
+
+	waitFor(t, "the new version", func() bool {
+		got, err := os.ReadFile(a)
+		return err == nil && string(got) == string(newBody)
+	})
+	st, err := os.Stat(a)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(newBody)), st.Size())
+	assert.Equal(t, aMtime.Add(time.Hour).Unix(), st.ModTime().Unix())
+	waitFor(t, "the created file", func() bool {
+		got, err := os.ReadFile(created)
+		return err == nil && string(got) == "new\n"
+	})
+	waitFor(t, "the removed file to go", func() bool {
+		_, err := os.Stat(top)
+		return errors.Is(err, os.ErrNotExist)
+	})
+	waitFor(t, "the listing", func() bool {
+		entries, err := os.ReadDir(filepath.Join(dir, "data"))
+		return err == nil && len(entries) == 4
+	})
+}

@@ -1,0 +1,305 @@
+package fs
+
+import (
+	"syscall"
+	"testing"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// These tests call the nodes' methods directly, with no kernel: what each
+// answers is what the kernel would be told.
+
+func TestLookupFile(t *testing.T) {
+	tf := newTestFS(t)
+	n, out := tf.lookup(t, "data", "a.txt")
+	require.IsType(t, &fileNode{}, n)
+	a := out.Attr
+	assert.Equal(t, uint64(aIno), a.Ino, "inode from the URI")
+	assert.Equal(t, uint32(syscall.S_IFREG|0o444), a.Mode)
+	assert.Equal(t, uint64(11), a.Size)
+	assert.Equal(t, uint64(1), a.Blocks, "11 bytes in 512-byte blocks")
+	assert.Equal(t, uint32(4096), a.Blksize)
+	assert.Equal(t, uint32(1), a.Nlink)
+	assert.Equal(t, uint32(testUID), a.Uid)
+	assert.Equal(t, uint32(testGID), a.Gid)
+	want := uint64(aMtime.Unix())
+	assert.Equal(t, [3]uint64{want, want, want}, [3]uint64{a.Mtime, a.Ctime, a.Atime}, "mtime, ctime and atime are the lastmod")
+	assert.Equal(t, [3]uint32{5e8, 5e8, 5e8}, [3]uint32{a.Mtimensec, a.Ctimensec, a.Atimensec})
+	assert.Equal(t, testTimeout, out.EntryTimeout())
+	assert.Equal(t, testTimeout, out.AttrTimeout())
+}
+
+func TestLookupDirectory(t *testing.T) {
+	tf := newTestFS(t)
+	n, out := tf.lookup(t, "data")
+	require.IsType(t, &dirNode{}, n)
+	assert.Equal(t, uint64(dataIno), out.Attr.Ino, "inode from the path")
+	assert.Equal(t, uint32(syscall.S_IFDIR|0o555), out.Attr.Mode)
+	assert.Equal(t, uint32(3), out.Attr.Nlink, "2 + one subdirectory")
+	assert.Equal(t, uint64(aMtime.Unix()), out.Attr.Mtime, "the newest mtime below")
+}
+
+func TestLookupMissingIsENOENTAndCachedNegative(t *testing.T) {
+	tf := newTestFS(t)
+	var out fuse.EntryOut
+	child, errno := tf.root.Lookup(testCtx(t), "nothing", &out)
+	assert.Nil(t, child)
+	assert.Equal(t, syscall.ENOENT, errno)
+	assert.Equal(t, testTimeout, out.EntryTimeout(), "the kernel may cache the negative entry")
+	data := tf.dir(t, "data")
+	_, errno = data.Lookup(testCtx(t), "A.txt", &out)
+	assert.Equal(t, syscall.ENOENT, errno, "names are case-sensitive")
+}
+
+func TestGetattr(t *testing.T) {
+	tf := newTestFS(t)
+	var out fuse.AttrOut
+	require.Equal(t, syscall.Errno(0), tf.file(t, "top.txt").Getattr(testCtx(t), nil, &out))
+	assert.Equal(t, uint32(syscall.S_IFREG|0o444), out.Mode)
+	assert.Equal(t, uint64(len(topBody)), out.Size)
+	assert.Equal(t, uint64(aMtime.Unix()), out.Mtime)
+	assert.Equal(t, testTimeout, out.Timeout())
+
+	out = fuse.AttrOut{}
+	require.Equal(t, syscall.Errno(0), tf.file(t, "data", "sub", "c.txt").Getattr(testCtx(t), nil, &out))
+	assert.Equal(t, uint64(0), out.Mtime, "no lastmod published: the epoch")
+	assert.Equal(t, uint32(0), out.Mtimensec)
+
+	out = fuse.AttrOut{}
+	require.Equal(t, syscall.Errno(0), tf.root.Getattr(testCtx(t), nil, &out))
+	assert.Equal(t, uint32(syscall.S_IFDIR|0o555), out.Mode)
+	assert.Equal(t, uint32(testUID), out.Uid)
+}
+
+func TestGetattrOfRemovedResourceIsENOENT(t *testing.T) {
+	tf := newTestFS(t)
+	top := tf.file(t, "top.txt")
+	tf.cat.Remove(topURI)
+	var out fuse.AttrOut
+	assert.Equal(t, syscall.ENOENT, top.Getattr(testCtx(t), nil, &out))
+	_, _, errno := top.Open(testCtx(t), syscall.O_RDONLY)
+	assert.Equal(t, syscall.ENOENT, errno)
+}
+
+// readdir lists a directory through an open handle, as the kernel does.
+func readdir(t *testing.T, d *dirNode) []fuse.DirEntry {
+	t.Helper()
+	fh, flags, errno := d.OpendirHandle(testCtx(t), 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), flags, "the kernel may cache the listing")
+	h := fh.(*dirHandle)
+	defer h.Releasedir(testCtx(t), 0)
+	var got []fuse.DirEntry
+	for {
+		e, errno := h.Readdirent(testCtx(t))
+		require.Equal(t, syscall.Errno(0), errno)
+		if e == nil {
+			return got
+		}
+		got = append(got, *e)
+	}
+}
+
+func TestReaddir(t *testing.T) {
+	tf := newTestFS(t)
+	got := readdir(t, tf.root)
+	require.Len(t, got, 2)
+	assert.Equal(t, fuse.DirEntry{Name: "data", Mode: syscall.S_IFDIR, Ino: dataIno, Off: 1}, got[0])
+	assert.Equal(t, "top.txt", got[1].Name)
+	assert.Equal(t, uint32(syscall.S_IFREG), got[1].Mode)
+	assert.Equal(t, uint64(2), got[1].Off)
+
+	got = readdir(t, tf.dir(t, "data"))
+	var names []string
+	for _, e := range got {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"a.txt", "bad.bin", "sub"}, names)
+	assert.Equal(t, uint64(aIno), got[0].Ino, "the same inode as lookup gives")
+}
+
+func TestReaddirSeekAndLookupFromHandle(t *testing.T) {
+	tf := newTestFS(t)
+	fh, _, errno := tf.dir(t, "data").OpendirHandle(testCtx(t), 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	h := fh.(*dirHandle)
+	first, errno := h.Readdirent(testCtx(t))
+	require.Equal(t, syscall.Errno(0), errno)
+	require.Equal(t, "a.txt", first.Name)
+
+	// READDIRPLUS looks up the entry just returned.
+	var out fuse.EntryOut
+	child, errno := h.Lookup(testCtx(t), "a.txt", &out)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.IsType(t, &fileNode{}, child.Operations())
+	assert.Equal(t, uint64(aIno), out.Attr.Ino)
+	assert.Equal(t, uint64(len(aBody)), out.Attr.Size)
+	// Any other name goes to the directory.
+	_, errno = h.Lookup(testCtx(t), "sub", &out)
+	assert.Equal(t, syscall.Errno(0), errno)
+	_, errno = h.Lookup(testCtx(t), "nothing", &out)
+	assert.Equal(t, syscall.ENOENT, errno)
+
+	require.Equal(t, syscall.Errno(0), h.Seekdir(testCtx(t), 0))
+	again, errno := h.Readdirent(testCtx(t))
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, "a.txt", again.Name, "seek to 0 lists again from the start")
+	require.Equal(t, syscall.Errno(0), h.Seekdir(testCtx(t), 3))
+	end, errno := h.Readdirent(testCtx(t))
+	assert.Equal(t, syscall.Errno(0), errno)
+	assert.Nil(t, end, "offset 3 is past the last of 3 entries")
+	assert.Equal(t, syscall.EINVAL, h.Seekdir(testCtx(t), 4))
+}
+
+func TestReaddirIsASnapshot(t *testing.T) {
+	tf := newTestFS(t)
+	fh, _, _ := tf.root.OpendirHandle(testCtx(t), 0)
+	h := fh.(*dirHandle)
+	first, _ := h.Readdirent(testCtx(t))
+	require.Equal(t, "data", first.Name)
+	tf.cat.Remove(topURI)
+	second, errno := h.Readdirent(testCtx(t))
+	require.Equal(t, syscall.Errno(0), errno)
+	require.NotNil(t, second)
+	assert.Equal(t, "top.txt", second.Name, "an open listing does not change under its reader")
+	assert.Len(t, readdir(t, tf.root), 1, "a new open sees the change")
+}
+
+func TestOpenAndRead(t *testing.T) {
+	tf := newTestFS(t)
+	n := tf.file(t, "data", "a.txt")
+	fh, flags, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, uint32(fuse.FOPEN_KEEP_CACHE), flags)
+	defer n.Release(testCtx(t), fh)
+
+	got, errno := readAll(t, n, fh, 4)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, "hello world", string(got))
+
+	res, errno := n.Read(testCtx(t), fh, make([]byte, 5), 6)
+	require.Equal(t, syscall.Errno(0), errno)
+	b, _ := res.Bytes(nil)
+	assert.Equal(t, "world", string(b))
+	res, errno = n.Read(testCtx(t), fh, make([]byte, 5), 100)
+	require.Equal(t, syscall.Errno(0), errno, "past the end is EOF, not an error")
+	b, _ = res.Bytes(nil)
+	assert.Empty(t, b)
+	assert.Equal(t, 1, tf.origin.count(aURI), "one block, fetched once")
+}
+
+func TestReadOfBytesThatDisagreeIsEIO(t *testing.T) {
+	tf := newTestFS(t)
+	n := tf.file(t, "data", "bad.bin")
+	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	require.Equal(t, syscall.Errno(0), errno)
+	defer n.Release(testCtx(t), fh)
+	got, errno := readAll(t, n, fh, 64)
+	assert.Equal(t, syscall.EIO, errno)
+	assert.Empty(t, got, "not one byte that fails the hash")
+}
+
+func TestReadWithForeignHandleIsEBADF(t *testing.T) {
+	tf := newTestFS(t)
+	_, errno := tf.file(t, "top.txt").Read(testCtx(t), nil, make([]byte, 10), 0)
+	assert.Equal(t, syscall.EBADF, errno)
+}
+
+func TestOpenForWritingIsEROFS(t *testing.T) {
+	tf := newTestFS(t)
+	n := tf.file(t, "top.txt")
+	for _, flags := range []int{syscall.O_WRONLY, syscall.O_RDWR, syscall.O_RDONLY | syscall.O_TRUNC, syscall.O_WRONLY | syscall.O_APPEND} {
+		fh, _, errno := n.Open(testCtx(t), uint32(flags))
+		assert.Nil(t, fh)
+		assert.Equal(t, syscall.EROFS, errno, "flags %#o", flags)
+	}
+	assert.Zero(t, tf.origin.count(topURI))
+}
+
+func TestShutdownFailsOpenAndRead(t *testing.T) {
+	tf := newTestFS(t)
+	n := tf.file(t, "top.txt")
+	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	require.Equal(t, syscall.Errno(0), errno)
+	defer n.Release(testCtx(t), fh)
+	tf.fs.Shutdown()
+	_, errno = n.Read(testCtx(t), fh, make([]byte, 10), 0)
+	assert.Equal(t, syscall.EIO, errno, "a read after shutdown")
+	_, _, errno = n.Open(testCtx(t), syscall.O_RDONLY)
+	assert.Equal(t, syscall.EIO, errno, "an open after shutdown")
+	assert.Zero(t, tf.origin.count(topURI), "nothing fetched")
+}
+
+func TestOpenWarmsTheNextSmallFiles(t *testing.T) {
+	tf := newTestFS(t)
+	n := tf.file(t, "data", "a.txt")
+	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	require.Equal(t, syscall.Errno(0), errno)
+	defer n.Release(testCtx(t), fh)
+	waitFor(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.count(badURI) > 0 })
+}
+
+func TestGetxattr(t *testing.T) {
+	tf := newTestFS(t)
+	a := tf.file(t, "data", "a.txt")
+	want := map[string]string{
+		"user.resourcesync.uri":     aURI,
+		"user.resourcesync.hash":    "md5:" + aMD5 + " sha-256:" + aSHA256,
+		"user.resourcesync.type":    "text/plain",
+		"user.resourcesync.lastmod": "2024-05-01T10:20:30.5Z",
+	}
+	for name, v := range want {
+		size, errno := a.Getxattr(testCtx(t), name, nil)
+		require.Equal(t, syscall.Errno(0), errno, name)
+		assert.Equal(t, uint32(len(v)), size, "%s: an empty buffer asks for the size", name)
+		buf := make([]byte, 200)
+		size, errno = a.Getxattr(testCtx(t), name, buf)
+		require.Equal(t, syscall.Errno(0), errno, name)
+		assert.Equal(t, v, string(buf[:size]), name)
+		_, errno = a.Getxattr(testCtx(t), name, make([]byte, len(v)-1))
+		assert.Equal(t, syscall.ERANGE, errno, "%s: a short buffer", name)
+	}
+	_, errno := a.Getxattr(testCtx(t), "user.other", make([]byte, 100))
+	assert.Equal(t, syscall.ENODATA, errno)
+
+	c := tf.file(t, "data", "sub", "c.txt")
+	for _, name := range []string{"user.resourcesync.hash", "user.resourcesync.type", "user.resourcesync.lastmod"} {
+		_, errno := c.Getxattr(testCtx(t), name, make([]byte, 100))
+		assert.Equal(t, syscall.ENODATA, errno, "%s: not published, so absent", name)
+	}
+	_, errno = tf.dir(t, "data").Getxattr(testCtx(t), "user.resourcesync.uri", make([]byte, 100))
+	assert.Equal(t, syscall.ENODATA, errno, "a directory has no URI")
+}
+
+func TestListxattr(t *testing.T) {
+	tf := newTestFS(t)
+	list := func(n gofs.NodeListxattrer) string {
+		size, errno := n.Listxattr(testCtx(t), nil)
+		require.Equal(t, syscall.Errno(0), errno)
+		buf := make([]byte, size)
+		got, errno := n.Listxattr(testCtx(t), buf)
+		require.Equal(t, syscall.Errno(0), errno)
+		require.Equal(t, size, got)
+		return string(buf[:got])
+	}
+	assert.Equal(t, "user.resourcesync.uri\x00user.resourcesync.hash\x00user.resourcesync.type\x00user.resourcesync.lastmod\x00",
+		list(tf.file(t, "data", "a.txt")))
+	assert.Equal(t, "user.resourcesync.uri\x00", list(tf.file(t, "data", "sub", "c.txt")))
+	assert.Equal(t, "", list(tf.dir(t, "data")))
+	_, errno := tf.file(t, "data", "a.txt").Listxattr(testCtx(t), make([]byte, 10))
+	assert.Equal(t, syscall.ERANGE, errno)
+}
+
+func TestStatfs(t *testing.T) {
+	tf := newTestFS(t)
+	var out fuse.StatfsOut
+	require.Equal(t, syscall.Errno(0), tf.root.Statfs(testCtx(t), &out))
+	assert.Equal(t, uint32(4096), out.Bsize)
+	assert.Equal(t, uint64(1), out.Blocks, "11+23+1+16 bytes fit one 4 KiB block")
+	assert.Equal(t, uint64(4+3), out.Files, "4 files, 3 directories with the root")
+	assert.Equal(t, uint32(255), out.NameLen)
+}
