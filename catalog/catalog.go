@@ -154,7 +154,7 @@ func (c *Catalog) addLocked(r *Resource, always bool) {
 		}
 		return
 	}
-	id = c.newFile(r, h)
+	c.newFile(r, h)
 	if shared {
 		c.markHashShared(h)
 	}

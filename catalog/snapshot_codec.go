@@ -85,7 +85,6 @@ func decodeRecords(recs []fileRec, src []byte) {
 type enc struct{ b []byte }
 
 func (e *enc) u8(v uint8)   { e.b = append(e.b, v) }
-func (e *enc) u16(v uint16) { e.b = binary.LittleEndian.AppendUint16(e.b, v) }
 func (e *enc) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
 func (e *enc) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
 func (e *enc) i64(v int64)  { e.u64(uint64(v)) }
@@ -131,13 +130,6 @@ func (d *dec) take(n int) []byte {
 func (d *dec) u8() uint8 {
 	if b := d.take(1); b != nil {
 		return b[0]
-	}
-	return 0
-}
-
-func (d *dec) u16() uint16 {
-	if b := d.take(2); b != nil {
-		return binary.LittleEndian.Uint16(b)
 	}
 	return 0
 }

@@ -63,7 +63,6 @@ type Reader struct {
 	headerRead bool
 	headerErr  error
 	headerMD   bool // the root rs:md has been seen
-	root       []byte
 	pending    bool // Header consumed the first entry's start tag
 	entries    int
 	done       bool

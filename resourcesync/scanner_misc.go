@@ -218,7 +218,7 @@ func (s *scanner) skipDoctype() error {
 			s.pos += k
 			return nil
 		}
-		if c, ok = s.doctypeByte(c, &quote, &depth, next); !ok {
+		if !s.doctypeByte(c, &quote, &depth, next) {
 			return s.unexpectedEOF()
 		}
 	}
@@ -226,8 +226,8 @@ func (s *scanner) skipDoctype() error {
 
 // doctypeByte handles one byte of a document type declaration. A '<'
 // starts a comment or nests; a byte read past it that is not part of
-// "<!--" is handled in turn.
-func (s *scanner) doctypeByte(c byte, quote *byte, depth *int, next func() (byte, bool)) (byte, bool) {
+// "<!--" is handled in turn. It reports false at the end of the input.
+func (s *scanner) doctypeByte(c byte, quote *byte, depth *int, next func() (byte, bool)) bool {
 handle:
 	for {
 		switch {
@@ -242,7 +242,7 @@ handle:
 			for i := range 3 {
 				var ok bool
 				if c, ok = next(); !ok {
-					return 0, false
+					return false
 				}
 				if c != "!--"[i] {
 					*depth++
@@ -253,7 +253,7 @@ handle:
 			for {
 				b, ok := next()
 				if !ok {
-					return 0, false
+					return false
 				}
 				if b0 == '-' && b1 == '-' && b == '>' {
 					break
@@ -261,6 +261,6 @@ handle:
 				b0, b1 = b1, b
 			}
 		}
-		return c, true
+		return true
 	}
 }

@@ -148,8 +148,6 @@ func (m *mounted) unmount(t *testing.T) {
 	}
 }
 
-func (m *mounted) path(rel string) string { return filepath.Join(m.dir, rel) }
-
 // isMountPoint reports whether dir is in /proc/self/mounts.
 func isMountPoint(dir string) bool {
 	data, err := os.ReadFile("/proc/self/mounts")
