@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	_ "net/http/pprof" // for --pprof-addr
+	httppprof "net/http/pprof"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -161,7 +161,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	signals := mountutil.CatchSignals(cmd.Context())
 	cmd.SetContext(signals.Context())
 	if mf.pprofAddr != "" {
-		go func() { slog.Warn("pprof server", "err", http.ListenAndServe(mf.pprofAddr, nil)) }()
+		go servePprof(mf.pprofAddr)
 	}
 	m, err := serve(cmd, mf, rawURL, dir, term)
 	if term != os.Stderr {
@@ -345,6 +345,19 @@ func startPush(ctx context.Context, mf *mountFlags, f *source.Follower) (*notify
 		slog.Warn("--notify-addr: the Source advertises no notification channel")
 	}
 	return sub, err
+}
+
+// servePprof serves net/http/pprof's handlers on addr, on a mux of its
+// own. (Importing net/http/pprof still adds them to http.DefaultServeMux in
+// its init; no server of rsfs serves that mux.)
+func servePprof(addr string) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", httppprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
+	slog.Warn("pprof server", "err", http.ListenAndServe(addr, mux))
 }
 
 func startCPUProfile(path string) (func(), error) {
