@@ -254,22 +254,18 @@ func TestReadDirBatchesAndResume(t *testing.T) {
 	assert.Len(t, entries, n)
 }
 
-func TestLoaderHelpersAndPreSealChanges(t *testing.T) {
+func TestPreSealChanges(t *testing.T) {
 	c := New(Options{Origin: testOrigin})
 	c.Add(&Resource{URI: "http://src.example/a", Length: resourcesync.NoLength})
 	c.Add(&Resource{URI: "http://src.example/b", Length: 3})
 	c.Add(&Resource{URI: "http://src.example/gone", Length: 3})
 	assert.Nil(t, c.Remove("http://src.example/gone"), "no effects before Seal")
 	assert.Nil(t, c.Upsert(&Resource{URI: "http://src.example/b", Length: 4, Lastmod: t1}))
-	assert.Equal(t, []string{"http://src.example/a"}, c.UnknownLengths())
-	assert.True(t, c.SetLength("http://src.example/a", 42))
-	assert.False(t, c.SetLength("http://src.example/nope", 1))
-	assert.Empty(t, c.UnknownLengths())
 	c.Seal()
 	assert.Equal(t, 2, c.Len())
 	_, a, ok := c.Lookup(RootID, "a")
 	require.True(t, ok)
-	assert.Equal(t, int64(42), a.Size)
+	assert.Equal(t, int64(0), a.Size, "an unknown length shows as 0")
 	_, b, _ := c.Lookup(RootID, "b")
 	assert.Equal(t, int64(4), b.Size)
 	_, _, ok = c.Lookup(RootID, "gone")

@@ -35,32 +35,20 @@ func (f *FS) inode(id catalog.NodeID) *gofs.Inode {
 // under a lock and never from inside a FUSE callback (that deadlocks). The
 // queue is unbounded so the Change List follower never waits on the kernel.
 type notifier struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	queue   []catalog.Effect
-	closed  bool
-	pending int
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []catalog.Effect
+	closed bool
 }
 
 // Notify tells the kernel about catalog changes: new and removed entries
-// and new versions. It returns at once; Flush waits until they are sent.
+// and new versions. It returns at once; a goroutine sends them.
 func (f *FS) Notify(effects []catalog.Effect) {
 	n := &f.notes
 	n.mu.Lock()
 	n.queue = append(n.queue, effects...)
-	n.pending += len(effects)
 	n.mu.Unlock()
 	n.cond.Broadcast()
-}
-
-// Flush waits until every effect queued so far has been sent.
-func (f *FS) Flush() {
-	n := &f.notes
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	for n.pending > 0 && !n.closed {
-		n.cond.Wait()
-	}
 }
 
 func (f *FS) runNotifier() {
@@ -80,10 +68,6 @@ func (f *FS) runNotifier() {
 		for _, e := range batch {
 			f.send(e)
 		}
-		n.mu.Lock()
-		n.pending -= len(batch)
-		n.mu.Unlock()
-		n.cond.Broadcast()
 	}
 }
 

@@ -27,11 +27,9 @@ func (s *Subscriber) serveDelivery(w http.ResponseWriter, r *http.Request, id st
 		s.refuse(w, topic, deliveryReadStatus(err), fmt.Errorf("read payload: %w", err))
 		return
 	}
-	if s.opts.Secret != "" {
-		if err := checkSignature(r.Header.Get(SignatureHeader), s.opts.Secret, body); err != nil {
-			s.refuse(w, topic, http.StatusForbidden, fmt.Errorf("reject delivery: %w", err))
-			return
-		}
+	if err := checkSignature(r.Header.Get(SignatureHeader), s.opts.Secret, body); err != nil {
+		s.refuse(w, topic, http.StatusForbidden, fmt.Errorf("reject delivery: %w", err))
+		return
 	}
 	doc, err := resourcesync.Parse(bytes.NewReader(body), topic, resourcesync.Options{MaxBytes: s.opts.MaxPayload})
 	if err != nil {

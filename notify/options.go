@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 )
 
@@ -41,12 +40,6 @@ type Options struct {
 	// Default: a random one. Deliveries without a valid signature are
 	// rejected.
 	Secret string
-	// NoSecret sends no hub.secret and accepts unsigned deliveries. Only for
-	// hubs that refuse a secret over plain HTTP.
-	NoSecret bool
-	// HTTPClient sends subscribe and unsubscribe requests. Default: a client
-	// with a 30 s timeout.
-	HTTPClient *http.Client
 	// Logger receives the subscriber's logs. Default slog.Default().
 	Logger *slog.Logger
 	// MaxPayload bounds the body of a delivery. Default DefaultMaxPayload.
@@ -73,21 +66,15 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Lease < time.Second {
 		return o, fmt.Errorf("notify: lease %v is shorter than one second", o.Lease)
 	}
-	if o.Secret == "" && !o.NoSecret {
+	if o.Secret == "" {
 		secret, err := randomHex(24)
 		if err != nil {
 			return o, fmt.Errorf("notify: generate secret: %w", err)
 		}
 		o.Secret = secret
 	}
-	if o.NoSecret {
-		o.Secret = ""
-	}
 	if len(o.Secret) >= 200 {
 		return o, fmt.Errorf("notify: secret is %d bytes, WebSub allows fewer than 200", len(o.Secret))
-	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

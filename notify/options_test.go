@@ -2,7 +2,6 @@ package notify
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,19 +29,6 @@ func TestStartDefaultsAndOptionErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "shorter than one second")
 	_, err = Start(Options{Addr: "127.0.0.1:0", Secret: strings.Repeat("k", 200)})
 	assert.ErrorContains(t, err, "fewer than 200")
-}
-
-func TestNoSecretAcceptsUnsignedDeliveries(t *testing.T) {
-	t.Parallel()
-	hub := newTestHub(t, 3600)
-	s, _ := startSubscriber(t, Options{NoSecret: true})
-	subscribe(t, s, hub, changeTopic)
-	callback := hub.callbacks()[0]
-	resp, err := http.Post(callback, "application/xml", strings.NewReader(changeNotification))
-	require.NoError(t, err)
-	resp.Body.Close()
-	assert.Equal(t, http.StatusNoContent, resp.StatusCode)
-	assert.Len(t, receive(t, s).Doc.Entries, 3)
 }
 
 func TestSignAndCheckSignature(t *testing.T) {

@@ -130,16 +130,14 @@ func (s *Subscriber) post(ctx context.Context, sub *subscription, mode string) e
 	}
 	if mode == modeSubscribe {
 		form.Set("hub.lease_seconds", strconv.FormatInt(int64(s.opts.Lease/time.Second), 10))
-		if s.opts.Secret != "" {
-			form.Set("hub.secret", s.opts.Secret)
-		}
+		form.Set("hub.secret", s.opts.Secret)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sub.hub, strings.NewReader(form.Encode()))
 	if err != nil {
 		return fmt.Errorf("notify: %s request to %s: %w", mode, sub.hub, err)
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := s.opts.HTTPClient.Do(req)
+	resp, err := s.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("notify: %s %s at %s: %w", mode, sub.topic, sub.hub, err)
 	}

@@ -38,6 +38,7 @@ type Notification struct {
 type Subscriber struct {
 	opts    Options
 	log     *slog.Logger
+	client  *http.Client // sends subscribe and unsubscribe requests
 	baseURL string
 	server  *http.Server
 	served  chan struct{} // closed when Serve returns
@@ -69,6 +70,7 @@ func Start(opts Options) (*Subscriber, error) {
 	s := &Subscriber{
 		opts:    opts,
 		log:     opts.Logger,
+		client:  &http.Client{Timeout: 30 * time.Second},
 		baseURL: base,
 		served:  make(chan struct{}),
 		notes:   make(chan Notification, opts.Buffer),

@@ -360,7 +360,7 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 	work := make(chan missingLength)
 	var wg sync.WaitGroup
 	var drop atomic.Int64
-	for i := 0; i < l.s.opts.HeadParallel; i++ {
+	for range headParallel {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -74,23 +74,21 @@ type Options struct {
 	Parse resourcesync.Options
 	// Parallel bounds concurrent list fetches; default 4.
 	Parallel int
-	// HeadParallel bounds concurrent HEAD requests for resources without a
-	// length; default 16.
-	HeadParallel int
 	// Partial: discovery records a Source Description or Capability List it
 	// cannot read (in Source.Failed) and goes on with the others, as long as
 	// one set is found. Without it such a document fails discovery.
 	Partial bool
 }
 
+// headParallel bounds concurrent HEAD requests for resources without a
+// length.
+const headParallel = 16
+
 // newSource returns a Source at origin, with opts' defaults filled in and
 // the client allowed to fetch from the origin.
 func newSource(origin string, opts Options) *Source {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
-	}
-	if opts.HeadParallel <= 0 {
-		opts.HeadParallel = 16
 	}
 	s := &Source{Origin: origin, opts: opts, log: opts.logger()}
 	s.pkgs.s = s
