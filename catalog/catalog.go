@@ -106,7 +106,7 @@ type Catalog struct {
 // New returns an empty catalog ready for Add.
 func New(opts Options) *Catalog {
 	c := &Catalog{
-		origin:       NormalizeOrigin(opts.Origin),
+		origin:       normalizeOrigin(opts.Origin),
 		dirIndex:     make(map[dirKey]uint32),
 		prefixIndex:  make(map[string]uint32),
 		types:        []string{""},

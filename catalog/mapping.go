@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"rsfs/origin"
 )
 
 // Path mapping: where a resource appears in the tree.
@@ -153,58 +155,27 @@ func splitURI(uri string) (prefix, suffix string) {
 	return uri[:pathStart], uri[pathStart:]
 }
 
-// normalOrigin returns "scheme://host[:port]" with scheme and host in lower
-// case, user info dropped and a default port left out, plus the host[:port]
-// part alone.
-func normalOrigin(scheme, authority string) (origin, hostPort string) {
-	scheme = strings.ToLower(scheme)
-	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-		authority = authority[i+1:]
-	}
-	host, port := authority, ""
-	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
-		host, port = authority[:i], authority[i+1:]
-	}
-	host = strings.ToLower(host)
-	if port == "" || port == defaultPort(scheme) {
-		hostPort = host
-	} else {
-		hostPort = host + ":" + port
-	}
-	return scheme + "://" + hostPort, hostPort
-}
-
-func defaultPort(scheme string) string {
-	switch scheme {
-	case "http", "ws":
-		return "80"
-	case "https", "wss":
-		return "443"
-	case "ftp":
-		return "21"
-	}
-	return ""
-}
-
-// NormalizeOrigin returns the canonical form of an origin "scheme://host:port"
-// as the mapping compares it. A value with a path keeps only the origin.
-func NormalizeOrigin(origin string) string {
-	p := parseURI(origin)
+// normalizeOrigin returns a catalog's origin in the canonical form of
+// package origin, which the mapping compares URIs' origins with. A value
+// with a path keeps only the origin; one without an authority is kept.
+func normalizeOrigin(o string) string {
+	p := parseURI(o)
 	if !p.hasAuth {
-		return origin
+		return o
 	}
-	o, _ := normalOrigin(p.scheme, p.authority)
+	o, _ = origin.FromAuthority(p.scheme, p.authority)
 	return o
 }
 
 // dirSegments maps the directory part of a URI (a prefix from splitURI, or
 // any URI whose last segment is to be ignored) to its directory names.
-func dirSegments(origin, prefix string) []string {
+// home is the catalog's origin, normalised.
+func dirSegments(home, prefix string) []string {
 	p := parseURI(prefix)
 	var segs []string
 	if p.hasAuth {
-		o, hostPort := normalOrigin(p.scheme, p.authority)
-		if o != origin {
+		o, hostPort := origin.FromAuthority(p.scheme, p.authority)
+		if o != home {
 			segs = append(segs, "@"+hostPort)
 		}
 	} else {
@@ -266,7 +237,7 @@ func escapeQuery(q string) string {
 
 // MapURI returns the path a URI maps to by rules 1 to 4 and 6, before the
 // file-and-directory (5) and collision (7) rules, which depend on the other
-// resources. origin must be normalised (NormalizeOrigin).
+// resources. origin must be in the canonical form of package origin.
 func MapURI(origin, uri string) []string {
 	prefix, suffix := splitURI(uri)
 	if isDotSegment(suffix) {

@@ -51,7 +51,7 @@ func TestMapURIRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			assert.Equal(t, tt.want, strings.Join(MapURI(NormalizeOrigin(testOrigin), tt.uri), "/"))
+			assert.Equal(t, tt.want, strings.Join(MapURI(testOrigin, tt.uri), "/"))
 		})
 	}
 }
@@ -64,11 +64,26 @@ func TestLongNameCutsAtUTF8Boundary(t *testing.T) {
 	assert.LessOrEqual(t, len(got), NameMax)
 }
 
-func TestNormalizeOrigin(t *testing.T) {
-	assert.Equal(t, "http://src.example", NormalizeOrigin("HTTP://SRC.example:80"))
-	assert.Equal(t, "https://src.example:8443", NormalizeOrigin("https://src.example:8443/some/path"))
-	assert.Equal(t, "http://[::1]:8080", NormalizeOrigin("http://[::1]:8080"))
-	assert.Equal(t, "http://[::1]", NormalizeOrigin("http://[::1]"))
+// A catalog's origin and its URIs' origins are compared in one canonical
+// form: however either is spelled, the Source's own resources map to the
+// top level and others under @host[:port].
+func TestOriginSpellings(t *testing.T) {
+	for _, tt := range []struct{ origin, uri, want string }{
+		{"HTTP://SRC.example:80", "http://src.example/a", "a"},
+		{"http://src.example", "HTTP://Src.Example:80/a", "a"},
+		{"https://src.example:8443/some/path", "https://SRC.example:8443/a", "a"},
+		{"http://[::1]:8080", "http://[::1]:8080/a", "a"},
+		{"http://src.example", "http://src.example:8080/a", "@src.example:8080/a"},
+		{"http://src.example", "https://src.example/a", "@src.example/a"},
+		{"http://src.example", "http://u:p@Mirror.example:80/a", "@mirror.example/a"},
+	} {
+		c := New(Options{Origin: tt.origin})
+		c.Add(&Resource{URI: tt.uri, Length: 1})
+		c.Seal()
+		id, ok := c.ByURI(tt.uri)
+		require.True(t, ok, tt.uri)
+		assert.Equal(t, tt.want, c.Path(id), tt.origin+" "+tt.uri)
+	}
 }
 
 func TestSplitURI(t *testing.T) {

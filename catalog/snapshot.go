@@ -184,7 +184,7 @@ func readSnapshot(r io.Reader, opts Options, size int64) (*Catalog, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	if want := NormalizeOrigin(opts.Origin); opts.Origin != "" && img.origin != want {
+	if want := normalizeOrigin(opts.Origin); opts.Origin != "" && img.origin != want {
 		return nil, nil, fmt.Errorf("%w: saved for %q, not %q", ErrSnapshotOrigin, img.origin, want)
 	}
 	c, err := img.build()

@@ -45,7 +45,7 @@ func New(opts Options) *Client {
 		},
 	}
 	if opts.CredentialOrigin != "" {
-		o, err := Origin(opts.CredentialOrigin)
+		o, err := httpOrigin(opts.CredentialOrigin)
 		if err != nil {
 			c.log.Warn("fetch: credentials will not be sent", "err", err)
 		} else {

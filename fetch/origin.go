@@ -2,33 +2,23 @@ package fetch
 
 import (
 	"fmt"
-	"net"
-	"net/url"
 	"strings"
 	"sync"
+
+	"rsfs/origin"
 )
 
-// Origin normalises rawURL's origin to "scheme://host:port": scheme and host
-// lower-cased, the default port (80 for http, 443 for https) made explicit.
-// Only http and https are accepted.
-func Origin(rawURL string) (string, error) {
-	u, err := url.Parse(rawURL)
+// httpOrigin returns rawURL's origin in the canonical form of package
+// origin. Only http and https are accepted.
+func httpOrigin(rawURL string) (string, error) {
+	o, err := origin.Of(rawURL)
 	if err != nil {
-		return "", fmt.Errorf("fetch: origin of %q: %w", rawURL, err)
+		return "", fmt.Errorf("fetch: %w", err)
 	}
-	scheme := strings.ToLower(u.Scheme)
-	port := u.Port()
-	switch {
-	case scheme != "http" && scheme != "https":
+	if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
 		return "", fmt.Errorf("fetch: origin of %q: scheme must be http or https", rawURL)
-	case u.Hostname() == "":
-		return "", fmt.Errorf("fetch: origin of %q: no host", rawURL)
-	case port == "" && scheme == "http":
-		port = "80"
-	case port == "":
-		port = "443"
 	}
-	return scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port), nil
+	return o, nil
 }
 
 // originSet is the host policy: the origins requests may go to.
@@ -65,15 +55,15 @@ func (s *originSet) has(origin string) bool {
 // "host[:port]", which allows both http and https on it. By default every
 // origin is refused except the credential origin. An unusable origin is
 // logged and ignored.
-func (c *Client) AllowOrigin(origin string) {
-	candidates := []string{origin}
-	if !strings.Contains(origin, "://") {
-		candidates = []string{"https://" + origin, "http://" + origin}
+func (c *Client) AllowOrigin(allowed string) {
+	candidates := []string{allowed}
+	if !strings.Contains(allowed, "://") {
+		candidates = []string{"https://" + allowed, "http://" + allowed}
 	}
 	for _, candidate := range candidates {
-		o, err := Origin(candidate)
+		o, err := httpOrigin(candidate)
 		if err != nil {
-			c.log.Warn("fetch: origin not allowed", "origin", origin, "err", err)
+			c.log.Warn("fetch: origin not allowed", "origin", candidate, "err", err)
 			return
 		}
 		c.origins.add(o)
@@ -86,7 +76,7 @@ func (c *Client) AllowAnyOrigin() { c.origins.allowAny() }
 
 // Allowed reports whether requests to rawURL are allowed by the host policy.
 func (c *Client) Allowed(rawURL string) bool {
-	o, err := Origin(rawURL)
+	o, err := httpOrigin(rawURL)
 	return err == nil && c.origins.has(o)
 }
 
@@ -95,6 +85,6 @@ func (c *Client) sendsCredentials(rawURL string) bool {
 	if c.credOrigin == "" || len(c.opts.Headers) == 0 {
 		return false
 	}
-	o, err := Origin(rawURL)
+	o, err := httpOrigin(rawURL)
 	return err == nil && o == c.credOrigin
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"rsfs/fetch"
+	"rsfs/origin"
 	"rsfs/resourcesync"
 )
 
@@ -334,29 +335,17 @@ func resolve(base, ref string) string {
 	return b.ResolveReference(r).String()
 }
 
-// originOf returns scheme://host[:port] in lower case, without a default
-// port.
+// originOf returns u's origin in the canonical form of package origin.
 func originOf(u *url.URL) string {
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	port := u.Port()
-	if port == "" || (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		return scheme + "://" + host
-	}
-	return scheme + "://" + host + ":" + port
+	o, _ := origin.FromAuthority(u.Scheme, u.Host)
+	return o
 }
 
-// URLOrigin returns scheme://host[:port] of a URL as a Source's Origin
-// field holds it (lower case, no default port); "" if it does not parse.
+// URLOrigin returns the origin of a URL as a Source's Origin field holds it
+// (the canonical form of package origin); "" if it has none.
 func URLOrigin(raw string) string { return originOfString(raw) }
 
 func originOfString(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return originOf(u)
+	o, _ := origin.Of(raw)
+	return o
 }

@@ -1,0 +1,67 @@
+// Package origin gives a URL's origin (RFC 6454: scheme, host, port) one
+// canonical form, "scheme://host[:port]", used wherever rsfs stores or
+// compares origins: the host policy of fetch, a Source's origin, the path
+// mapping and snapshots of catalog. In that form the scheme and the host are
+// in lower case, user info is dropped, and the scheme's default port is left
+// out (http://example.org:80/x and HTTP://Example.org/ are both
+// "http://example.org").
+package origin
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ErrNoOrigin: the URL is relative or names no host.
+var ErrNoOrigin = errors.New("no scheme and host")
+
+// Of returns the canonical origin of an absolute URL.
+func Of(rawURL string) (string, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "", fmt.Errorf("origin of %q: %w", rawURL, err)
+	}
+	if u.Scheme == "" || u.Hostname() == "" {
+		return "", fmt.Errorf("origin of %q: %w", rawURL, ErrNoOrigin)
+	}
+	o, _ := FromAuthority(u.Scheme, u.Host)
+	return o, nil
+}
+
+// FromAuthority returns the canonical origin of a URL given its scheme and
+// its authority ("[user@]host[:port]", as it stands between "//" and the
+// path), and that origin's "host[:port]" alone. It does not validate: it is
+// for URIs already split, where it runs once per resource.
+func FromAuthority(scheme, authority string) (origin, hostPort string) {
+	scheme = strings.ToLower(scheme)
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	host, port := authority, ""
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 && !strings.Contains(authority[i:], "]") {
+		host, port = authority[:i], authority[i+1:]
+	}
+	host = strings.ToLower(host)
+	if port == "" || port == DefaultPort(scheme) {
+		hostPort = host
+	} else {
+		hostPort = host + ":" + port
+	}
+	return scheme + "://" + hostPort, hostPort
+}
+
+// DefaultPort returns the port a URL of scheme (in lower case) has when it
+// names none, or "" if rsfs knows no default for the scheme.
+func DefaultPort(scheme string) string {
+	switch scheme {
+	case "http", "ws":
+		return "80"
+	case "https", "wss":
+		return "443"
+	case "ftp":
+		return "21"
+	}
+	return ""
+}

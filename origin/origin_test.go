@@ -1,0 +1,56 @@
+package origin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestOf(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"http://example.org", "http://example.org"},
+		{"http://example.org:80/", "http://example.org"},
+		{"HTTP://Example.ORG/a/b?q=1#f", "http://example.org"},
+		{"https://example.org:443/", "https://example.org"},
+		{"https://example.org:80/", "https://example.org:80"},
+		{"http://example.org:443/", "http://example.org:443"},
+		{"https://example.org:8443/x", "https://example.org:8443"},
+		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"http://[::1]/x", "http://[::1]"},
+		{"http://[::1]:80/x", "http://[::1]"},
+		{"http://[::1]:8080", "http://[::1]:8080"},
+		{"http://[FE80::1]:8080", "http://[fe80::1]:8080"},
+		{"https://user:pw@Example.org/rs", "https://example.org"},
+		{"ftp://example.org:21/pub", "ftp://example.org"},
+		{"wss://example.org:443", "wss://example.org"},
+		{"gopher://example.org:70/", "gopher://example.org:70"},
+		{"http://example.org:/x", "http://example.org"},
+	} {
+		got, err := Of(tt.in)
+		require.NoError(t, err, tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+	}
+}
+
+func TestOfRejects(t *testing.T) {
+	for _, bad := range []string{"/relative/path", "example.org", "http://", "http://:80/", "::not a url", "http://bad host/", "mailto:a@example.org"} {
+		_, err := Of(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestFromAuthority(t *testing.T) {
+	for _, tt := range []struct{ scheme, authority, origin, hostPort string }{
+		{"http", "Example.org", "http://example.org", "example.org"},
+		{"HTTP", "example.org:80", "http://example.org", "example.org"},
+		{"https", "u:p@example.org:8443", "https://example.org:8443", "example.org:8443"},
+		{"http", "[::1]", "http://[::1]", "[::1]"},
+		{"http", "[::1]:8080", "http://[::1]:8080", "[::1]:8080"},
+		{"file", "", "file://", ""},
+	} {
+		o, hp := FromAuthority(tt.scheme, tt.authority)
+		assert.Equal(t, tt.origin, o, tt.scheme+"://"+tt.authority)
+		assert.Equal(t, tt.hostPort, hp, tt.scheme+"://"+tt.authority)
+	}
+}
