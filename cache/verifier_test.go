@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/resourcesync"
 )
 
 func blocksOf(data []byte, size int) [][]byte {
@@ -73,4 +75,23 @@ func TestVerifierWaitsForTheReadReachingTheEnd(t *testing.T) {
 	done, err = v.observe(2, blocks[2:], true)
 	assert.True(t, done)
 	assert.ErrorIs(t, err, ErrIntegrity)
+}
+
+func TestStrongestDigestPicksTheStrongestKnown(t *testing.T) {
+	h := func(alg, v string) resourcesync.Hash { return resourcesync.Hash{Alg: alg, Value: v} }
+	for _, tt := range []struct {
+		hs        []resourcesync.Hash
+		alg, want string
+	}{
+		{[]resourcesync.Hash{h("md5", "m"), h("sha-256", "s2"), h("sha-1", "s1")}, "sha-256", "s2"},
+		{[]resourcesync.Hash{h("sha-1", "s1"), h("md5", "m")}, "sha-1", "s1"},
+		{[]resourcesync.Hash{h("sha-512", "x"), h("md5", "m")}, "md5", "m"},
+	} {
+		d, ok := strongestDigest(tt.hs)
+		require.True(t, ok)
+		assert.Equal(t, tt.alg, d.alg)
+		assert.Equal(t, tt.want, d.want)
+	}
+	_, ok := strongestDigest([]resourcesync.Hash{h("sha-512", "x")})
+	assert.False(t, ok, "no known algorithm: nothing to verify against")
 }

@@ -1,9 +1,6 @@
 package cache
 
 import (
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"hash"
@@ -18,27 +15,20 @@ type digest struct {
 	new  func() hash.Hash
 }
 
-// hashAlgs lists the known algorithms, strongest first.
-var hashAlgs = []struct {
-	name string
-	new  func() hash.Hash
-}{
-	{"sha-256", sha256.New},
-	{"sha-1", sha1.New},
-	{"md5", md5.New},
-}
+// knownAlgs is resourcesync's table of known hash algorithms, weakest
+// first.
+var knownAlgs = resourcesync.HashAlgs()
 
 // strongestDigest picks the strongest known hash of hs; ok is false when
 // none is known.
 func strongestDigest(hs []resourcesync.Hash) (d digest, ok bool) {
-	for _, alg := range hashAlgs {
-		for _, h := range hs {
-			if h.Alg == alg.name {
-				return digest{alg: alg.name, want: h.Value, new: alg.new}, true
-			}
+	best := -1
+	for _, h := range hs {
+		if i := resourcesync.HashAlgIndex(h.Alg); i > best {
+			best, d = i, digest{alg: h.Alg, want: h.Value, new: knownAlgs[i].New}
 		}
 	}
-	return digest{}, false
+	return d, best >= 0
 }
 
 // check compares a computed sum with the published one.

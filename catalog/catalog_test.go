@@ -279,3 +279,12 @@ func TestPreSealChanges(t *testing.T) {
 func TestRecordIsCompact(t *testing.T) {
 	assert.Equal(t, uintptr(56), unsafe.Sizeof(fileRec{}), "records are the bulk of the catalog at scale")
 }
+
+// The codes of known hash algorithms are stored in snapshots: they must not
+// move when resourcesync's table changes.
+func TestHashAlgCodesAreStable(t *testing.T) {
+	assert.Equal(t, byte(1), algCode("md5"))
+	assert.Equal(t, byte(2), algCode("sha-1"))
+	assert.Equal(t, byte(3), algCode("sha-256"))
+	assert.Equal(t, algOther, algCode("sha-512"))
+}

@@ -7,29 +7,23 @@ import (
 	"rsfs/resourcesync"
 )
 
-// Hash algorithm codes in the arena. Known algorithms are stored as raw
-// digest bytes; anything else keeps its algorithm name and value as text.
-const (
-	algOther  byte = 0
-	algMD5    byte = 1
-	algSHA1   byte = 2
-	algSHA256 byte = 3
-)
+// Hash algorithm codes in the arena: a known algorithm (resourcesync's
+// table, weakest first) is stored under its index + 1 as raw digest bytes,
+// so a higher code is a stronger algorithm; anything else (algOther) keeps
+// its algorithm name and value as text.
+const algOther byte = 0
 
-var algNames = [...]string{algMD5: "md5", algSHA1: "sha-1", algSHA256: "sha-256"}
-var algSizes = [...]int{algMD5: 16, algSHA1: 20, algSHA256: 32}
+// knownAlgs is resourcesync's table of known hash algorithms.
+var knownAlgs = resourcesync.HashAlgs()
 
-func algCode(alg string) byte {
-	switch alg {
-	case "md5":
-		return algMD5
-	case "sha-1":
-		return algSHA1
-	case "sha-256":
-		return algSHA256
-	}
-	return algOther
-}
+// maxAlgCode is the highest code of a known algorithm.
+var maxAlgCode = byte(len(knownAlgs))
+
+func algCode(alg string) byte { return byte(resourcesync.HashAlgIndex(alg) + 1) }
+
+func algName(code byte) string { return knownAlgs[code-1].Name }
+
+func algSize(code byte) int { return knownAlgs[code-1].Size }
 
 // appendHashes packs hashes onto dst as: count, then per hash either code,
 // digest bytes (known algorithm with a lower-case hex value of the right
@@ -44,7 +38,7 @@ func appendHashes(dst []byte, hs []resourcesync.Hash) []byte {
 	}
 	dst = append(dst, byte(len(hs)))
 	for _, h := range hs {
-		if code := algCode(h.Alg); code != algOther && len(h.Value) == 2*algSizes[code] {
+		if code := algCode(h.Alg); code != algOther && len(h.Value) == 2*algSize(code) {
 			if out, ok := appendLowerHex(append(dst, code), h.Value); ok {
 				dst = out
 				continue
@@ -99,7 +93,7 @@ func hashBlobLen(b []byte) int {
 		code := b[pos]
 		pos++
 		if code != algOther {
-			pos += algSizes[code]
+			pos += algSize(code)
 			continue
 		}
 		pos += 1 + int(b[pos])
@@ -116,8 +110,8 @@ func decodeHashes(b []byte) []resourcesync.Hash {
 		code := b[pos]
 		pos++
 		if code != algOther {
-			size := algSizes[code]
-			hs = append(hs, resourcesync.Hash{Alg: algNames[code], Value: hex.EncodeToString(b[pos : pos+size])})
+			size := algSize(code)
+			hs = append(hs, resourcesync.Hash{Alg: algName(code), Value: hex.EncodeToString(b[pos : pos+size])})
 			pos += size
 			continue
 		}
@@ -141,7 +135,7 @@ func bestHash(b []byte) string {
 			if code > bestCode {
 				bestCode, bestPos = code, pos
 			}
-			pos += algSizes[code]
+			pos += algSize(code)
 			continue
 		}
 		pos += 1 + int(b[pos])
@@ -150,7 +144,7 @@ func bestHash(b []byte) string {
 	if bestCode == algOther {
 		return ""
 	}
-	return algNames[bestCode] + ":" + hex.EncodeToString(b[bestPos:bestPos+algSizes[bestCode]])
+	return algName(bestCode) + ":" + hex.EncodeToString(b[bestPos:bestPos+algSize(bestCode)])
 }
 
 // versionID is the content identity of a resource without a known hash.

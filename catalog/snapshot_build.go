@@ -84,10 +84,10 @@ func (c *Catalog) hashBlobValid(off uint32) bool {
 		code := b[pos]
 		pos++
 		switch {
-		case code > algSHA256:
+		case code > maxAlgCode:
 			return false
 		case code != algOther:
-			pos += algSizes[code]
+			pos += algSize(code)
 		default:
 			for range 2 {
 				if pos >= len(b) {

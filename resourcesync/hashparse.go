@@ -27,39 +27,6 @@ func (f hashFlags) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// hashSize is the digest size in bytes of the algorithms this package
-// normalises.
-func hashSize(alg string) int {
-	switch alg {
-	case "md5":
-		return 16
-	case "sha-1":
-		return 20
-	case "sha-256":
-		return 32
-	}
-	return 0
-}
-
-// knownAlg returns the canonical name of a known algorithm, avoiding an
-// allocation for the common ones.
-func knownAlg[T ~string | ~[]byte](alg T) string {
-	switch string(alg) {
-	case "md5":
-		return "md5"
-	case "sha-1":
-		return "sha-1"
-	case "sha-256":
-		return "sha-256"
-	}
-	for _, k := range [...]string{"md5", "sha-1", "sha-256"} {
-		if len(alg) == len(k) && strings.EqualFold(string(alg), k) {
-			return k
-		}
-	}
-	return ""
-}
-
 // ParseHashes parses a hash attribute: "alg:value" items separated by
 // whitespace (newlines included). md5, sha-1 and sha-256 values are returned
 // as lower-case hex; a base64 or base64url value of the right length is
@@ -106,11 +73,12 @@ func plainHash(s []byte) (alg string, value []byte, ok bool) {
 	if colon <= 0 {
 		return "", nil, false
 	}
-	if alg = knownAlg(s[:colon]); alg == "" {
+	known, ok := knownAlg(s[:colon])
+	if !ok {
 		return "", nil, false
 	}
-	value = s[colon+1:]
-	if len(value) != 2*hashSize(alg) {
+	alg, value = known.Name, s[colon+1:]
+	if len(value) != 2*known.Size {
 		return "", nil, false
 	}
 	for _, c := range value {
@@ -141,11 +109,11 @@ func parseHash[T ~string | ~[]byte](item T) (Hash, hashFlags, error) {
 		return Hash{}, 0, fmt.Errorf("hash %q is not alg:value", string(item))
 	}
 	alg, value := item[:colon], item[colon+1:]
-	name := knownAlg(alg)
-	if name == "" {
+	known, ok := knownAlg(alg)
+	if !ok {
 		return Hash{Alg: strings.ToLower(string(alg)), Value: string(value)}, 0, nil
 	}
-	size := hashSize(name)
+	name, size := known.Name, known.Size
 	if len(value) == 2*size && isHex(value) {
 		return Hash{Alg: name, Value: lowerHex(value)}, 0, nil
 	}
