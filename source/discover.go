@@ -341,10 +341,7 @@ func originOf(u *url.URL) string {
 	return o
 }
 
-// URLOrigin returns the origin of a URL as a Source's Origin field holds it
-// (the canonical form of package origin); "" if it has none.
-func URLOrigin(raw string) string { return originOfString(raw) }
-
+// originOfString is originOf of a URL given as text; "" if it has none.
 func originOfString(raw string) string {
 	o, _ := origin.Of(raw)
 	return o

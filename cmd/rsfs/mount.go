@@ -22,6 +22,7 @@ import (
 	"rsfs/fs"
 	"rsfs/mountutil"
 	"rsfs/notify"
+	"rsfs/remember"
 	"rsfs/source"
 )
 
@@ -183,7 +184,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	if mf.pollInterval > 0 {
 		go m.follower.Run(ctx)
 	}
-	go m.remember(ctx, 2*time.Minute)
+	go remember.Keep(ctx, m.stateDir, m.cat, m.follower, 2*time.Minute)
 	sub, err := startPush(ctx, mf, m.follower)
 	if err != nil {
 		slog.Error("push notifications", "err", err)
@@ -191,7 +192,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	slog.Info("unmounted", "dir", dir)
 	cancel()
-	saveSnapshot(m.stateDir, m.cat, m.follower)
+	remember.SaveLogged(m.stateDir, m.cat, m.follower)
 	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -228,28 +229,28 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	fsys := fs.New(fs.Config{
-		Catalog: l.cat,
+		Catalog: l.Catalog,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return l.src.OriginOf(r) },
-		Batch:   l.src.ReadDumpBatch,
+		Origin:  func(r *catalog.Resource) cache.Origin { return l.Source.OriginOf(r) },
+		Batch:   l.Source.ReadDumpBatch,
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})
-	follower := l.src.NewFollower(l.cat, source.FollowOptions{
+	follower := l.Source.NewFollower(l.Catalog, source.FollowOptions{
 		Interval: mf.pollInterval,
 		Effects:  fsys.Notify,
 		Held:     func() bool { return mountutil.Held(dir) },
-	}, l.positions)
-	if err := catchUp(cmd.Context(), l, follower); err != nil {
+	}, l.Positions)
+	if err := l.CatchUp(cmd.Context(), follower); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
-	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(l.src.Origin, mf.allowOther))
+	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(l.Source.Origin, mf.allowOther))
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	m := &mountedFS{fsys: fsys, server: server, follower: follower, cat: l.cat, blocks: blocks, stateDir: stateDir}
-	if l.positions == nil {
-		go saveSnapshot(stateDir, l.cat, follower) // a fresh load: remember it at once
+	m := &mountedFS{fsys: fsys, server: server, follower: follower, cat: l.Catalog, blocks: blocks, stateDir: stateDir}
+	if l.Fresh() {
+		go remember.SaveLogged(stateDir, l.Catalog, follower) // remember it at once
 	}
 	return m, nil
 }
@@ -261,46 +262,13 @@ func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 	// at once: on small files the round trip, not the bandwidth, is the cost.
 	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32}
 	if stateDir != "" {
-		cfg.DiskDir, cfg.DiskMaxBytes = filepath.Join(stateDir, "blocks"), mf.sizes.disk
+		cfg.DiskDir, cfg.DiskMaxBytes = remember.BlocksDir(stateDir), mf.sizes.disk
 	}
 	c, err := cache.NewWithDisk(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("disk cache: %w", err)
 	}
 	return c, nil
-}
-
-// catchUp brings a catalog restored from a snapshot up to date before the
-// mount is ready: one poll through the Change Lists, or a reload when the
-// Source's capabilities changed.
-func catchUp(ctx context.Context, l *loaded, f *source.Follower) error {
-	switch {
-	case l.reload:
-		return f.Reload(ctx)
-	case l.catchUp:
-		start := time.Now()
-		err := f.Poll(ctx)
-		slog.Info("caught up through the Change Lists", "took", time.Since(start).Round(time.Millisecond), "changes", f.Stats().Applied)
-		return err
-	}
-	return nil
-}
-
-// remember saves the snapshot every interval while changes were applied,
-// until ctx ends.
-func (m *mountedFS) remember(ctx context.Context, interval time.Duration) {
-	last := m.follower.Stats()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
-		if st := m.follower.Stats(); st.Applied != last.Applied || st.Reloads != last.Reloads {
-			saveSnapshot(m.stateDir, m.cat, m.follower)
-			last = st
-		}
-	}
 }
 
 // detachLogs sends a background mount's output to its log file and returns

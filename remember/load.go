@@ -1,0 +1,112 @@
+package remember
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/source"
+)
+
+// Loaded is a Source and its catalog, ready to mount.
+type Loaded struct {
+	Source  *source.Source
+	Catalog *catalog.Catalog
+	// Positions are the change positions from the snapshot; nil when the
+	// catalog was read from the Resource Lists.
+	Positions map[string]source.Position
+	// NeedsCatchUp: the catalog came from a snapshot and the Source is
+	// reachable, so CatchUp has work to do before the mount is ready.
+	NeedsCatchUp bool
+	// Reload: the Source's resource sets changed since the snapshot, so
+	// catching up reloads them.
+	Reload bool
+}
+
+// Fresh reports whether the catalog was read from the Resource Lists, so
+// that it is worth saving at once.
+func (l *Loaded) Fresh() bool { return l.Positions == nil }
+
+// Load discovers the Source at rawURL and builds its catalog from the
+// snapshot in the state directory dir ("" for none) or from the Resource
+// Lists, as the package documentation says. progress sees the Resource
+// Lists being read.
+func Load(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
+	src, discoverErr := source.Discover(ctx, rawURL, opts)
+	snap := readSnapshot(dir)
+	switch {
+	case discoverErr != nil && snap == nil:
+		return nil, discoverErr
+	case discoverErr != nil:
+		slog.Warn("the Source is unreachable; mounting from the snapshot: cached files read, others fail with EIO until it is back",
+			"err", discoverErr, "snapshot", SnapshotPath(dir))
+		return &Loaded{Source: source.Restore(snap.state, opts), Catalog: snap.cat, Positions: snap.state.Positions}, nil
+	case snap != nil && src.Origin == snap.state.Origin:
+		src.AllowSavedMirrors(snap.state)
+		l := &Loaded{Source: src, Catalog: snap.cat, Positions: snap.state.Positions, NeedsCatchUp: true}
+		if src.SameSets(snap.state) {
+			src.AdoptListedAt(snap.state)
+		} else {
+			slog.Info("the Source's capabilities changed since the snapshot; reloading")
+			l.Reload = true
+		}
+		return l, nil
+	}
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	st, err := src.Load(ctx, cat, progress)
+	if err != nil {
+		return nil, err
+	}
+	slog.Info("source loaded", "resources", cat.Len(), "lists", st.Lists, "skipped_packages", st.SkippedPackages, "took", st.Duration.Round(time.Millisecond))
+	return &Loaded{Source: src, Catalog: cat}, nil
+}
+
+// CatchUp brings a catalog restored from a snapshot up to date through f
+// (a follower of l's Source and catalog): one poll through the Change
+// Lists, or a reload when the Source's resource sets changed. It does
+// nothing for a fresh catalog or an unreachable Source.
+func (l *Loaded) CatchUp(ctx context.Context, f *source.Follower) error {
+	switch {
+	case l.Reload:
+		return f.Reload(ctx)
+	case l.NeedsCatchUp:
+		start := time.Now()
+		err := f.Poll(ctx)
+		slog.Info("caught up through the Change Lists", "took", time.Since(start).Round(time.Millisecond), "changes", f.Stats().Applied)
+		return err
+	}
+	return nil
+}
+
+type snapshot struct {
+	cat   *catalog.Catalog
+	state *source.State
+}
+
+// readSnapshot returns the remembered catalog, or nil (a damaged snapshot
+// is logged and ignored: the Resource Lists are read instead). Its origin is
+// the one saved: Load compares it with the Source's, which discovery learns
+// from the documents, not from the URL.
+func readSnapshot(dir string) *snapshot {
+	if dir == "" {
+		return nil
+	}
+	path := SnapshotPath(dir)
+	start := time.Now()
+	cat, data, err := catalog.LoadSnapshot(path, catalog.Options{})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		var st *source.State
+		if st, err = source.DecodeState(data); err == nil {
+			slog.Info("catalog loaded from snapshot", "resources", cat.Len(), "took", time.Since(start).Round(time.Millisecond))
+			return &snapshot{cat: cat, state: st}
+		}
+	}
+	slog.Warn("snapshot not used", "path", path, "err", err)
+	return nil
+}

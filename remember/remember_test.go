@@ -1,0 +1,200 @@
+package remember
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/catalog"
+	"rsfs/fetch"
+	"rsfs/source"
+	"rsfs/tests/sourcetest"
+)
+
+func TestDir(t *testing.T) {
+	// printf %s URL | sha256sum | cut -c1-16
+	const url = "http://example.org/.well-known/resourcesync"
+	const name = "997d30b7a6586a94"
+
+	dir, err := Dir("/var/tmp/rsfs", url)
+	require.NoError(t, err)
+	assert.Equal(t, "/var/tmp/rsfs/"+name, dir)
+
+	t.Setenv("XDG_CACHE_HOME", "/home/u/.cache")
+	dir, err = Dir("", url)
+	require.NoError(t, err)
+	assert.Equal(t, "/home/u/.cache/rsfs/"+name, dir)
+
+	dir, err = Dir(None, url)
+	require.NoError(t, err)
+	assert.Equal(t, "", dir, "remembering off")
+
+	other, err := Dir("/var/tmp/rsfs", "https://example.org/")
+	require.NoError(t, err)
+	assert.Equal(t, "/var/tmp/rsfs/8198d1bac40a1033", other)
+}
+
+func testOptions() source.Options {
+	return source.Options{Client: fetch.New(fetch.Options{Retries: -1, Timeout: 5 * time.Second})}
+}
+
+func startSource(t *testing.T, cfg sourcetest.Config) *sourcetest.Source {
+	t.Helper()
+	src, err := sourcetest.Start(cfg)
+	require.NoError(t, err)
+	t.Cleanup(src.Close)
+	return src
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func load(t *testing.T, dir, url string) *Loaded {
+	t.Helper()
+	l, err := Load(ctx(t), dir, url, testOptions(), nil)
+	require.NoError(t, err)
+	return l
+}
+
+func follower(l *Loaded) *source.Follower {
+	return l.Source.NewFollower(l.Catalog, source.FollowOptions{}, l.Positions)
+}
+
+// size returns the size the catalog shows for uri, or -1 if it has none.
+func size(t *testing.T, cat *catalog.Catalog, uri string) int64 {
+	t.Helper()
+	id, ok := cat.ByURI(uri)
+	if !ok {
+		return -1
+	}
+	a, ok := cat.Attr(id)
+	require.True(t, ok)
+	return a.Size
+}
+
+func TestRemembersAndCatchesUp(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 30})
+	dir := t.TempDir()
+
+	l := load(t, dir, src.URL())
+	assert.True(t, l.Fresh())
+	assert.False(t, l.NeedsCatchUp)
+	assert.Equal(t, 30, l.Catalog.Len())
+	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+
+	res := src.Resources()
+	updated, deleted := res[3], res[4]
+	require.NoError(t, src.Update(updated.URI, []byte("changed\n")))
+	require.NoError(t, src.Delete(deleted.URI))
+	src.ResetCounters()
+
+	l = load(t, dir, src.URL())
+	remembered := src.Counters().Docs
+	assert.False(t, l.Fresh())
+	assert.True(t, l.NeedsCatchUp)
+	assert.False(t, l.Reload)
+	assert.Equal(t, updated.Size, size(t, l.Catalog, updated.URI), "the snapshot's version, before catching up")
+	assert.Equal(t, deleted.Size, size(t, l.Catalog, deleted.URI))
+
+	require.NoError(t, l.CatchUp(ctx(t), follower(l)))
+	assert.Equal(t, int64(len("changed\n")), size(t, l.Catalog, updated.URI))
+	assert.Equal(t, int64(-1), size(t, l.Catalog, deleted.URI))
+	assert.Equal(t, 29, l.Catalog.Len())
+
+	src.ResetCounters()
+	load(t, t.TempDir(), src.URL())
+	assert.Less(t, remembered, src.Counters().Docs, "the remembered load read no Resource List")
+}
+
+func TestSourceDownMountsFromSnapshot(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 12})
+	dir := t.TempDir()
+	l := load(t, dir, src.URL())
+	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	src.Close()
+
+	l = load(t, dir, src.URL())
+	assert.False(t, l.Fresh())
+	assert.False(t, l.NeedsCatchUp, "nothing to catch up from")
+	assert.Equal(t, 12, l.Catalog.Len())
+	require.NoError(t, l.CatchUp(ctx(t), follower(l)), "catching up does nothing")
+
+	_, err := Load(ctx(t), t.TempDir(), src.URL(), testOptions(), nil)
+	assert.Error(t, err, "no snapshot and no Source")
+}
+
+func TestSnapshotNotUsed(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 12})
+	other := startSource(t, sourcetest.Config{Resources: 5})
+
+	damaged := t.TempDir()
+	require.NoError(t, os.WriteFile(SnapshotPath(damaged), []byte("not a snapshot"), 0o600))
+	l := load(t, damaged, src.URL())
+	assert.True(t, l.Fresh(), "a damaged snapshot: the Resource Lists are read")
+	assert.Equal(t, 12, l.Catalog.Len())
+
+	elsewhere := t.TempDir()
+	lo := load(t, elsewhere, other.URL())
+	require.NoError(t, Save(elsewhere, lo.Catalog, follower(lo)))
+	l = load(t, elsewhere, src.URL())
+	assert.True(t, l.Fresh(), "a snapshot of another origin is not used")
+	assert.Equal(t, 12, l.Catalog.Len())
+
+	l = load(t, "", src.URL())
+	assert.True(t, l.Fresh(), "remembering off")
+	require.NoError(t, Save("", l.Catalog, follower(l)))
+}
+
+func TestReloadWhenSetsChanged(t *testing.T) {
+	one := startSource(t, sourcetest.Config{Resources: 10})
+	dir := t.TempDir()
+	l := load(t, dir, one.URL())
+	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	addr := one.URL()[len("http://") : len(one.URL())-1]
+	one.Close()
+
+	two := startSource(t, sourcetest.Config{Addr: addr, Resources: 16, ResourceSets: 2})
+	require.Equal(t, one.URL(), two.URL())
+	l = load(t, dir, two.URL())
+	assert.True(t, l.Reload)
+	assert.Equal(t, 10, l.Catalog.Len(), "the snapshot, before catching up")
+	require.NoError(t, l.CatchUp(ctx(t), follower(l)))
+	assert.Equal(t, 16, l.Catalog.Len())
+}
+
+func TestKeepSavesWhenChangesWereApplied(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 8})
+	dir := t.TempDir()
+	l := load(t, dir, src.URL())
+	f := follower(l)
+	c, cancel := context.WithCancel(ctx(t))
+	done := make(chan struct{})
+	go func() { Keep(c, dir, l.Catalog, f, 10*time.Millisecond); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	time.Sleep(50 * time.Millisecond)
+	_, err := os.Stat(SnapshotPath(dir))
+	assert.ErrorIs(t, err, os.ErrNotExist, "no changes: nothing saved")
+
+	_, err = src.Create("/new.txt", []byte("new\n"))
+	require.NoError(t, err)
+	require.NoError(t, f.Poll(ctx(t)))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(SnapshotPath(dir)); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the snapshot was not saved")
+		time.Sleep(10 * time.Millisecond)
+	}
+	l = load(t, dir, src.URL())
+	assert.False(t, l.Fresh())
+	assert.Equal(t, 9, l.Catalog.Len(), "the saved catalog holds the change")
+}

@@ -1,0 +1,57 @@
+package remember
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/source"
+)
+
+// Save writes cat and f's change positions to the snapshot in the state
+// directory dir, atomically. With dir "" it does nothing.
+func Save(dir string, cat *catalog.Catalog, f *source.Follower) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	start := time.Now()
+	err := f.Snapshot(func(state []byte) error { return cat.SaveSnapshot(SnapshotPath(dir), state) })
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	slog.Debug("snapshot saved", "resources", cat.Len(), "took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// SaveLogged is Save that logs a failure: a snapshot not saved costs the
+// next mount a full load, not this one anything.
+func SaveLogged(dir string, cat *catalog.Catalog, f *source.Follower) {
+	if err := Save(dir, cat, f); err != nil {
+		slog.Warn("snapshot not saved", "err", err)
+	}
+}
+
+// Keep saves the snapshot every interval in which f applied changes or
+// reloaded, until ctx ends.
+func Keep(ctx context.Context, dir string, cat *catalog.Catalog, f *source.Follower, interval time.Duration) {
+	last := f.Stats()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if st := f.Stats(); st.Applied != last.Applied || st.Reloads != last.Reloads {
+			SaveLogged(dir, cat, f)
+			last = st
+		}
+	}
+}
