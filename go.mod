@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/hanwen/go-fuse/v2 v2.12.1
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/klauspost/compress v1.20.3
 	github.com/minio/zipindex v0.4.0
 	github.com/spf13/cobra v1.10.2

@@ -195,11 +195,7 @@ func (c *Cache) Stats() Stats {
 func (c *Cache) peek(k blockKey) ([]byte, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.lru.entries[k]
-	if !ok {
-		return nil, false
-	}
-	return e.data, true
+	return c.lru.peek(k)
 }
 
 // cachedOrFilling reports whether a block is cached or being filled.

@@ -1,10 +1,12 @@
 package zipindex
 
 import (
-	"container/list"
+	"math"
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // DefaultCheckpointBytes bounds the process-wide checkpoint cache.
@@ -15,13 +17,20 @@ var defaultCheckpoints = NewCheckpointCache(DefaultCheckpointBytes)
 // CheckpointCache keeps inflate checkpoints (a deflate block boundary and the
 // 32 KiB window before it) of large deflated members, bounded by bytes and
 // evicted least recently used first. It is safe for concurrent use and may
-// be shared by packages.
+// be shared by packages. simplelru keeps the recency order; its eviction
+// callback keeps the byte count and the per-member index.
 type CheckpointCache struct {
 	mu      sync.Mutex
 	max     int64
 	used    int64
-	lru     list.List // of *checkpoint, most recent first
-	members map[memberKey][]*checkpoint
+	lru     *simplelru.LRU[checkpointKey, *checkpoint]
+	members map[memberKey][]*checkpoint // sorted by out
+}
+
+// checkpointKey names a checkpoint: its member and uncompressed offset.
+type checkpointKey struct {
+	member memberKey
+	out    int64
 }
 
 // memberKey names a member of an opened package.
@@ -36,7 +45,6 @@ type checkpoint struct {
 	inBits int64
 	out    int64
 	window []byte
-	elem   *list.Element
 }
 
 // checkpointOverhead approximates a checkpoint's bookkeeping bytes.
@@ -44,7 +52,14 @@ const checkpointOverhead = 128
 
 // NewCheckpointCache returns a cache holding up to maxBytes of checkpoints.
 func NewCheckpointCache(maxBytes int64) *CheckpointCache {
-	return &CheckpointCache{max: maxBytes, members: map[memberKey][]*checkpoint{}}
+	c := &CheckpointCache{max: maxBytes, members: map[memberKey][]*checkpoint{}}
+	// The count bound is never reached: add evicts by bytes.
+	lru, err := simplelru.NewLRU(math.MaxInt, c.dropped)
+	if err != nil {
+		panic(err) // only for a size <= 0
+	}
+	c.lru = lru
+	return c
 }
 
 // Bytes reports the bytes held.
@@ -78,7 +93,7 @@ func (c *CheckpointCache) nearest(key memberKey, off int64) (resumePoint, bool) 
 		return resumePoint{}, false
 	}
 	cp := cps[i]
-	c.lru.MoveToFront(cp.elem)
+	c.lru.Get(checkpointKey{key, cp.out}) // most recently used
 	return resumePoint{cp.inBits, cp.out, cp.window}, true
 }
 
@@ -102,11 +117,11 @@ func (c *CheckpointCache) add(key memberKey, inBits, out int64, window []byte) {
 		return
 	}
 	cp := &checkpoint{key: key, inBits: inBits, out: out, window: window}
-	cp.elem = c.lru.PushFront(cp)
+	c.lru.Add(checkpointKey{key, out}, cp)
 	c.members[key] = insertAt(cps, i, cp)
 	c.used += cost(cp)
 	for c.used > c.max && c.lru.Len() > 0 {
-		c.evict(c.lru.Back().Value.(*checkpoint))
+		c.lru.RemoveOldest()
 	}
 }
 
@@ -117,15 +132,14 @@ func (c *CheckpointCache) forget(pkg uint64) {
 	for key, cps := range c.members {
 		if key.pkg == pkg {
 			for _, cp := range slices.Clone(cps) {
-				c.evict(cp)
+				c.lru.Remove(checkpointKey{key, cp.out})
 			}
 		}
 	}
 }
 
-// evict removes cp.
-func (c *CheckpointCache) evict(cp *checkpoint) {
-	c.lru.Remove(cp.elem)
+// dropped accounts for a checkpoint leaving the LRU, whatever the reason.
+func (c *CheckpointCache) dropped(_ checkpointKey, cp *checkpoint) {
 	c.used -= cost(cp)
 	cps := c.members[cp.key]
 	i := sort.Search(len(cps), func(i int) bool { return cps[i].out >= cp.out })

@@ -72,3 +72,36 @@ func TestSmallCheckpointCacheStaysCorrect(t *testing.T) {
 	}
 	assert.Positive(t, cache.Len())
 }
+
+func TestCheckpointCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	win := make([]byte, 1000)
+	per := int64(len(win) + checkpointOverhead)
+	c := NewCheckpointCache(3 * per) // room for three
+	m1, m2 := memberKey{pkg: 1, member: 0}, memberKey{pkg: 2, member: 0}
+	c.add(m1, 0, 100, win)
+	c.add(m1, 0, 200, win)
+	c.add(m2, 0, 100, win)
+	assert.Equal(t, 3*per, c.Bytes())
+
+	rp, ok := c.nearest(m1, 150) // m1@100 is now the most recent; m1@200 the least
+	require.True(t, ok)
+	assert.Equal(t, int64(100), rp.out)
+	c.add(m1, 0, 300, win)
+	assert.Equal(t, 3, c.Len())
+	assert.Equal(t, 3*per, c.Bytes())
+	rp, _ = c.nearest(m1, 250)
+	assert.Equal(t, int64(100), rp.out, "m1@200 was evicted")
+	assert.True(t, c.covered(m1, 300, 10))
+
+	c.add(m1, 0, 300, win) // already there: nothing changes
+	assert.Equal(t, 3, c.Len())
+
+	c.forget(1)
+	assert.Equal(t, 1, c.Len())
+	assert.Equal(t, per, c.Bytes())
+	_, ok = c.nearest(m1, 1000)
+	assert.False(t, ok)
+	rp, ok = c.nearest(m2, 1000)
+	require.True(t, ok)
+	assert.Equal(t, int64(100), rp.out)
+}
