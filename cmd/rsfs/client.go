@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fetch"
+	"rsfs/origin"
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
@@ -39,8 +39,8 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 
 // client builds the HTTP client for the Source at rawURL.
 func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
+	credOrigin, err := origin.Of(rawURL)
+	if err != nil {
 		return nil, fmt.Errorf("%q is not an http(s) URL", rawURL)
 	}
 	headers := http.Header{}
@@ -66,7 +66,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 		Timeout:          f.timeout,
 		Retries:          retries,
 		Headers:          headers,
-		CredentialOrigin: u.Scheme + "://" + u.Host,
+		CredentialOrigin: credOrigin,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)
