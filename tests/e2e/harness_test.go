@@ -148,6 +148,9 @@ func (m *mounted) unmount(t *testing.T) {
 	}
 }
 
+// path is rel under the mount point.
+func (m *mounted) path(rel string) string { return filepath.Join(m.dir, rel) }
+
 // isMountPoint reports whether dir is in /proc/self/mounts.
 func isMountPoint(dir string) bool {
 	data, err := os.ReadFile("/proc/self/mounts")
