@@ -20,6 +20,7 @@ type Cache struct {
 	log                  *slog.Logger
 	prefetchSlots        chan struct{}
 	maxPendingHashBlocks int
+	verifyWholeBelow     int64
 
 	disk           *diskStore // nil without a disk cache
 	maxWarmWorkers int
@@ -29,6 +30,9 @@ type Cache struct {
 	lru     *byteLRU
 	flights map[blockKey]*flight
 	warm    warmState // guarded by mu
+	wholes  map[string]*wholeFlight
+
+	vers *versions
 
 	hits, misses, fills, fillErrors, prefetches, streamed, drops, warms, warmSkips atomic.Uint64
 }
@@ -95,15 +99,26 @@ func newMemoryCache(cfg Config) *Cache {
 		log:                  cfg.Logger,
 		prefetchSlots:        make(chan struct{}, cfg.PrefetchConcurrency),
 		maxPendingHashBlocks: 4*cfg.ReadAhead + 64,
+		verifyWholeBelow:     cfg.VerifyWholeBelow,
 		maxWarmWorkers:       max(1, cfg.PrefetchConcurrency/2),
 		warmBudget:           cfg.MaxBytes / 4,
 		lru:                  newByteLRU(cfg.MaxBytes),
 		flights:              make(map[blockKey]*flight),
+		wholes:               make(map[string]*wholeFlight),
+		vers:                 newVersions(),
 	}
 }
 
 // BlockSize returns the size of an aligned block.
 func (c *Cache) BlockSize() int { return c.blockSize }
+
+// VerifyWholeBelow returns the size up to which a content with a published
+// hash is verified whole before its first byte is served.
+func (c *Cache) VerifyWholeBelow() int64 { return c.verifyWholeBelow }
+
+// Bad reports whether version id failed verification on every copy: its
+// reads fail until the catalog names a new version.
+func (c *Cache) Bad(id string) bool { return c.vers.badErr(id) != nil }
 
 // Get returns block `block` of content id. On a miss it calls fill exactly
 // once however many callers wait; the fill runs on a context detached from

@@ -29,8 +29,12 @@ func (f *File) fetchBlock(ctx context.Context, b int64) ([]byte, error) {
 		if err == nil || !errors.Is(err, ErrIntegrity) {
 			return data, err
 		}
-		alt, ok := f.origin.(Alternates)
-		if !ok || !alt.SkipCopy() {
+		if !f.skipCopy() {
+			var m *hashMismatch
+			if errors.As(err, &m) {
+				// A one-block content no copy of which matches: bad.
+				f.c.vers.markBad(f.content.ID, err)
+			}
 			return data, err
 		}
 		f.c.log.Warn("integrity check failed; trying the next copy", "uri", f.content.Name, "block", b, "err", err)
@@ -95,6 +99,10 @@ func (f *File) readBlockFrom(r io.Reader, b int64, atEnd bool) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if err := f.c.vers.checkBlock(f.content.Name, f.content.ID, b, data); err != nil {
+		f.c.log.Error("block differs from the verified version", "uri", f.content.Name, "block", b)
+		return nil, err
+	}
 	return data, nil
 }
 
@@ -148,19 +156,26 @@ func (f *File) claimFollowing(b int64) []*flight {
 
 // continueStream reads blocks first, first+1, ... from a stream that
 // continues past its fill and completes their claims; unclaimed blocks are
-// read past. Each block must arrive within the fill timeout. On failure the
+// read past. Each block must arrive within the fill timeout, if one is set. On failure the
 // failing block gets the error (when it is an integrity error) and the rest
 // are released so that their waiters fetch them themselves.
 func (f *File) continueStream(rc io.ReadCloser, cancel context.CancelFunc, first int64, claims []*flight) {
-	watchdog := time.AfterFunc(f.c.fillTimeout, cancel)
+	var watchdog *time.Timer
+	if f.c.fillTimeout > 0 {
+		watchdog = time.AfterFunc(f.c.fillTimeout, cancel)
+	}
 	defer func() {
-		watchdog.Stop()
+		if watchdog != nil {
+			watchdog.Stop()
+		}
 		rc.Close()
 		cancel()
 	}()
 	for i, claim := range claims {
 		b := first + int64(i)
-		watchdog.Reset(f.c.fillTimeout)
+		if watchdog != nil {
+			watchdog.Reset(f.c.fillTimeout)
+		}
 		data, err := f.readBlockFrom(rc, b, b == f.lastBlock)
 		if err != nil {
 			f.releaseClaims(b, claims[i:], err)

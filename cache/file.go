@@ -34,6 +34,11 @@ type File struct {
 	seq      sequence
 	emptyErr error
 	emptyOK  bool
+	// failed ends the File: once a read met bytes that disagree with the
+	// published content, or found the version gone, every later read fails
+	// with the same error, so a reader never gets a mixed copy (the
+	// kernel retries a failed read ahead; that retry must fail too).
+	failed error
 }
 
 // Open returns a File reading content from origin through the cache.
@@ -66,6 +71,20 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if f.isClosed() {
 		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, errClosed)
 	}
+	n, err := f.readAt(ctx, p, off)
+	if err != nil && endsFile(err) {
+		f.fail(err)
+	}
+	return n, err
+}
+
+func (f *File) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+	if err := f.failure(); err != nil {
+		return 0, err
+	}
+	if err := f.c.vers.badErr(f.content.ID); err != nil {
+		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, err)
+	}
 	if f.content.Size == 0 {
 		if err := f.checkEmpty(); err != nil {
 			return 0, err
@@ -78,6 +97,12 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	whole := f.verifiesWhole()
+	if whole {
+		if err := f.verifyWhole(ctx); err != nil {
+			return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, err)
+		}
+	}
 	end := min(off+int64(len(p)), f.content.Size)
 	first, last := f.blockOf(off), f.blockOf(end-1)
 	f.notePosition(off, end)
@@ -86,13 +111,30 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 		return 0, err
 	}
 	n := copyBlocks(p[:end-off], blocks, off-first*int64(f.c.blockSize))
-	if err := f.verifyPass(first, blocks, end == f.content.Size); err != nil {
-		return 0, err
+	if !whole {
+		if err := f.verifyPass(first, blocks, end == f.content.Size); err != nil {
+			return 0, err
+		}
 	}
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// fail ends the File with err (the first such error is kept).
+func (f *File) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failed == nil {
+		f.failed = err
+	}
+}
+
+func (f *File) failure() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failed
 }
 
 // Close stops the File's prefetches. Reads after Close fail.
@@ -167,6 +209,10 @@ func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
 	}
 	f.c.DropContent(f.content.ID)
 	f.logMismatch(err)
+	// This reader has had bytes of the bad copy: its File fails from now
+	// on. The other copies are verified whole for the next readers; with
+	// none left, the version is bad.
+	f.c.startWhole(f, err)
 	return err
 }
 

@@ -75,7 +75,8 @@ func TestSmallContentHashMismatchCachesNothing(t *testing.T) {
 	st := c.Stats()
 	assert.Equal(t, 0, st.Blocks)
 	assert.Equal(t, int64(0), st.Bytes)
-	assert.Equal(t, int64(2), origin.calls.Load(), "nothing cached: each read fetches again")
+	assert.Equal(t, int64(1), origin.calls.Load(), "a version no copy of which verifies is bad: not fetched again")
+	assert.True(t, c.Bad("v1"))
 	assert.Contains(t, logs.String(), "content hash mismatch")
 	assert.Contains(t, logs.String(), "uri=http://x/bad")
 }
@@ -186,7 +187,7 @@ func TestLargeContentCorrectHashPasses(t *testing.T) {
 }
 
 func TestLargeContentWrongHashFailsTheLastRead(t *testing.T) {
-	c, logs := newTestCache(t, Config{})
+	c, logs := newTestCache(t, Config{VerifyWholeBelow: -1}) // streamed
 	data := randomBytes(10*testBlock+77, 7)
 	size := int64(len(data))
 	f := c.Open(Content{ID: "v1", Name: "http://x/big", Size: size, Hashes: wrongSHA256()}, &memOrigin{data: data})
@@ -226,15 +227,17 @@ func TestOutOfOrderReadsStillVerify(t *testing.T) {
 		hashes []resourcesync.Hash
 	}{{"correct", sha256Of(data)}, {"wrong", wrongSHA256()}} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := newTestCache(t, Config{})
+			c, _ := newTestCache(t, Config{VerifyWholeBelow: -1}) // streamed
 			f := c.Open(Content{ID: "v1", Name: "u", Size: size, Hashes: tc.hashes}, &memOrigin{data: data})
 			defer f.Close()
 			buf := make([]byte, half)
 			for i, off := range offs {
 				n, err := f.ReadAt(testCtx(t), buf, off)
-				// The pass completes with the read of block 6 (second-last read).
-				if tc.name == "wrong" && i == len(offs)-2 {
+				// The pass completes with the read of block 6 (second-last
+				// read); from then on every read of the File fails.
+				if tc.name == "wrong" && i >= len(offs)-2 {
 					require.ErrorIs(t, err, ErrIntegrity, "read %d at %d", i, off)
+					assert.Equal(t, 0, n)
 					continue
 				}
 				require.NoError(t, err, "read %d at %d", i, off)
@@ -308,7 +311,7 @@ func TestServerIgnoringRangeFillsFollowingBlocks(t *testing.T) {
 		require.NoError(t, err, "read %d", i)
 	}
 	assert.Equal(t, data, got)
-	assert.Equal(t, int64(1), origin.calls.Load(), "one stream serves every block")
+	assert.Equal(t, int64(1), origin.calls.Load(), "one stream serves every block: %v", origin.offsets())
 	assert.Equal(t, uint64(20), c.Stats().Streamed)
 }
 

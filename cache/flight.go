@@ -74,9 +74,13 @@ func (c *Cache) lookupOrStart(k blockKey, fill func(context.Context) ([]byte, er
 }
 
 // startLocked registers a flight for k and runs fill in its own goroutine on
-// a detached context bounded by the fill timeout. c.mu must be held.
+// a detached context bounded by the fill timeout, if there is one. c.mu
+// must be held.
 func (c *Cache) startLocked(k blockKey, fill func(context.Context) ([]byte, error)) *flight {
-	ctx, cancel := context.WithTimeout(context.Background(), c.fillTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
+	if c.fillTimeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), c.fillTimeout)
+	}
 	f := newFlight(cancel)
 	c.flights[k] = f
 	go func() {

@@ -1,0 +1,129 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// maxVersions bounds the versions remembered as bad or verified; the
+// oldest is forgotten first (a forgotten bad version is verified again,
+// and fails again, on its next read).
+const maxVersions = 4096
+
+// versions remembers what whole-content verification found, per content
+// id (a version): a version no copy of which matched the published hash is
+// bad, and every later read of it fails until the catalog names a new
+// version (a new id); a version that matched keeps the sha-256 of each of
+// its blocks, so that a block fetched again after eviction is checked
+// against the bytes that were verified.
+type versions struct {
+	mu    sync.Mutex
+	bad   map[string]error
+	good  map[string][][sha256.Size]byte
+	order []string // ids in the order they were remembered, for eviction
+}
+
+func newVersions() *versions {
+	return &versions{bad: map[string]error{}, good: map[string][][sha256.Size]byte{}}
+}
+
+// badErr returns the error a bad version's reads fail with, or nil.
+func (v *versions) badErr(id string) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.bad[id]
+}
+
+// markBad records that no copy of version id matched its published hash.
+func (v *versions) markBad(id string, cause error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.good, id)
+	v.bad[id] = fmt.Errorf("%w: this version failed verification on every copy, reads fail until the Source publishes a new one: %w", ErrIntegrity, cause)
+	v.remember(id)
+}
+
+// markGood records the block sums of a version that passed verification.
+func (v *versions) markGood(id string, sums [][sha256.Size]byte) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.bad, id)
+	v.good[id] = sums
+	v.remember(id)
+}
+
+// verified reports whether version id passed whole verification.
+func (v *versions) verified(id string) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.good[id]
+	return ok
+}
+
+// forget drops what is known of version id.
+func (v *versions) forget(id string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.bad, id)
+	delete(v.good, id)
+}
+
+// checkBlock compares a fetched block of a verified version with the sum
+// recorded when it was verified. Unverified versions pass.
+func (v *versions) checkBlock(uri, id string, b int64, data []byte) error {
+	v.mu.Lock()
+	sums, ok := v.good[id]
+	v.mu.Unlock()
+	if !ok || b < 0 || b >= int64(len(sums)) {
+		return nil
+	}
+	if sha256.Sum256(data) != sums[b] {
+		return fmt.Errorf("%w: %s: block %d differs from the bytes verified earlier", ErrIntegrity, uri, b)
+	}
+	return nil
+}
+
+// remember appends id to the eviction order and evicts the oldest entries
+// beyond maxVersions. v.mu must be held.
+func (v *versions) remember(id string) {
+	v.order = append(v.order, id)
+	for len(v.order) > maxVersions {
+		old := v.order[0]
+		v.order = v.order[1:]
+		if !v.stillListed(old) {
+			delete(v.bad, old)
+			delete(v.good, old)
+		}
+	}
+}
+
+// stillListed reports whether id appears again later in the order (it was
+// remembered twice); its newer entry keeps it.
+func (v *versions) stillListed(id string) bool {
+	for _, o := range v.order {
+		if o == id {
+			return true
+		}
+	}
+	return false
+}
+
+// VersionGone is implemented by origin errors that mean the version being
+// read is no longer served (the resource changed upstream): like
+// ErrIntegrity, such an error ends the File (later reads fail too), so an
+// open file never mixes versions.
+type VersionGone interface {
+	VersionGone() bool
+}
+
+// endsFile reports whether err means the File can serve nothing more of
+// its version: bytes that disagree with it, or a version gone.
+func endsFile(err error) bool {
+	if errors.Is(err, ErrIntegrity) {
+		return true
+	}
+	var g VersionGone
+	return errors.As(err, &g) && g.VersionGone()
+}
