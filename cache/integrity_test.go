@@ -149,7 +149,7 @@ func TestVerifiedBlockFetchedAgainMustMatch(t *testing.T) {
 	got, _ := readAll(testCtx(t), f, testBlock)
 	require.Equal(t, data, got)
 	require.True(t, c.vers.verified("v1"))
-	c.DropContent("v1")                   // as eviction would
+	c.DropContent("v1")                    // as eviction would
 	origin.data = corrupt(data, testBlock) // the origin changed, same length
 	buf := make([]byte, 10)
 	n, err := f.ReadAt(testCtx(t), buf, 0)
