@@ -215,16 +215,23 @@ func (d *diskStore) write(w *diskWrite) error {
 	if err := writeTemp(tmp, hdr, w.data); err != nil {
 		return err
 	}
-	d.mu.Lock()
-	if w.cancelled {
-		d.mu.Unlock()
+	if d.isCancelled(w) {
 		os.Remove(tmp)
 		return nil
 	}
-	if err := os.Rename(tmp, d.path(w.dk)); err != nil {
-		d.mu.Unlock()
+	// The rename runs without the lock (reads must not wait on the disk).
+	// A dropID meanwhile marks the write cancelled; the file is then
+	// removed again below instead of indexed.
+	path := d.path(w.dk)
+	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("rename block file: %w", err)
+	}
+	d.mu.Lock()
+	if w.cancelled {
+		d.mu.Unlock()
+		os.Remove(path)
+		return nil
 	}
 	d.index.touch(w.dk, w.key, int64(len(hdr)+len(w.data)))
 	victims := d.index.takeOldest(d.maxBytes)
@@ -232,6 +239,12 @@ func (d *diskStore) write(w *diskWrite) error {
 	d.writes.Add(1)
 	d.removeFiles(victims, &d.evictions)
 	return nil
+}
+
+func (d *diskStore) isCancelled(w *diskWrite) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return w.cancelled
 }
 
 // writeTemp writes hdr and data to a new file at path (its directory is
