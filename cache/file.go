@@ -72,7 +72,7 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, errClosed)
 	}
 	n, err := f.readAt(ctx, p, off)
-	if err != nil && endsFile(err) {
+	if err != nil && EndsFile(err) {
 		f.fail(err)
 	}
 	return n, err

@@ -118,9 +118,9 @@ type VersionGone interface {
 	VersionGone() bool
 }
 
-// endsFile reports whether err means the File can serve nothing more of
+// EndsFile reports whether err means the File can serve nothing more of
 // its version: bytes that disagree with it, or a version gone.
-func endsFile(err error) bool {
+func EndsFile(err error) bool {
 	if errors.Is(err, ErrIntegrity) {
 		return true
 	}

@@ -38,17 +38,19 @@ func (n *fileNode) Name() string {
 }
 
 func (n *fileNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	a, ok := n.fsys.cfg.Catalog.Attr(n.id)
+	a, ok := n.fsys.pinnedAttr(n.id)
 	if !ok {
-		return syscall.ENOENT
+		if a, ok = n.fsys.cfg.Catalog.Attr(n.id); !ok {
+			return syscall.ENOENT
+		}
 	}
 	n.fsys.fillAttr(a, &out.Attr)
 	out.SetTimeout(n.fsys.cfg.Timeout)
 	return 0
 }
 
-// fileHandle is an open resource: its version at open time, read through
-// the cache.
+// fileHandle is an open resource: its pinned version (pin.go), read
+// through the cache.
 type fileHandle struct {
 	file *cache.File
 	uri  string
@@ -61,17 +63,20 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if n.fsys.closing.Err() != nil {
 		return nil, 0, syscall.EIO
 	}
-	cat := n.fsys.cfg.Catalog
-	r, ok := cat.Resource(n.id)
+	p, ok := n.fsys.acquire(n.id)
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	content := cache.Content{ID: cat.ContentID(n.id), Name: r.URI, Size: r.Length, Hashes: r.Hashes}
-	f := n.fsys.cfg.Cache.Open(content, n.fsys.cfg.Origin(r))
-	if r.Length <= int64(n.fsys.cfg.Cache.BlockSize()) {
+	blocks := n.fsys.cfg.Cache
+	f := blocks.Open(p.content, p.origin)
+	if p.content.Size <= int64(blocks.BlockSize()) {
 		n.fsys.warmSiblings(n.id, n.Name())
 	}
-	return &fileHandle{file: f, uri: r.URI}, fuse.FOPEN_KEEP_CACHE, 0
+	flags = uint32(fuse.FOPEN_KEEP_CACHE)
+	if blocks.Bad(p.content.ID) {
+		flags = 0 // the kernel drops any page it kept of the bad version
+	}
+	return &fileHandle{file: f, uri: p.content.Name}, flags, 0
 }
 
 func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -93,6 +98,9 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 			return nil, syscall.EINTR
 		}
 		n.fsys.log.Error("read failed", "uri", h.uri, "path", n.fsys.cfg.Catalog.Path(n.id), "offset", off, "err", err)
+		if cache.EndsFile(err) {
+			n.fsys.dropPages(n.id) // pages the kernel kept of this version
+		}
 		return nil, syscall.EIO
 	}
 	return fuse.ReadResultData(dest[:got]), 0
@@ -108,6 +116,7 @@ func (n *fileNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno 
 func (n *fileNode) Release(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	if h, ok := fh.(*fileHandle); ok {
 		h.file.Close()
+		n.fsys.release(n.id, n.Name())
 	}
 	return 0
 }

@@ -51,6 +51,7 @@ type FS struct {
 	root     *dirNode
 	notes    notifier
 	warm     warmer
+	pins     pins
 }
 
 // New returns a file system over cfg's catalog.

@@ -37,18 +37,41 @@ func (f *FS) inode(id catalog.NodeID) *gofs.Inode {
 type notifier struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	queue  []catalog.Effect
+	queue  []note
 	closed bool
 }
 
 // Notify tells the kernel about catalog changes: new and removed entries
 // and new versions. It returns at once; a goroutine sends them.
 func (f *FS) Notify(effects []catalog.Effect) {
+	notes := make([]note, len(effects))
+	for i, e := range effects {
+		notes[i] = note{effect: e}
+	}
+	f.enqueue(notes)
+}
+
+// note is one kernel notification to send: a catalog effect, or (isDrop)
+// the pages the kernel holds of a file whose version failed.
+type note struct {
+	effect catalog.Effect
+	drop   catalog.NodeID
+	isDrop bool
+}
+
+func (f *FS) enqueue(notes []note) {
 	n := &f.notes
 	n.mu.Lock()
-	n.queue = append(n.queue, effects...)
+	n.queue = append(n.queue, notes...)
 	n.mu.Unlock()
 	n.cond.Broadcast()
+}
+
+// dropPages asks the kernel, from the notifier's goroutine, to forget the
+// pages it cached of a file: its version failed verification or is gone,
+// and no later read may be answered from them.
+func (f *FS) dropPages(id catalog.NodeID) {
+	f.enqueue([]note{{drop: id, isDrop: true}})
 }
 
 func (f *FS) runNotifier() {
@@ -65,8 +88,12 @@ func (f *FS) runNotifier() {
 		batch := n.queue
 		n.queue = nil
 		n.mu.Unlock()
-		for _, e := range batch {
-			f.send(e)
+		for _, nt := range batch {
+			if nt.isDrop {
+				f.sendDrop(nt.drop)
+				continue
+			}
+			f.send(nt.effect)
 		}
 	}
 }
@@ -99,12 +126,21 @@ func (f *FS) send(e catalog.Effect) {
 		}
 		f.check(parent.NotifyContent(0, 0), e)
 	case catalog.ContentChanged:
+		if f.holdBack(e.ID) {
+			return // told when the file's last handle closes (pin.go)
+		}
 		if n := f.inode(e.ID); n != nil {
 			f.check(n.NotifyContent(0, 0), e) // pages and attributes
 		}
 		if parent != nil {
 			f.check(parent.NotifyEntry(e.Name), e)
 		}
+	}
+}
+
+func (f *FS) sendDrop(id catalog.NodeID) {
+	if n := f.inode(id); n != nil {
+		f.check(n.NotifyContent(0, 0), catalog.Effect{Kind: catalog.ContentChanged, ID: id})
 	}
 }
 

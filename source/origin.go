@@ -9,12 +9,22 @@ import (
 	"sync"
 
 	"rsfs/catalog"
+	"rsfs/fetch"
 	"rsfs/resourcesync"
 )
 
 // ErrVersionChanged means the bytes an origin serves are no longer the
 // version the catalog (and so the reader) has: the resource changed.
 var ErrVersionChanged = errors.New("the resource changed since it was listed")
+
+// goneError marks an error saying that the version being read is no longer
+// served: it has the VersionGone method cache.VersionGone asks for, so the
+// open file fails every later read instead of mixing versions.
+type goneError struct{ err error }
+
+func (e goneError) Error() string     { return e.err.Error() }
+func (e goneError) Unwrap() error     { return e.err }
+func (e goneError) VersionGone() bool { return true }
 
 // Origin is where a resource's bytes come from: its URI, then the mirrors
 // the Source names (rs:ln rel="duplicate") in pri order, then a dump
@@ -119,10 +129,11 @@ func (o *Origin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bo
 func (o *Origin) SkipCopy() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.served+1 >= len(o.copies) {
+	next := max(o.served, o.first) + 1 // never back to a copy skipped already
+	if next >= len(o.copies) {
 		return false
 	}
-	o.first = o.served + 1
+	o.first = next
 	return true
 }
 
@@ -135,12 +146,15 @@ func (o *Origin) open(ctx context.Context, c copyRef, off, n int64) (io.ReadClos
 	etag := o.etags[c.url]
 	o.mu.Unlock()
 	body, err := o.s.opts.Client.Range(ctx, c.url, off, n, etag)
+	if errors.Is(err, fetch.ErrChanged) {
+		return nil, false, goneError{fmt.Errorf("%s: %w: %w", c.url, ErrVersionChanged, err)}
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	if body.Total >= 0 && o.length >= 0 && body.Total != o.length {
 		body.Close()
-		return nil, false, fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.length, body.Total)
+		return nil, false, goneError{fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.length, body.Total)}
 	}
 	if body.ETag != "" && etag == "" {
 		o.mu.Lock()
