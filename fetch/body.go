@@ -20,19 +20,26 @@ func discard(resp *http.Response) {
 }
 
 // guardedBody is a response body that counts its bytes, fails a Read that
-// makes no progress within the timeout, and ends its attempt on Close.
+// makes no progress within the timeout or a transfer slower than the
+// minimum rate, and ends its attempt on Close.
 type guardedBody struct {
 	rc      io.ReadCloser
 	url     string
 	timeout time.Duration
+	minRate int64 // bytes per second; <= 0: none
 	timer   *time.Timer
 	stalled atomic.Bool
 	cancel  context.CancelFunc
 	bytes   *atomic.Int64
+
+	// The rate is measured over time spent inside Read (a consumer that
+	// pauses is not the server's fault), in windows of timeout.
+	waited time.Duration
+	got    int64
 }
 
 func (c *Client) guardBody(rc io.ReadCloser, url string, cancel context.CancelFunc) *guardedBody {
-	b := &guardedBody{rc: rc, url: url, timeout: c.opts.Timeout, cancel: cancel, bytes: &c.stats.bytesRead}
+	b := &guardedBody{rc: rc, url: url, timeout: c.opts.Timeout, minRate: c.opts.MinRate, cancel: cancel, bytes: &c.stats.bytesRead}
 	b.timer = time.AfterFunc(time.Hour, func() {
 		b.stalled.Store(true)
 		cancel()
@@ -45,6 +52,7 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	if b.stalled.Load() {
 		return 0, b.stallError()
 	}
+	start := time.Now()
 	b.timer.Reset(b.timeout)
 	n, err := b.rc.Read(p)
 	switch {
@@ -52,9 +60,33 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 		err = b.stallError()
 	case err != nil && err != io.EOF:
 		err = fmt.Errorf("fetch %s: reading body: %w", b.url, err)
+	case err == nil:
+		err = b.checkRate(time.Since(start), n)
 	}
 	b.bytes.Add(int64(n))
 	return n, err
+}
+
+// checkRate fails the body when a window of timeout spent in Read brought
+// fewer bytes than the minimum rate asks.
+func (b *guardedBody) checkRate(waited time.Duration, n int) error {
+	if b.minRate <= 0 {
+		return nil
+	}
+	b.waited += waited
+	b.got += int64(n)
+	if b.waited < b.timeout {
+		return nil
+	}
+	want := int64(float64(b.minRate) * b.waited.Seconds())
+	if b.got < want {
+		b.stalled.Store(true)
+		b.cancel()
+		return fmt.Errorf("fetch %s: body too slow: %d bytes in %v, below the minimum %d bytes/s: %w",
+			b.url, b.got, b.waited.Round(time.Millisecond), b.minRate, ErrTimeout)
+	}
+	b.waited, b.got = 0, 0
+	return nil
 }
 
 func (b *guardedBody) stallError() error {

@@ -24,6 +24,7 @@ const (
 	DefaultBackoffMax      = 5 * time.Second
 	DefaultMaxRedirects    = 5
 	DefaultMaxConnsPerHost = 16
+	DefaultMinRate         = 1 << 10 // bytes per second
 )
 
 // Options configure a Client. Zero fields take the defaults above.
@@ -31,6 +32,12 @@ type Options struct {
 	// Timeout bounds each attempt until its response headers arrive, and each
 	// single body Read (a stalled body fails with ErrTimeout). Default 30s.
 	Timeout time.Duration
+	// MinRate is the slowest body transfer accepted, in bytes per second,
+	// averaged over each Timeout spent waiting in Read: a body that
+	// delivers less (a drip) fails with ErrTimeout like a stalled one, and
+	// is retried or resumed as such. Default DefaultMinRate; negative means
+	// no minimum (only a Read with no byte for Timeout fails).
+	MinRate int64
 	// Retries is the number of attempts after the first, on timeouts,
 	// connection resets and refusals, connections closed before the headers,
 	// and 5xx answers; never on 4xx. Default 4; negative means no retries.
@@ -64,6 +71,9 @@ func (o Options) withDefaults() Options {
 		o.Timeout = DefaultTimeout
 	}
 	o.Retries = orDefault(o.Retries, DefaultRetries)
+	if o.MinRate == 0 {
+		o.MinRate = DefaultMinRate
+	}
 	o.MaxRedirects = orDefault(o.MaxRedirects, DefaultMaxRedirects)
 	if o.BackoffBase <= 0 {
 		o.BackoffBase = DefaultBackoffBase

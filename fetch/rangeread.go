@@ -22,6 +22,8 @@ type RangeBody struct {
 	Total int64
 	// ETag is the representation's ETag, "" when the server sent none.
 	ETag string
+
+	lastModified string // the Last-Modified header, a resume's validator without an ETag
 }
 
 // Range GETs bytes [off, off+n) of url (n < 0: to the end). A non-empty
@@ -29,9 +31,13 @@ type RangeBody struct {
 // another representation, Range returns ErrChanged (wrapped). A 416 at or
 // beyond the end (off >= total) returns an empty body, not an error.
 //
-// A body that breaks mid-stream (reset, early EOF, stall) is resumed at the
-// next unread byte with If-Range, up to Options.Retries times, when a strong
-// ETag identifies the representation.
+// A body that breaks mid-stream (reset, early EOF, stall, a drip below
+// MinRate) is resumed at the next unread byte, up to Options.Retries times:
+// with If-Range and a strong ETag where the server gave one, else with
+// If-Range and its Last-Modified date, else with a plain Range; in every
+// case the resumed answer must report the same total length, or the body
+// fails with ErrChanged. (Without an ETag or a date, only the length
+// guards the resumed bytes; rsfs's cache verifies the published hash.)
 func (c *Client) Range(ctx context.Context, url string, off, n int64, ifRange string) (*RangeBody, error) {
 	if off < 0 {
 		return nil, fmt.Errorf("fetch %s: negative range offset %d", url, off)
@@ -44,16 +50,17 @@ func (c *Client) Range(ctx context.Context, url string, off, n int64, ifRange st
 		return nil, err
 	}
 	validator := ifRange
-	if validator == "" {
+	if validator == "" && strongETag(rb.ETag) {
 		validator = rb.ETag
 	}
-	if strongETag(validator) {
-		end := int64(-1)
-		if rb.Partial && n > 0 {
-			end = off + n
-		}
-		rb.ReadCloser = &resumingBody{c: c, ctx: ctx, url: url, etag: validator, pos: off, end: end, cur: rb.ReadCloser}
+	if validator == "" {
+		validator = rb.lastModified
 	}
+	end := int64(-1)
+	if rb.Partial && n > 0 {
+		end = off + n
+	}
+	rb.ReadCloser = &resumingBody{c: c, ctx: ctx, url: url, validator: validator, total: rb.Total, pos: off, end: end, cur: rb.ReadCloser}
 	return rb, nil
 }
 
@@ -67,15 +74,21 @@ func (c *Client) rangeOnce(ctx context.Context, url string, off, n int64, ifRang
 	if err != nil {
 		return nil, err
 	}
+	var rb *RangeBody
 	switch resp.StatusCode {
 	case http.StatusPartialContent:
-		return partialBody(resp, off)
+		rb, err = partialBody(resp, off)
 	case http.StatusOK:
-		return wholeBodyFrom(resp, off, ifRange)
+		rb, err = wholeBodyFrom(resp, off, ifRange)
 	case http.StatusRequestedRangeNotSatisfiable:
-		return emptyTail(resp, off)
+		rb, err = emptyTail(resp, off)
+	default:
+		return nil, statusError(resp)
 	}
-	return nil, statusError(resp)
+	if rb != nil {
+		rb.lastModified = resp.Header.Get("Last-Modified")
+	}
+	return rb, err
 }
 
 // partialBody checks that a 206 starts where asked.
@@ -95,7 +108,7 @@ func partialBody(resp *http.Response, off int64) (*RangeBody, error) {
 // an If-Range with another representation.
 func wholeBodyFrom(resp *http.Response, off int64, ifRange string) (*RangeBody, error) {
 	url, etag := responseURL(resp), resp.Header.Get("ETag")
-	if ifRange != "" && etag != ifRange {
+	if ifRange != "" && etag != ifRange && resp.Header.Get("Last-Modified") != ifRange {
 		discard(resp)
 		if etag == "" {
 			etag = "(none)"

@@ -7,18 +7,20 @@ import (
 )
 
 // resumingBody reads a range and, when the connection breaks mid-body,
-// requests the rest from the next unread byte with If-Range, so the bytes
-// can only come from the same representation.
+// requests the rest from the next unread byte, with If-Range where there is
+// a validator (ETag or Last-Modified) and always checking the total length,
+// so the bytes come from the same representation.
 type resumingBody struct {
-	c       *Client
-	ctx     context.Context
-	url     string
-	etag    string
-	pos     int64 // offset of the next byte to return
-	end     int64 // exclusive end of the range, -1 for the representation's end
-	cur     io.ReadCloser
-	broken  error // a read error not yet acted on
-	resumes int
+	c         *Client
+	ctx       context.Context
+	url       string
+	validator string // ETag or HTTP date for If-Range; "" for none
+	total     int64  // the representation's length, -1 if unknown
+	pos       int64  // offset of the next byte to return
+	end       int64  // exclusive end of the range, -1 for the representation's end
+	cur       io.ReadCloser
+	broken    error // a read error not yet acted on
+	resumes   int
 }
 
 func (b *resumingBody) Read(p []byte) (int, error) {
@@ -63,9 +65,13 @@ func (b *resumingBody) resume() error {
 		b.broken = nil
 		return nil
 	}
-	rb, err := b.c.rangeOnce(b.ctx, b.url, b.pos, n, b.etag)
+	rb, err := b.c.rangeOnce(b.ctx, b.url, b.pos, n, b.validator)
 	if err != nil {
 		return fmt.Errorf("fetch %s: resuming at %d: %w", b.url, b.pos, err)
+	}
+	if b.total >= 0 && rb.Total >= 0 && rb.Total != b.total {
+		rb.Close()
+		return fmt.Errorf("fetch %s: resuming at %d: length now %d, was %d: %w", b.url, b.pos, rb.Total, b.total, ErrChanged)
 	}
 	b.cur, b.broken = rb.ReadCloser, nil
 	return nil

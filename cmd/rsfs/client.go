@@ -21,6 +21,7 @@ type sourceFlags struct {
 	bearerEnv  string
 	allowHosts []string
 	timeout    time.Duration
+	minRate    string
 	retries    int
 	maxDoc     int64
 	parallel   int
@@ -31,7 +32,8 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	fl.StringArrayVar(&f.headers, "header", nil, `extra request header "Name: value" (e.g. credentials), sent only to the origin of the URL given; repeatable`)
 	fl.StringVar(&f.bearerEnv, "bearer-token-env", "", "name of an environment variable holding a bearer token sent to the origin of the URL given")
 	fl.StringArrayVar(&f.allowHosts, "allow-host", nil, "also fetch from this origin (scheme://host[:port]); repeatable")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP timeout per attempt")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "HTTP timeout per attempt: for the response headers, and for each wait on body bytes")
+	fl.StringVar(&f.minRate, "min-rate", "1KiB", "slowest transfer accepted, in bytes per second averaged over --timeout (a slower body is retried like a stalled one); 0: no minimum")
 	fl.IntVar(&f.retries, "retries", 4, "retries on timeouts, resets and 5xx")
 	fl.Int64Var(&f.maxDoc, "max-doc-size", resourcesync.DefaultMaxBytes, "largest ResourceSync document accepted, in bytes after decompression")
 	fl.IntVar(&f.parallel, "parallel", 4, "Resource Lists fetched and parsed at once")
@@ -62,8 +64,16 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if retries == 0 {
 		retries = -1 // fetch reads 0 as "the default"
 	}
+	minRate, err := parseSize(f.minRate)
+	if err != nil {
+		return nil, fmt.Errorf("--min-rate: %w", err)
+	}
+	if minRate == 0 {
+		minRate = -1 // fetch reads 0 as "the default"
+	}
 	client := fetch.New(fetch.Options{
 		Timeout:          f.timeout,
+		MinRate:          minRate,
 		Retries:          retries,
 		Headers:          headers,
 		CredentialOrigin: credOrigin,

@@ -40,6 +40,7 @@ type mountFlags struct {
 	pollInterval  time.Duration
 	cacheDir      string
 	cacheMaxSize  string
+	verifyWhole   string
 	cpuProfile    string
 	pprofAddr     string
 	memoryLimit   string
@@ -49,7 +50,7 @@ type mountFlags struct {
 }
 
 // parsedSizes are the size flags, parsed.
-type parsedSizes struct{ cache, block, disk, memoryLimit int64 }
+type parsedSizes struct{ cache, block, disk, memoryLimit, verifyWhole int64 }
 
 // parseSizes reads the size flags before anything starts, so that a bad
 // one is a clear error even for a background mount.
@@ -62,6 +63,7 @@ func (mf *mountFlags) parseSizes() error {
 		{"--block-size", mf.blockSize, &mf.sizes.block},
 		{"--cache-max-size", mf.cacheMaxSize, &mf.sizes.disk},
 		{"--memory-limit", mf.memoryLimit, &mf.sizes.memoryLimit},
+		{"--verify-whole-below", mf.verifyWhole, &mf.sizes.verifyWhole},
 	} {
 		if f.value == "" {
 			continue
@@ -100,6 +102,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range (default: the cache's measured default)")
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
+	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
 	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
 	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
 	_ = fl.MarkHidden("cpu-profile")
@@ -260,7 +263,11 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 	// Fills ahead of readers (read-ahead, and warming small siblings) run 32
 	// at once: on small files the round trip, not the bandwidth, is the cost.
-	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32}
+	verifyWhole := mf.sizes.verifyWhole
+	if verifyWhole == 0 {
+		verifyWhole = -1 // the cache reads 0 as "the default"
+	}
+	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, VerifyWholeBelow: verifyWhole}
 	if stateDir != "" {
 		cfg.DiskDir, cfg.DiskMaxBytes = remember.BlocksDir(stateDir), mf.sizes.disk
 	}
