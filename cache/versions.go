@@ -62,14 +62,6 @@ func (v *versions) verified(id string) bool {
 	return ok
 }
 
-// forget drops what is known of version id.
-func (v *versions) forget(id string) {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	delete(v.bad, id)
-	delete(v.good, id)
-}
-
 // checkBlock compares a fetched block of a verified version with the sum
 // recorded when it was verified. Unverified versions pass.
 func (v *versions) checkBlock(uri, id string, b int64, data []byte) error {

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"context"
-	"errors"
 	"io"
 	"syscall"
 
@@ -90,7 +89,10 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	ctx, done := n.fsys.opContext(ctx)
 	defer done()
 	got, err := h.file.ReadAt(ctx, dest, off)
-	if err != nil && !errors.Is(err, io.EOF) {
+	// Only a bare io.EOF is the end of the file: a fetch error may wrap
+	// io.EOF (a connection closed early), and taking it for the end would
+	// hand the reader a silently truncated file.
+	if err != nil && err != io.EOF {
 		if n.fsys.closing.Err() != nil {
 			return nil, syscall.EIO
 		}
