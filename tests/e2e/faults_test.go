@@ -68,7 +68,7 @@ func corruptAt(b []byte, offs ...int) []byte {
 	return c
 }
 
-func sha256Hex(b []byte) string {
+func faultSHA256(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
 }
@@ -154,7 +154,7 @@ func (e *faultEnv) sha256sumOK(t *testing.T, name string) {
 	t.Helper()
 	out, code := tool(t, 2*time.Minute, "sha256sum", e.file(name))
 	require.Equal(t, 0, code)
-	require.Equal(t, sha256Hex(e.files[name]), strings.Fields(string(out))[0])
+	require.Equal(t, faultSHA256(e.files[name]), strings.Fields(string(out))[0])
 }
 
 // alive: the mount answers stat and a read of the good file; never
@@ -169,8 +169,8 @@ func (e *faultEnv) alive(t *testing.T) {
 	require.True(t, bytes.Equal(good, got))
 }
 
-// vmHWM returns the peak resident set of a process, in bytes.
-func vmHWM(t *testing.T, pid int) int64 {
+// peakRSS returns the peak resident set of a process, in bytes.
+func peakRSS(t *testing.T, pid int) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	require.NoError(t, err)
@@ -404,7 +404,7 @@ func runFaultCase(t *testing.T, fc faultCase) {
 	fc.run(t, e)
 	took := time.Since(start)
 	e.alive(t)
-	peak := vmHWM(t, pid)
+	peak := peakRSS(t, pid)
 	assert.Less(t, took, bound, "the case took too long")
 	assert.Less(t, peak, int64(maxPeak), "peak RSS")
 	record(t, fc.name, took, peak)
