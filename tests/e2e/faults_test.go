@@ -85,6 +85,7 @@ var (
 	good   = randomBody(100000, 3) // the file that must always read
 	big8   = randomBody(8*mib, 4)
 	noETag = randomBody(3*mib, 5)
+	big20  = randomBody(20*mib, 6) // above --verify-whole-below: streamed
 )
 
 // tool runs a command and returns its stdout and exit status (-1: it did
@@ -239,6 +240,15 @@ func faultCases() []faultCase {
 				e.sha256sumFails(t, "f")
 				e.sha256sumFails(t, "f") // and again: the version is bad
 				assert.Equal(t, 0, e.catFails(t, "f"), "not one byte of a bad copy")
+			},
+		},
+		{
+			name:  "hash mismatch, streamed 20 MiB file",
+			files: []hostile.Resource{{Name: "f", Body: big20, Served: corruptAt(big20, 17*mib+3)}},
+			run: func(t *testing.T, e *faultEnv) {
+				e.sha256sumFails(t, "f") // the read completing the pass fails
+				e.sha256sumFails(t, "f") // the version is bad now
+				e.catFails(t, "f")
 			},
 		},
 		{
