@@ -72,8 +72,10 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 		n.fsys.warmSiblings(n.id, n.Name())
 	}
 	flags = uint32(fuse.FOPEN_KEEP_CACHE)
-	if blocks.Bad(p.content.ID) {
-		flags = 0 // the kernel drops any page it kept of the bad version
+	if blocks.Bad(p.content.ID) || !n.fsys.keepsCache(n.id) {
+		// The kernel drops the pages it kept: of a bad version, or of an
+		// older one it has not yet been told is gone.
+		flags = 0
 	}
 	return &fileHandle{file: f, uri: p.content.Name}, flags, 0
 }

@@ -132,6 +132,7 @@ func (f *FS) send(e catalog.Effect) {
 		if n := f.inode(e.ID); n != nil {
 			f.check(n.NotifyContent(0, 0), e) // pages and attributes
 		}
+		f.told(e.ID)
 		if parent != nil {
 			f.check(parent.NotifyEntry(e.Name), e)
 		}

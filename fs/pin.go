@@ -26,6 +26,9 @@ type pin struct {
 type pins struct {
 	mu sync.Mutex
 	m  map[catalog.NodeID]*pin
+	// unsent holds files whose newer version was released to the kernel
+	// but not yet told: an open meanwhile must not keep the old pages.
+	unsent map[catalog.NodeID]struct{}
 }
 
 // acquire returns the pinned version of node id for a new handle, pinning
@@ -85,6 +88,12 @@ func (f *FS) release(id catalog.NodeID, name string) {
 	last := cur.handles <= 0
 	if last {
 		delete(p.m, id)
+		if cur.stale {
+			if p.unsent == nil {
+				p.unsent = map[catalog.NodeID]struct{}{}
+			}
+			p.unsent[id] = struct{}{}
+		}
 	}
 	p.mu.Unlock()
 	if last && cur.stale {
@@ -134,4 +143,22 @@ func (f *FS) attrOf(id catalog.NodeID, a catalog.Attr) catalog.Attr {
 		return pa
 	}
 	return a
+}
+
+// keepsCache reports whether an open of id may keep the kernel's cached
+// pages: not while a newer version is on its way to the kernel.
+func (f *FS) keepsCache(id catalog.NodeID) bool {
+	p := &f.pins
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, waiting := p.unsent[id]
+	return !waiting
+}
+
+// told records that the kernel was told of id's current version.
+func (f *FS) told(id catalog.NodeID) {
+	p := &f.pins
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.unsent, id)
 }
