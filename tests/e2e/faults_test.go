@@ -205,6 +205,19 @@ func faultCases() []faultCase {
 			run:   func(t *testing.T, e *faultEnv) { e.catExact(t, "f", noETag) },
 		},
 		{
+			// O_DIRECT: no kernel readahead, so no kernel retry hides a
+			// failed read; rsfs must resume the body itself.
+			name:  "reset mid-body, without ETag, O_DIRECT",
+			files: []hostile.Resource{{Name: "f", Body: noETag, NoETag: true}},
+			flags: []string{"--read-ahead", "-1", "--verify-whole-below", "0"},
+			fault: map[string]hostile.Fault{"f": hostile.First(1, hostile.ResetAfter(300000, ""))},
+			run: func(t *testing.T, e *faultEnv) {
+				out, code := tool(t, time.Minute, "dd", "if="+e.file("f"), "iflag=direct", "bs=1M", "status=none")
+				require.Equal(t, 0, code, "dd iflag=direct")
+				require.True(t, bytes.Equal(noETag, out))
+			},
+		},
+		{
 			name:  "5xx burst with Retry-After",
 			files: []hostile.Resource{{Name: "f", Body: big3}},
 			fault: map[string]hostile.Fault{"f": hostile.First(3, hostile.Status(503, "1"))},
