@@ -6,9 +6,12 @@
 // wait (in-flight fills are shared), on a context detached from any single
 // reader. A File reads one Content through the Cache from an Origin it is
 // handed: it checks lengths on every fill, verifies the published hash of
-// small contents before handing out a byte and of larger ones when a whole
-// read passes through, prefetches ahead of sequential readers, and makes the
-// most of servers that ignore Range requests.
+// contents up to Config.VerifyWholeBelow before handing out a byte (trying
+// each copy an Alternates origin has) and of larger ones when a whole read
+// passes through, remembers a version no copy of which verifies as bad
+// (its reads fail until a new version), fails every later read of a File
+// that met bad bytes or a version gone, prefetches ahead of sequential
+// readers, and makes the most of servers that ignore Range requests.
 //
 // Under the memory LRU an optional disk cache (Config.DiskDir) keeps blocks
 // across restarts: one checksummed file per block, written in the
