@@ -59,19 +59,29 @@ func (f *FS) acquire(id catalog.NodeID) (*pin, bool) {
 	return fresh, true
 }
 
-// current builds a pin of the catalog's current version of id.
+// current builds a pin of the catalog's current version of id. The
+// catalog is read in several calls, so a change applied meanwhile could
+// pair one version's id with another's length and hash (and get a good
+// version marked bad): the id is read before and after, and the pin built
+// again if it moved.
 func (f *FS) current(id catalog.NodeID) (*pin, bool) {
 	cat := f.cfg.Catalog
-	r, ok := cat.Resource(id)
-	if !ok {
-		return nil, false
+	for {
+		before := cat.ContentID(id)
+		r, ok := cat.Resource(id)
+		if !ok {
+			return nil, false
+		}
+		a, ok := cat.Attr(id)
+		if !ok {
+			return nil, false
+		}
+		if after := cat.ContentID(id); after != before {
+			continue
+		}
+		content := cache.Content{ID: before, Name: r.URI, Size: r.Length, Hashes: r.Hashes}
+		return &pin{content: content, attr: a, origin: f.cfg.Origin(r)}, true
 	}
-	a, ok := cat.Attr(id)
-	if !ok {
-		return nil, false
-	}
-	content := cache.Content{ID: cat.ContentID(id), Name: r.URI, Size: r.Length, Hashes: r.Hashes}
-	return &pin{content: content, attr: a, origin: f.cfg.Origin(r)}, true
 }
 
 // release ends a handle of id; after the last one, a newer version that
