@@ -19,10 +19,12 @@ import (
 
 // A file that changes upstream while a tool copies it: the tool ends with
 // the whole old version, the whole new one, or an error; never a short or
-// mixed copy. The file is larger than --verify-whole-below, so it is
-// streamed and the change lands mid-copy.
+// mixed copy. The file is larger than --verify-whole-below (set to 1 MiB
+// here, to keep the test process small), so it is streamed, and
+// --read-ahead 1 keeps rsfs close behind the reader, so the change lands
+// mid-copy.
 
-const bigFile = 20 << 20
+const bigFile = 8 << 20
 
 // newBody is the new version: smaller, as in issue 11 (1,189,463 bytes).
 var newBody = bytes.Repeat([]byte("new version\n"), 1189463/12+1)[:1189463]
@@ -38,7 +40,7 @@ type changing struct {
 
 func startChanging(t *testing.T) *changing {
 	src := startSource(t, sourcetest.Config{Resources: 2, MinSize: bigFile, MaxSize: bigFile})
-	m := mount(t, src.URL(), pollFlags...)
+	m := mount(t, src.URL(), append(pollFlags, "--verify-whole-below", "1MiB", "--read-ahead", "1")...)
 	files := walkFiles(t, m.dir)
 	res := src.Resources()
 	old, _ := src.Body(res[0].URI)
@@ -147,7 +149,7 @@ func TestChangeWhileCopyingTar(t *testing.T) {
 func TestChangeWhileCopyingRsync(t *testing.T) {
 	c := startChanging(t)
 	dest := filepath.Join(t.TempDir(), "copy")
-	cmd := exec.Command("rsync", "--bwlimit=2000", c.path, dest) // ~10 s for 20 MiB
+	cmd := exec.Command("rsync", "--bwlimit=2000", c.path, dest) // ~4 s for 8 MiB
 	require.NoError(t, cmd.Start())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
