@@ -71,13 +71,13 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if p.content.Size <= int64(blocks.BlockSize()) {
 		n.fsys.warmSiblings(n.id, n.Name())
 	}
-	flags = uint32(fuse.FOPEN_KEEP_CACHE)
+	openFlags := uint32(fuse.FOPEN_KEEP_CACHE)
 	if blocks.Bad(p.content.ID) || !n.fsys.keepsCache(n.id) {
 		// The kernel drops the pages it kept: of a bad version, or of an
 		// older one it has not yet been told is gone.
-		flags = 0
+		openFlags = 0
 	}
-	return &fileHandle{file: f, uri: p.content.Name}, flags, 0
+	return &fileHandle{file: f, uri: p.content.Name}, openFlags, 0
 }
 
 func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
