@@ -7,13 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -80,8 +83,7 @@ func etagOf(b []byte) string {
 	return `"` + hex.EncodeToString(s[:8]) + `"`
 }
 
-// Bodies are made per case (the test process's own peak RSS is what
-// other tests see as an rsfs child's ru_maxrss: keep it small).
+// Bodies are made per case, to keep the test process small.
 func big3() []byte   { return randomBody(3*mib, 1) } // three 1 MiB blocks
 func small() []byte  { return randomBody(40000, 2) } // one block
 func good() []byte   { return randomBody(100000, 3) }
@@ -452,6 +454,7 @@ func TestFaultMatrix(t *testing.T) {
 		t.Run(fc.name, func(t *testing.T) { runFaultCase(t, fc) })
 	}
 	t.Run("Source down at mount", sourceDownAtMount)
+	t.Run("hostile URIs", hostileURIs)
 	matrix.mu.Lock()
 	defer matrix.mu.Unlock()
 	t.Logf("fault matrix:\n%-48s %-5s %8s %10s\n%s", "case", "pass", "time", "peak RSS", strings.Join(matrix.rows, "\n"))
@@ -520,4 +523,84 @@ func sourceDownAtMount(t *testing.T) {
 	assert.False(t, errors.Is(err, syscall.ENOTCONN))
 	assert.Less(t, took, time.Minute)
 	record(t, "Source down at mount", took, 0)
+}
+
+// hostileURIs: a Resource List whose <loc>s point outside the Source, at
+// local files, at other schemes, at paths that climb out of the tree, or
+// carry bytes no file name may hold. The mount comes up, no name it shows
+// is one a file system cannot hold, nothing is fetched from a host the
+// Source did not name, and no local file's bytes are ever served.
+func hostileURIs(t *testing.T) {
+	var trapHits atomic.Int64
+	trap := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trapHits.Add(1)
+		_, _ = w.Write([]byte("trap"))
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no second loopback address for the trap host: %v", err)
+	}
+	go func() { _ = trap.Serve(ln) }()
+	t.Cleanup(func() { _ = trap.Close() })
+
+	passwd, err := os.ReadFile("/etc/passwd")
+	require.NoError(t, err)
+	locs := map[string]struct {
+		loc  string
+		body []byte
+	}{
+		// Published with the local file's own hash and length: if rsfs
+		// ever read it, verification would pass and the bytes would show.
+		"local":    {"file:///etc/passwd", passwd},
+		"trap":     {"http://" + ln.Addr().String() + "/files/x", []byte("trap")},
+		"dots":     {"{base}files/../../../../etc/passwd", passwd},
+		"encdots":  {"{base}files/%2e%2e/%2e%2e/etc/passwd", passwd},
+		"slashes":  {"{base}files/%2F..%2F..%2Fescape", randomBody(100, 11)},
+		"nul":      {"{base}files/a%00b", randomBody(100, 12)},
+		"newline":  {"{base}files/line%0Abreak", randomBody(100, 13)},
+		"long":     {"{base}files/" + strings.Repeat("x", 3000), randomBody(100, 14)},
+		"js":       {"javascript:alert(1)", randomBody(100, 15)},
+		"gopher":   {"gopher://127.0.0.1:70/x", randomBody(100, 16)},
+		"userinfo": {"http://user:secret@" + ln.Addr().String() + "/files/y", []byte("trap")},
+	}
+	rs := []hostile.Resource{{Name: goodName, Body: good()}}
+	for name, l := range locs {
+		rs = append(rs, hostile.Resource{Name: name, Body: l.body, Loc: l.loc})
+	}
+	src, err := hostile.Start(rs)
+	require.NoError(t, err)
+	t.Cleanup(src.Close)
+	e := &faultEnv{src: src, files: map[string][]byte{goodName: good()}}
+	start := time.Now()
+	e.m = mount(t, src.URL(), "--poll-interval", "0", "--cache-dir", "none")
+	pid := e.m.pid(t)
+
+	var names, readable int
+	err = filepath.WalkDir(e.m.dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err, "walking the mount")
+		names++
+		require.LessOrEqual(t, len(d.Name()), 255, "a name longer than NAME_MAX: %q", p)
+		require.NotContains(t, d.Name(), "\x00")
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		out, code := tool(t, time.Minute, "cat", p)
+		if code != 0 {
+			return nil
+		}
+		readable++
+		require.False(t, bytes.Equal(out, passwd), "%s served the bytes of the local /etc/passwd", p)
+		require.NotEqual(t, "trap", string(out), "%s served bytes from a host the Source did not name", p)
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Positive(t, names)
+	assert.Equal(t, int64(0), trapHits.Load(), "requests to a host the Source did not name")
+	e.alive(t)
+	assert.GreaterOrEqual(t, readable, 1, "good.bin at least")
+	took := time.Since(start)
+	peak := peakRSS(t, pid)
+	assert.Less(t, took, 2*time.Minute)
+	assert.Less(t, peak, int64(maxPeak), "peak RSS")
+	record(t, "hostile URIs", took, peak)
 }

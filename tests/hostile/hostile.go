@@ -36,6 +36,11 @@ type Resource struct {
 	// Mirror lists a copy at /mirror/NAME (rs:ln rel="duplicate"), which
 	// always serves Body.
 	Mirror bool
+	// Loc, when set, is written into the Resource List as this entry's
+	// <loc>, verbatim (it must already be escaped for XML), instead of the
+	// Source's own /files/NAME: a URI the Source should not be trusted with.
+	// "{base}" in it stands for the Source's URL (ending in /).
+	Loc string
 }
 
 // Fault decides how the Source answers one request for a resource's bytes.
@@ -223,7 +228,11 @@ func (s *Source) resourceList() string {
 	for _, name := range s.list {
 		e := s.res[name]
 		sum := sha256.Sum256(e.Body)
-		fmt.Fprintf(&b, "  <url>\n    <loc>%sfiles/%s</loc>\n    <lastmod>%s</lastmod>\n", s.URL(), name, Lastmod.Format(time.RFC3339))
+		loc := s.URL() + "files/" + name
+		if e.Loc != "" {
+			loc = strings.ReplaceAll(e.Loc, "{base}", s.URL())
+		}
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s</loc>\n    <lastmod>%s</lastmod>\n", loc, Lastmod.Format(time.RFC3339))
 		fmt.Fprintf(&b, "    <rs:md hash=\"sha-256:%s\" length=\"%d\" type=\"application/octet-stream\"/>\n", hex.EncodeToString(sum[:]), len(e.Body))
 		if e.Mirror {
 			fmt.Fprintf(&b, "    <rs:ln rel=\"duplicate\" pri=\"1\" href=\"%smirror/%s\"/>\n", s.URL(), name)
