@@ -87,6 +87,9 @@ type Warning struct {
 }
 
 func (w Warning) String() string {
+	if w.Line == 0 {
+		return w.URL + ": " + w.Msg
+	}
 	return fmt.Sprintf("%s:%d:%d: %s", w.URL, w.Line, w.Column, w.Msg)
 }
 

@@ -239,7 +239,7 @@ const (
 
 // errorHere is a ParseError at the decoder's position.
 func (r *Reader) errorHere(msg string, cause error) *ParseError {
-	line, col := r.dec.InputPos()
+	line, col := r.pos()
 	return &ParseError{URL: r.url, Line: line, Column: col, Msg: msg, Err: cause}
 }
 

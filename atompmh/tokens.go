@@ -18,7 +18,7 @@ import (
 // root are errors.
 func (r *Reader) token() (xml.Token, error) {
 	r.prevLine, r.prevCol = r.line, r.col
-	r.line, r.col = r.dec.InputPos()
+	r.line, r.col = r.pos()
 	r.cnt.tokStart = r.cnt.n
 	tok, err := r.dec.Token()
 	if err != nil {
@@ -219,4 +219,11 @@ func (c *stringCache) get(s string) string {
 	}
 	c.last = s
 	return s
+}
+
+// pos is the decoder's position, its column at least 1: InputPos says 0
+// when the decoder has just unread the newline it read (found by FuzzParse).
+func (r *Reader) pos() (line, col int) {
+	line, col = r.dec.InputPos()
+	return line, max(col, 1)
 }
