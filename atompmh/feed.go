@@ -30,8 +30,12 @@ func (r *Reader) readHeader() error {
 			if err := r.headElement(t); err != nil {
 				return err
 			}
-		case xml.EndElement:
-			return r.finish()
+		case xml.EndElement: // a feed without entries
+			if err := r.finish(); !errors.Is(err, io.EOF) {
+				return err
+			}
+			r.done = true
+			return nil
 		}
 	}
 }

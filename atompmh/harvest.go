@@ -11,9 +11,11 @@ import (
 )
 
 // Fetch returns the body of the document at url; the harvest closes it.
-// It may answer the subscription document with ErrNotModified (a
-// conditional GET answered 304).
-type Fetch func(ctx context.Context, url string) (io.ReadCloser, error)
+// When conditional is true (only ever for the subscription document, after
+// a Whole harvest) it may answer ErrNotModified: a conditional GET answered
+// 304. When false it must fetch the document: after a broken chain the
+// subscription document is unchanged but the walk must be done again.
+type Fetch func(ctx context.Context, url string, conditional bool) (io.ReadCloser, error)
 
 // ErrNotModified is what a Fetch returns for an unchanged subscription
 // document.
@@ -28,6 +30,9 @@ type State struct {
 	// that read the chain to its end, to a complete document or to a
 	// document no newer than the Mark before it. Zero before the first.
 	Mark time.Time
+	// Broken: the last harvest was not Whole; the next one fetches the
+	// subscription document unconditionally and walks again.
+	Broken bool
 	// Pool holds the active entry of each record, by atom:id.
 	Pool map[string]*Entry
 	// Deleted holds, for records not in the pool, the time of the newest
@@ -201,9 +206,10 @@ func (w *walk) stopsAt(feed, prev *Feed) bool {
 // harvest fails and w is dropped.
 func (w *walk) read(ctx context.Context, url string) (*Feed, error) {
 	w.res.Documents = append(w.res.Documents, url)
-	body, err := w.h.Fetch(ctx, url)
+	conditional := len(w.res.Documents) == 1 && !w.st.Broken && !w.st.Mark.IsZero()
+	body, err := w.h.Fetch(ctx, url, conditional)
 	if err != nil {
-		if errors.Is(err, ErrNotModified) && len(w.res.Documents) == 1 {
+		if errors.Is(err, ErrNotModified) && conditional {
 			return nil, err
 		}
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
@@ -277,6 +283,7 @@ func (w *walk) apply() {
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	w.st.Broken = !w.res.Whole
 	if w.res.Whole {
 		if w.res.Updated.Before(w.st.Mark) {
 			w.warnDoc(w.res.Documents[0], "subscription document older than the last harvest; harvest mark kept")

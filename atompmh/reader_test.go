@@ -359,3 +359,15 @@ func TestReaderStreamsAndStopsAtError(t *testing.T) {
 		t.Errorf("entries before the error = %v", ids)
 	}
 }
+
+func TestFeedWithoutEntries(t *testing.T) {
+	// Found by FuzzParse: the head ran to the end of the root and Header
+	// returned a bare io.EOF.
+	f, err := Parse(strings.NewReader(head+"<fh:complete/></feed>\n<!-- end -->\n"), "http://h/feed", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Entries) != 0 || !f.Complete || f.ID != "urn:x" {
+		t.Errorf("feed = %+v", f)
+	}
+}
