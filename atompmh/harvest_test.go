@@ -394,9 +394,13 @@ func TestAnOlderEntryReadLaterDoesNotResurrectADeletedRecord(t *testing.T) {
 	if changes(res) != "delete x" || len(st.Pool) != 0 {
 		t.Fatalf("changes %q, pool %v", changes(res), st.Pool)
 	}
-	// Next time the deletion sits in the document at the mark, the active
-	// entry in the one before: neither brings x back.
-	d["http://h/a2"] = d["http://h/sub"]
+	// The producer rewrites that document as it becomes an archive (the
+	// specification lets archives change): the deletion entry is gone, the
+	// historical active entry is there. It is the document at the mark, read
+	// by the next walk; what the state remembers of the deletion keeps x
+	// deleted.
+	d["http://h/a2"] = fmt.Sprintf(feedHead, "2024-01-03T00:00:00Z", "") +
+		`<entry><id>x</id><updated>2024-01-01T00:00:00Z</updated><link href="/x"/></entry></feed>`
 	d["http://h/sub"] = fmt.Sprintf(feedHead, "2024-01-04T00:00:00Z", `<link rel="prev-archive" href="/a2"/>`) + `</feed>`
 	res, err = h.Harvest(context.Background(), "http://h/sub", st)
 	if err != nil {
@@ -404,5 +408,43 @@ func TestAnOlderEntryReadLaterDoesNotResurrectADeletedRecord(t *testing.T) {
 	}
 	if len(res.Changes) != 0 || len(st.Pool) != 0 {
 		t.Errorf("changes %q, pool %v", changes(res), st.Pool)
+	}
+}
+
+func TestEveryHarvestedRepresentationServesItsBytes(t *testing.T) {
+	src := atomsource.Start(atomsource.Config{PerDocument: 3})
+	defer src.Close()
+	createN(t, src, 0, 7)
+	txt := atomsource.Rep{Type: "text/plain", Ext: "txt", Body: []byte("r004 as text\n")}
+	if err := src.Update("r004", "Record r004 v2", rdfRep("r004"), txt); err != nil {
+		t.Fatal(err)
+	}
+	st := atompmh.NewState()
+	harvest(t, newHarvester(), src, st)
+	want := map[string]string{}
+	for i := range 7 {
+		name := fmt.Sprintf("r%03d", i)
+		want[src.RepURL(name, "atom")] = "<entry>" + name + "</entry>\n"
+		want[src.RepURL(name, "rdf")] = "<rdf:RDF>" + name + "</rdf:RDF>\n"
+	}
+	delete(want, src.RepURL("r004", "atom"))
+	want[src.RepURL("r004", "txt")] = "r004 as text\n"
+	seen := 0
+	for _, e := range st.Pool {
+		for _, l := range e.Links {
+			resp, err := http.Get(l.Href)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if w, ok := want[l.Href]; !ok || string(b) != w || resp.Header.Get("Content-Type") != l.Type {
+				t.Errorf("%s (%s): %q, %s", l.Href, l.Type, b, resp.Header.Get("Content-Type"))
+			}
+			seen++
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("%d representations harvested, want %d", seen, len(want))
 	}
 }
