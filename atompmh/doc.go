@@ -110,6 +110,13 @@
 //   - A Fetch may answer the subscription document ErrNotModified when
 //     asked for a conditional fetch (a 304 to If-None-Match): nothing has
 //     changed and nothing else is fetched.
+//   - Archive documents may change (the specification allows it). The
+//     harvest keeps the SHA-256 of each archive document it read whole
+//     (State.Digests); when the document it would stop at, read before,
+//     has changed, it warns and walks on to the end of the chain, so that
+//     entries a producer put into older archives are not lost. A change to
+//     an archive older than the stop document is not seen: the walk never
+//     reads it.
 //   - A document newer than the one linking to it, a subscription document
 //     older than the mark, a document without atom:updated (the walk then
 //     goes on) are warned about.

@@ -2,9 +2,12 @@ package atompmh
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -39,11 +42,15 @@ type State struct {
 	// deletion entry read, so that an older entry of the record read later
 	// (a historical entry in an archive) does not bring it back.
 	Deleted map[string]time.Time
+	// Digests holds the SHA-256 of each archive document (by URL) as last
+	// read, to notice one that changed (see Harvest).
+	Digests map[string][sha256.Size]byte
 }
 
 // NewState returns the state before the first harvest.
 func NewState() *State {
-	return &State{Pool: make(map[string]*Entry), Deleted: make(map[string]time.Time)}
+	return &State{Pool: make(map[string]*Entry), Deleted: make(map[string]time.Time),
+		Digests: make(map[string][sha256.Size]byte)}
 }
 
 // Op is what a change does to the pool.
@@ -119,7 +126,8 @@ type Harvester struct {
 // be fetched or read or ctx ends; a later document that cannot be is a
 // broken chain: a warning, and a Result that is not Whole.
 func (h *Harvester) Harvest(ctx context.Context, subscription string, st *State) (*Result, error) {
-	w := walk{h: h, st: st, res: &Result{}, newest: make(map[string]*Entry)}
+	w := walk{h: h, st: st, res: &Result{}, newest: make(map[string]*Entry),
+		digests: make(map[string][sha256.Size]byte)}
 	if err := w.run(ctx, subscription); err != nil {
 		if errors.Is(err, ErrNotModified) {
 			return &Result{NotModified: true, Documents: w.res.Documents}, nil
@@ -137,7 +145,9 @@ type walk struct {
 	res        *Result
 	newest     map[string]*Entry // by id, the newest entry read (deletions too)
 	activeRead int
-	complete   *Feed // the complete document that ended the walk
+	complete   *Feed                        // the complete document that ended the walk
+	digests    map[string][sha256.Size]byte // of the archive documents read
+	full       bool                         // a changed archive was met: walk to the end of the chain
 }
 
 // run walks the chain from the subscription document, folding entries
@@ -172,7 +182,7 @@ func (w *walk) run(ctx context.Context, url string) error {
 			w.warnDoc(prev.URL, "prev-archive: "+err.Error()+"; chain broken, harvest mark kept")
 			return nil
 		}
-		if w.stopsAt(feed, prev) {
+		if w.stopsAt(feed, prev, i) {
 			w.res.Whole = true
 			return nil
 		}
@@ -181,7 +191,7 @@ func (w *walk) run(ctx context.Context, url string) error {
 }
 
 // stopsAt reports whether the walk ends at feed, which has been read.
-func (w *walk) stopsAt(feed, prev *Feed) bool {
+func (w *walk) stopsAt(feed, prev *Feed, i int) bool {
 	if prev != nil && !prev.Updated.IsZero() && feed.Updated.After(prev.Updated) {
 		w.warnDoc(feed.URL, "archive document newer than the document linking to it ("+prev.URL+")")
 	}
@@ -195,7 +205,12 @@ func (w *walk) stopsAt(feed, prev *Feed) bool {
 		return true
 	case !mark.IsZero() && feed.Updated.IsZero():
 		w.warnDoc(feed.URL, "document without atom:updated; the walk goes on")
-	case !mark.IsZero() && !feed.Updated.After(mark):
+	case !mark.IsZero() && !feed.Updated.After(mark) && !w.full:
+		if i > 0 && w.changed(feed.URL) {
+			w.warnDoc(feed.URL, "archive document changed since the last harvest read it; walking the whole chain")
+			w.full = true
+			break
+		}
 		return true
 	}
 	return feed.PrevArchive == ""
@@ -215,7 +230,13 @@ func (w *walk) read(ctx context.Context, url string) (*Feed, error) {
 		return nil, fmt.Errorf("fetching %s: %w", url, err)
 	}
 	defer body.Close()
-	r, err := NewReader(body, url, w.h.Options)
+	var src io.Reader = body
+	var digest hash.Hash
+	if len(w.res.Documents) > 1 { // an archive document
+		digest = sha256.New()
+		src = io.TeeReader(body, digest)
+	}
+	r, err := NewReader(src, url, w.h.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -232,6 +253,9 @@ func (w *walk) read(ctx context.Context, url string) (*Feed, error) {
 			return nil, err
 		}
 		w.fold(e)
+	}
+	if digest != nil { // read whole: the digest is the document's
+		w.digests[url] = [sha256.Size]byte(digest.Sum(nil))
 	}
 	f := r.Feed()
 	f.Warnings = nil
@@ -256,6 +280,13 @@ func (w *walk) fold(e *Entry) {
 		(e.Updated.Equal(cur.Updated) && e.Kind == KindDeletion && cur.Kind != KindDeletion) {
 		w.newest[e.ID] = e
 	}
+}
+
+// changed reports whether the archive document at url, read whole in this
+// walk, differs from when a harvest read it last.
+func (w *walk) changed(url string) bool {
+	old, ok := w.st.Digests[url]
+	return ok && old != w.digests[url]
 }
 
 func (w *walk) warnDoc(docURL, msg string) {
@@ -284,6 +315,10 @@ func (w *walk) apply() {
 		return strings.Compare(a.ID, b.ID)
 	})
 	w.st.Broken = !w.res.Whole
+	if w.st.Digests == nil {
+		w.st.Digests = make(map[string][sha256.Size]byte)
+	}
+	maps.Copy(w.st.Digests, w.digests)
 	if w.res.Whole {
 		if w.res.Updated.Before(w.st.Mark) {
 			w.warnDoc(w.res.Documents[0], "subscription document older than the last harvest; harvest mark kept")

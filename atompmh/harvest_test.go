@@ -448,3 +448,35 @@ func TestEveryHarvestedRepresentationServesItsBytes(t *testing.T) {
 		t.Errorf("%d representations harvested, want %d", seen, len(want))
 	}
 }
+
+func TestAChangedArchiveAtTheMarkMakesTheWalkGoOn(t *testing.T) {
+	src := atomsource.Start(atomsource.Config{PerDocument: 5})
+	defer src.Close()
+	createN(t, src, 0, 11) // archives 1 and 2, r010 in the subscription document
+	h, st := newHarvester(), atompmh.NewState()
+	harvest(t, h, src, st) // archive 2 was read: it is at the mark
+
+	// The producer rewrites archives 1 and 2; then one new record.
+	for n, name := range map[int]string{1: "late1", 2: "late2"} {
+		if err := src.Backdate(n, name, "Late "+name, xmlRep(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	createN(t, src, 11, 12)
+	src.ResetRequests()
+	res := harvest(t, h, src, st)
+	if got := changes(res); got != "create late1, create late2, create r011" {
+		t.Errorf("changes = %q", got)
+	}
+	if src.Requests("/archive/1") != 1 {
+		t.Errorf("archive 1 requested %d times: the walk did not go on", src.Requests("/archive/1"))
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || w.String() == src.ArchiveURL(2)+": archive document changed since the last harvest read it; walking the whole chain"
+	}
+	if !found || !res.Whole {
+		t.Errorf("whole %v, warnings %v", res.Whole, res.Warnings)
+	}
+	assertPool(t, st, src)
+}

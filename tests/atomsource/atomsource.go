@@ -260,3 +260,25 @@ func (s *Source) SetPrevArchive(n int, path string) {
 		s.archives[n-1].rendered = nil
 	}
 }
+
+// Backdate adds a record as a producer that rewrites its archives would:
+// its entry goes into archive n (1 is the oldest), dated one second before
+// that archive's first entry, where a consumer that stops at its harvest
+// mark does not look unless it notices that the archive changed.
+func (s *Source) Backdate(n int, name, title string, reps ...Rep) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 1 || n > len(s.archives) {
+		return fmt.Errorf("atomsource: no archive %d", n)
+	}
+	if _, ok := s.records[name]; ok {
+		return fmt.Errorf("atomsource: record %s exists", name)
+	}
+	doc := s.archives[n-1]
+	at := doc.entries[0].updated.Add(-time.Second)
+	r := &record{name: name, title: title, updated: at, reps: slices.Clone(reps)}
+	s.records[name] = r
+	doc.entries = append(doc.entries, entry{id: ID(name), title: title, updated: at, reps: r.reps, name: name})
+	doc.rendered = nil
+	return nil
+}
