@@ -480,3 +480,42 @@ func TestAChangedArchiveAtTheMarkMakesTheWalkGoOn(t *testing.T) {
 	}
 	assertPool(t, st, src)
 }
+
+func TestCancelledHarvestChangesNothing(t *testing.T) {
+	src := atomsource.Start(atomsource.Config{PerDocument: 5})
+	defer src.Close()
+	createN(t, src, 0, 12)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inner := &httpFetch{}
+	fetch := func(ctx context.Context, url string, cond bool) (io.ReadCloser, error) {
+		body, err := inner.fetch(ctx, url, cond)
+		cancel() // after the first document
+		return body, err
+	}
+	st := atompmh.NewState()
+	_, err := (&atompmh.Harvester{Fetch: fetch}).Harvest(ctx, src.URL(), st)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(st.Pool) != 0 || !st.Mark.IsZero() || st.Broken {
+		t.Errorf("state changed: %d records, mark %v, broken %v", len(st.Pool), st.Mark, st.Broken)
+	}
+}
+
+func TestMaxDocumentsEndsTheWalkLikeABrokenChain(t *testing.T) {
+	src := atomsource.Start(atomsource.Config{PerDocument: 2})
+	defer src.Close()
+	createN(t, src, 0, 9) // 5 documents
+	st := atompmh.NewState()
+	res, err := (&atompmh.Harvester{Fetch: (&httpFetch{}).fetch, MaxDocuments: 3}).Harvest(context.Background(), src.URL(), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Whole || !st.Broken || src.DocumentRequests() != 3 || len(st.Pool) != 5 {
+		t.Errorf("whole %v, broken %v, %d requests, %d records", res.Whole, st.Broken, src.DocumentRequests(), len(st.Pool))
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].String() != src.ArchiveURL(3)+": more than 3 documents in the chain; chain broken, harvest mark kept" {
+		t.Errorf("warnings = %v", res.Warnings)
+	}
+}
