@@ -179,6 +179,9 @@ func (w *walk) run(ctx context.Context, url string) error {
 			}
 			w.res.Updated = feed.Updated
 		} else if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err() // not a broken chain: the harvest was stopped
+			}
 			w.warnDoc(prev.URL, "prev-archive: "+err.Error()+"; chain broken, harvest mark kept")
 			return nil
 		}
