@@ -177,7 +177,9 @@ func (r *Reader) toNextEntry() error {
 			r.pending = true
 			return nil
 		}
-		r.warn(onceHeadAfterEntries, "feed metadata after the first entry ("+t.Name.Local+")")
+		if t.Name.Space == AtomNS || t.Name.Space == HistoryNS {
+			r.warn(onceHeadAfterEntries, "feed metadata after the first entry ("+t.Name.Local+"); applied")
+		}
 		if err := r.headElement(t); err != nil {
 			return err
 		}

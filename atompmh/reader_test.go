@@ -371,3 +371,20 @@ func TestFeedWithoutEntries(t *testing.T) {
 		t.Errorf("feed = %+v", f)
 	}
 }
+
+func TestHeadAfterEntriesIsAppliedWithAWarning(t *testing.T) {
+	doc := head + entry("a", "2020-01-01T00:00:00Z", `<link href="a"/>`) +
+		`<os:totalResults xmlns:os="http://a9.com/-/spec/opensearch/1.1/">1</os:totalResults>` + "\n" +
+		`<link rel="prev-archive" href="/archive/1"/>` + "\n" +
+		entry("b", "2020-01-01T00:00:00Z", `<link href="b"/>`) + "</feed>"
+	f, err := Parse(strings.NewReader(doc), "http://h/feed", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.PrevArchive != "http://h/archive/1" || len(f.Entries) != 2 {
+		t.Errorf("prev-archive %q, %d entries", f.PrevArchive, len(f.Entries))
+	}
+	if len(f.Warnings) != 1 || f.Warnings[0].String() != "http://h/feed:6:1: feed metadata after the first entry (link); applied" {
+		t.Errorf("warnings = %v", f.Warnings)
+	}
+}
