@@ -79,6 +79,7 @@ type Reader struct {
 	warned            uint32
 	suppressed        int
 	strs              stringCache
+	textBuf           []byte // text's buffer, reused
 }
 
 // NewReader returns a Reader for the document at docURL read from r. A gzip

@@ -94,7 +94,8 @@ func (r *Reader) text() (string, error) {
 	line, col := r.line, r.col
 	defer func() { r.line, r.col = line, col }() // warnings name the element
 	end := r.depth - 1
-	var b []byte
+	b := r.textBuf[:0]
+	defer func() { r.textBuf = b[:0] }() // reused: one allocation, the string
 	for r.depth > end {
 		tok, err := r.token()
 		if err != nil {
