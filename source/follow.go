@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rsfs/catalog"
@@ -14,58 +14,47 @@ import (
 	"rsfs/resourcesync"
 )
 
-// Position is how far a resource set's changes have been applied: every
-// change up to Time, and of those at exactly Time, the ones in Seen.
-type Position struct {
-	Time time.Time `json:"time"`
-	Seen []string  `json:"seen,omitempty"`
-}
-
-// after reports whether a change at t with key k is past the position.
-func (p *Position) after(t time.Time, k string) bool {
-	if t.After(p.Time) {
-		return true
-	}
-	if t.Before(p.Time) {
-		return false
-	}
-	for _, s := range p.Seen {
-		if s == k {
-			return false
-		}
-	}
-	return true
-}
-
-// advance moves the position past a change at t with key k.
-func (p *Position) advance(t time.Time, k string) {
-	if t.After(p.Time) {
-		p.Time, p.Seen = t, nil
-	}
-	p.Seen = append(p.Seen, k)
-}
+const (
+	// futureBound is how far ahead of now a change may be dated and still
+	// move the position. Later ones are applied but never move it.
+	futureBound = 24 * time.Hour
+	// maxAttempts is how many polls a change that fails to apply is tried
+	// at before it is given up with a warning.
+	maxAttempts = 3
+	// minPollGap is the least time between two polls, early ones included.
+	minPollGap = time.Second
+)
 
 // EffectFunc is told of every change applied to the catalog, so the file
 // system can tell the kernel.
 type EffectFunc func([]catalog.Effect)
 
-// Follower keeps a catalog in step with the Source's Change Lists.
+// Follower keeps a catalog in step with the Source's Change Lists. Polls
+// run one at a time (Run calls Poll); documents are read and lengths
+// learned with no lock held, and applyMu is held only while a batch of
+// changes is applied to the catalog and the positions.
 type Follower struct {
 	s        *Source
 	cat      *catalog.Catalog
 	effects  EffectFunc
 	interval time.Duration
 	held     func() bool
+	now      func() time.Time
 
-	applyMu sync.Mutex // one batch of changes at a time, polled or pushed
+	applyMu sync.Mutex // one batch of changes at a time, polled or pushed; never held across I/O
+	polling atomic.Bool
+	soon    chan struct{} // asks Run for an early poll
 
 	mu         sync.Mutex
 	positions  map[*Set]*Position
 	validators map[string]*fetch.Validators
 	indexes    map[string][]resourcesync.Entry // children of the Change List Indexes seen
+	failures   map[string]int                  // by change key: polls it failed to apply at
+	gapChecked map[*Set]bool                   // a gap was met and the Resource Lists checked
 	polls      int64
 	applied    int64
 	reloads    int64
+	docs       int64 // change documents requested
 }
 
 // FollowOptions configure a Follower.
@@ -80,15 +69,19 @@ type FollowOptions struct {
 // (Load sets it), or from positions restored from a snapshot.
 func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored map[string]Position) *Follower {
 	f := &Follower{
-		s: s, cat: cat, effects: opts.Effects, interval: opts.Interval, held: opts.Held,
+		s: s, cat: cat, effects: opts.Effects, interval: opts.Interval, held: opts.Held, now: time.Now,
+		soon:       make(chan struct{}, 1),
 		positions:  map[*Set]*Position{},
 		validators: map[string]*fetch.Validators{},
 		indexes:    map[string][]resourcesync.Entry{},
+		failures:   map[string]int{},
+		gapChecked: map[*Set]bool{},
 	}
 	for _, set := range s.Sets {
 		pos := &Position{Time: set.ListedAt}
 		if p, ok := restored[setKey(set)]; ok {
-			pos = &p
+			c := p.clone()
+			pos = &c
 		}
 		f.positions[set] = pos
 	}
@@ -109,30 +102,49 @@ func (f *Follower) Positions() map[string]Position {
 	defer f.mu.Unlock()
 	out := map[string]Position{}
 	for set, p := range f.positions {
-		out[setKey(set)] = Position{Time: p.Time, Seen: append([]string(nil), p.Seen...)}
+		out[setKey(set)] = p.clone()
 	}
 	return out
 }
 
 // FollowStats says what a Follower has done.
-type FollowStats struct{ Polls, Applied, Reloads int64 }
+type FollowStats struct{ Polls, Applied, Reloads, Docs int64 }
 
 // Stats returns counters.
 func (f *Follower) Stats() FollowStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return FollowStats{f.polls, f.applied, f.reloads}
+	return FollowStats{f.polls, f.applied, f.reloads, f.docs}
+}
+
+// PollSoon asks Run for a poll as soon as one may run (at most one a
+// second): a reader learned that a file changed.
+func (f *Follower) PollSoon() {
+	select {
+	case f.soon <- struct{}{}:
+	default:
+	}
 }
 
 // Run polls until ctx ends.
 func (f *Follower) Run(ctx context.Context) {
+	last := time.Now()
 	for {
 		jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(f.interval))
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(f.interval + jitter):
+		case <-f.soon:
+			if wait := minPollGap - time.Since(last); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
 		}
+		last = time.Now()
 		if f.held != nil && f.held() {
 			f.s.log.Debug("changes held back; poll skipped")
 			continue
@@ -143,85 +155,127 @@ func (f *Follower) Run(ctx context.Context) {
 	}
 }
 
-// Poll reads every set's Change Lists once and applies what is new.
+// Poll reads every set's Change Lists once and applies what is new. Polls
+// never overlap: one asked for while another runs returns at once.
 func (f *Follower) Poll(ctx context.Context) error {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
+	if !f.polling.CompareAndSwap(false, true) {
+		return nil
+	}
+	defer f.polling.Store(false)
 	f.mu.Lock()
 	f.polls++
 	f.mu.Unlock()
 	var errs []error
-	reload := false
+	var gaps []*Set
 	for _, set := range f.s.Sets {
 		gap, err := f.pollSet(ctx, set)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		reload = reload || gap
+		if gap {
+			gaps = append(gaps, set)
+		}
 	}
-	if reload {
-		if err := f.reload(ctx); err != nil {
+	if len(gaps) > 0 {
+		if err := f.closeGaps(ctx, gaps); err != nil {
 			errs = append(errs, err)
+		}
+		for _, set := range gaps { // the gap is accepted now: never a loop
+			if _, err := f.pollSet(ctx, set); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// change is one Change List entry with its time.
-type change struct {
-	at    time.Time
-	entry *resourcesync.Entry
+// pollRead is what one read of a set's change documents found.
+type pollRead struct {
+	pos       Position
+	horizon   time.Time
+	changes   []change
+	cov       coverage
+	vals      map[string]*fetch.Validators // to keep once the changes are applied
+	condition bool                         // use and keep validators (polls do, pushes not)
 }
 
-func (c *change) key() string { return string(c.entry.MD.Change) + " " + c.entry.Loc }
-
-// changesAfter returns the entries past pos, each at its datetime (else its
-// lastmod).
-func changesAfter(entries []resourcesync.Entry, pos *Position) []change {
-	var out []change
-	for i := range entries {
-		e := &entries[i]
-		c := change{at: e.MD.Datetime, entry: e}
-		if c.at.IsZero() {
-			c.at = e.Lastmod
-		}
-		if pos.after(c.at, c.key()) {
-			out = append(out, c)
-		}
-	}
-	return out
+func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
+	f.mu.Lock()
+	pos := f.positions[set].clone()
+	f.mu.Unlock()
+	return &pollRead{pos: pos, horizon: f.now().Add(futureBound), vals: map[string]*fetch.Validators{}, condition: conditional}
 }
 
 // pollSet applies a set's new changes. It reports a gap: the Change Lists
-// no longer reach back to the position.
+// no longer reach back to the position, and the Resource Lists were not
+// checked since.
 func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) {
-	f.mu.Lock()
-	pos := *f.positions[set]
-	f.mu.Unlock()
-	var changes []change
+	r := f.newRead(set, true)
 	for _, u := range set.Docs[resourcesync.CapChangeList] {
-		cs, g, err := f.readChangeDoc(ctx, u, &pos, 0)
-		if err != nil {
+		if err := f.readChangeDoc(ctx, u, r, 0); err != nil {
 			return false, err
 		}
-		gap = gap || g
-		changes = append(changes, cs...)
 	}
-	if gap {
-		return true, nil
+	if r.cov.known && !r.pos.Time.IsZero() && r.cov.start.After(r.pos.Time) {
+		f.mu.Lock()
+		checked := f.gapChecked[set]
+		f.mu.Unlock()
+		if !checked {
+			return true, nil
+		}
+		f.acceptGap(set, r)
+	} else {
+		f.mu.Lock()
+		delete(f.gapChecked, set)
+		f.mu.Unlock()
 	}
-	return false, f.applyChanges(ctx, set, changes)
+	failed := f.applyChanges(ctx, set, r.changes, false)
+	f.mu.Lock()
+	for u, v := range r.vals {
+		if failed {
+			delete(f.validators, u) // read it whole again: its changes are retried
+		} else {
+			f.validators[u] = v
+		}
+	}
+	f.mu.Unlock()
+	return false, nil
+}
+
+// acceptGap moves the position to where the Change Lists start, after the
+// Resource Lists were found unchanged (or reloaded): what changed between
+// cannot be known. Said once per gap.
+func (f *Follower) acceptGap(set *Set, r *pollRead) {
+	start := r.cov.start
+	if start.After(r.horizon) {
+		start = r.horizon
+	}
+	f.s.log.Warn("the Change Lists start after the last change applied and the Resource Lists are unchanged: changes between cannot be known; going on from the Change Lists' start",
+		"set", setKey(set), "position", r.pos.Time, "start", start)
+	f.applyMu.Lock()
+	f.mu.Lock()
+	if pos := f.positions[set]; start.After(pos.Time) {
+		pos.Time, pos.Seen = start, nil
+		pos.pruneAhead()
+	}
+	delete(f.gapChecked, set)
+	f.mu.Unlock()
+	f.applyMu.Unlock()
 }
 
 // readChangeDoc reads a Change List, or an index or archive of them, and
-// returns the entries past pos. A document unchanged since the last poll
-// (304) has nothing new.
-func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, depth int) ([]change, bool, error) {
+// collects the changes past the position. A document unchanged since the
+// last poll (304) has nothing new.
+func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, depth int) error {
 	if depth > 3 {
-		return nil, false, fmt.Errorf("change list %s: indexes nested too deep", u)
+		return fmt.Errorf("change list %s: indexes nested too deep", u)
 	}
+	var v *fetch.Validators
 	f.mu.Lock()
-	v := f.validators[u]
+	if r.condition {
+		v = f.validators[u]
+	}
+	f.docs++
 	f.mu.Unlock()
 	resp, err := f.s.opts.Client.Get(ctx, u, v)
 	if errors.Is(err, fetch.ErrNotModified) {
@@ -230,157 +284,56 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, pos *Position, d
 		children, isIndex := f.indexes[u]
 		f.mu.Unlock()
 		if isIndex {
-			return f.readChildren(ctx, children, pos, depth)
+			return f.readChildren(ctx, children, r, depth)
 		}
-		return nil, false, nil
+		return nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("poll change list: %w", err)
+		return fmt.Errorf("poll change list: %w", err)
 	}
 	defer resp.Body.Close()
 	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.opts.Parse)
 	if err != nil {
-		return nil, false, fmt.Errorf("poll change list: %w", err)
+		return fmt.Errorf("poll change list: %w", err)
 	}
 	f.s.warn(doc.Warnings)
-	var out []change
-	gap := false
+	if r.condition {
+		r.vals[u] = resp.Validators()
+	}
 	if doc.Header.Root == resourcesync.SitemapIndex {
 		f.mu.Lock()
 		f.indexes[u] = doc.Entries
 		f.mu.Unlock()
-		out, gap, err = f.readChildren(ctx, doc.Entries, pos, depth)
-		if err != nil {
-			return nil, false, err
-		}
-	} else {
-		// 1.1's from says where the list's coverage starts. (1.0's modified
-		// is only the list's last change, which says nothing about that.)
-		from := doc.Header.MD.From
-		gap = !pos.Time.IsZero() && from.After(pos.Time)
-		out = changesAfter(doc.Entries, pos)
+		return f.readChildren(ctx, doc.Entries, r, depth)
 	}
-	f.mu.Lock()
-	f.validators[u] = resp.Validators()
-	f.mu.Unlock()
-	return out, gap, nil
-}
-
-// readChildren reads the Change Lists an index (or 1.0 archive) names,
-// skipping those that end before the position.
-func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Entry, pos *Position, depth int) ([]change, bool, error) {
-	var out []change
-	gap := false
-	for i := range children {
-		e := &children[i]
-		if until := e.MD.Until; !until.IsZero() && until.Before(pos.Time) {
-			continue // an archived list that ends before the position
-		}
-		f.s.allowDoc(e.Loc)
-		cs, g, err := f.readChangeDoc(ctx, e.Loc, pos, depth+1)
-		if err != nil {
-			return nil, false, err
-		}
-		out, gap = append(out, cs...), gap || g
-	}
-	return out, gap, nil
-}
-
-// applyChanges applies changes in datetime order, each once; of several
-// changes to one resource the last wins.
-func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change) error {
-	if len(changes) == 0 {
-		return nil
-	}
-	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
-	last := map[string]int{}
-	for i, c := range changes {
-		last[c.entry.Loc] = i
-	}
-	var effects []catalog.Effect
-	f.mu.Lock()
-	pos := f.positions[set]
-	f.mu.Unlock()
-	for i := range changes {
-		c := &changes[i]
-		if last[c.entry.Loc] == i {
-			eff, err := f.applyOne(ctx, c)
-			if err != nil {
-				f.s.log.Error("change not applied", "uri", c.entry.Loc, "change", c.entry.MD.Change, "err", err)
-			}
-			effects = append(effects, eff...)
-		}
-		f.mu.Lock()
-		pos.advance(c.at, c.key())
-		f.applied++
-		f.mu.Unlock()
-	}
-	if len(effects) > 0 && f.effects != nil {
-		f.effects(effects)
-	}
-	f.s.log.Info("changes applied", "set", setKey(set), "changes", len(changes), "effects", len(effects))
+	f.collect(r, u, &doc.Header, doc.Entries)
 	return nil
 }
 
-func (f *Follower) applyOne(ctx context.Context, c *change) ([]catalog.Effect, error) {
-	e := c.entry
-	if e.MD.Change == resourcesync.ChangeDeleted {
-		return f.cat.Remove(e.Loc), nil
-	}
-	res := resourceOf(e, c.at)
-	f.s.allowMirrors(res.Links)
-	if res.Length == resourcesync.NoLength {
-		meta, err := f.s.opts.Client.Head(ctx, res.URI)
-		if err != nil || meta.Length < 0 {
-			return nil, fmt.Errorf("its length is not published and could not be learned: %v", err)
-		}
-		res.Length = meta.Length
-	}
-	return f.cat.Upsert(res), nil
-}
-
-// Reload reads every Resource List again and reconciles the catalog with
-// it: what changed is upserted, what is gone is removed. Positions restart
-// from the lists' times.
-func (f *Follower) Reload(ctx context.Context) error {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	return f.reload(ctx)
-}
-
-func (f *Follower) reload(ctx context.Context) error {
-	f.s.log.Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
-	seen := map[string]struct{}{}
-	var effects []catalog.Effect
-	var mu sync.Mutex
-	sink := func(r *catalog.Resource) {
-		eff := f.cat.Upsert(r)
-		mu.Lock()
-		seen[r.URI] = struct{}{}
-		effects = append(effects, eff...)
-		mu.Unlock()
-	}
-	for _, set := range f.s.Sets {
-		set.ListedAt = time.Time{}
-	}
-	if _, err := f.s.loadInto(ctx, sink, nil); err != nil {
-		return fmt.Errorf("reload: %w", err)
-	}
-	for _, uri := range f.cat.URIs() {
-		if _, ok := seen[uri]; !ok {
-			effects = append(effects, f.cat.Remove(uri)...)
+// collect keeps a document's changes that are past the position.
+func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
+	cs, cov := datedChanges(u, h, entries, r.pos.Time)
+	r.cov = r.cov.earlier(cov)
+	for i := range cs {
+		if cs[i].entry.MD.Change != "" && !r.pos.passed(&cs[i]) {
+			r.changes = append(r.changes, cs[i])
 		}
 	}
-	f.mu.Lock()
-	for _, set := range f.s.Sets {
-		f.positions[set] = &Position{Time: set.ListedAt}
+}
+
+// readChildren reads the Change Lists an index (or 1.0 archive) names, in
+// order, from the first whose interval holds the position: those closed
+// (until) before it are skipped.
+func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Entry, r *pollRead, depth int) error {
+	for i := range children {
+		e := &children[i]
+		if until := e.MD.Until; !until.IsZero() && until.Before(r.pos.Time) {
+			continue
+		}
+		f.s.allowDoc(e.Loc)
+		if err := f.readChangeDoc(ctx, e.Loc, r, depth+1); err != nil {
+			return err
+		}
 	}
-	f.validators = map[string]*fetch.Validators{}
-	f.reloads++
-	f.mu.Unlock()
-	if len(effects) > 0 && f.effects != nil {
-		f.effects(effects)
-	}
-	f.s.log.Info("reloaded", "resources", len(seen), "effects", len(effects))
 	return nil
 }

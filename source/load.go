@@ -59,6 +59,7 @@ func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), pro
 func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error, progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
+	s.lists.reset()
 	dumps := 0
 	for _, set := range s.Sets {
 		for _, u := range set.Docs[resourcesync.CapResourceList] {
@@ -229,6 +230,7 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 		return fmt.Errorf("read resource list: %w", err)
 	}
 	defer resp.Body.Close()
+	l.s.lists.note(d.set, d.url, resp.Validators())
 	r, err := resourcesync.NewReader(resp.Body, resp.URL, l.s.opts.Parse)
 	if err != nil {
 		return fmt.Errorf("read resource list: %w", err)

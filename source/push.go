@@ -12,7 +12,7 @@ import (
 // Subscribe subscribes to every notification channel the Capability Lists
 // advertise (rs:ln rel="hub"), and returns how many. Channels for Change
 // Lists and Change Notifications carry changes; Framework Notifications say
-// a document changed, which triggers a reload.
+// a document changed, which is read again.
 func (f *Follower) Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error) {
 	n := 0
 	var errs []error
@@ -52,26 +52,64 @@ func (f *Follower) RunPush(ctx context.Context, notes <-chan notify.Notification
 	}
 }
 
+// applyNotification applies a pushed notification without moving the
+// position: a Change Notification's changes, or the Change Lists a
+// Framework Notification names, are applied and marked ahead, so the poll
+// still reads every change before them. Applying takes applyMu only while
+// the catalog changes; documents are read with no lock held.
 func (f *Follower) applyNotification(ctx context.Context, n notify.Notification) error {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
 	set := f.setOfTopic(n.Topic)
 	if set == nil {
 		return fmt.Errorf("notification for unknown topic %s", n.Topic)
 	}
 	if n.Doc.Header.Capability() == resourcesync.CapFrameworkNotification {
-		return f.reload(ctx)
+		return f.applyFramework(ctx, set, n)
 	}
-	f.mu.Lock()
-	pos := *f.positions[set]
-	f.mu.Unlock()
-	var changes []change
-	for _, c := range changesAfter(n.Doc.Entries, &pos) {
-		if c.entry.MD.Change != "" { // a notification may carry other entries
-			changes = append(changes, c)
+	r := f.newRead(set, false)
+	f.collect(r, n.Topic, &n.Doc.Header, n.Doc.Entries)
+	f.applyChanges(ctx, set, r.changes, true)
+	return nil
+}
+
+// applyFramework re-reads exactly the Change Lists a Framework
+// Notification names. Any other document it names (a Capability List, a
+// Resource List) asks for an early poll.
+func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notification) error {
+	r := f.newRead(set, false)
+	var errs []error
+	for i := range n.Doc.Entries {
+		e := &n.Doc.Entries[i]
+		if e.MD.Capability != resourcesync.CapChangeList || e.MD.Change == resourcesync.ChangeDeleted || !f.knownChangeDoc(set, e.Loc) {
+			f.s.log.Info("framework notification: polling early", "document", e.Loc, "capability", e.MD.Capability, "change", e.MD.Change)
+			f.PollSoon()
+			continue
+		}
+		if err := f.readChangeDoc(ctx, e.Loc, r, 1); err != nil {
+			errs = append(errs, fmt.Errorf("framework notification: %w", err))
 		}
 	}
-	return f.applyChanges(ctx, set, changes)
+	f.applyChanges(ctx, set, r.changes, true)
+	return errors.Join(errs...)
+}
+
+// knownChangeDoc reports whether u is one of set's Change Lists or a child
+// of one of its Change List Indexes: the only documents a notification may
+// make rsfs read.
+func (f *Follower) knownChangeDoc(set *Set, u string) bool {
+	for _, d := range set.Docs[resourcesync.CapChangeList] {
+		if d == u {
+			return true
+		}
+		f.mu.Lock()
+		children := f.indexes[d]
+		f.mu.Unlock()
+		for i := range children {
+			if children[i].Loc == u {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (f *Follower) setOfTopic(topic string) *Set {

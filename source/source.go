@@ -31,9 +31,10 @@ type Source struct {
 	// Options.Partial), Warnings what it tolerated; both name the document.
 	Failed, Warnings []Problem
 
-	opts Options
-	log  *slog.Logger
-	pkgs packages
+	opts  Options
+	log   *slog.Logger
+	pkgs  packages
+	lists listValidators // of the Resource Lists last loaded
 
 	mirrorsMu sync.Mutex
 	mirrors   []string // origins allowed because the Source names them as mirrors

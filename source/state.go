@@ -22,14 +22,16 @@ type State struct {
 	Mirrors []string `json:"mirrors,omitempty"`
 }
 
-// Snapshot calls save with the Source's state while no change is being
-// applied, so the state and the catalog it is saved with agree.
+// Snapshot calls save with the Source's state. The state is taken while no
+// change is being applied, and saved (with the catalog, by save) after the
+// lock is let go: the catalog saved is then as new as the positions or
+// newer, and changes applied twice are harmless.
 func (f *Follower) Snapshot(save func(state []byte) error) error {
 	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
 	st := State{Version: stateVersion, Origin: f.s.Origin, Entry: f.s.Entry, Sets: f.s.Sets,
 		Positions: f.Positions(), Mirrors: f.s.mirrorOrigins()}
 	data, err := json.Marshal(st)
+	f.applyMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("encode source state: %w", err)
 	}

@@ -1,0 +1,245 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/fetch"
+	"rsfs/resourcesync"
+)
+
+// learned is a length learned by HEAD for a change that did not publish one.
+type learned struct {
+	n   int64
+	err error
+}
+
+// applyChanges applies changes in datetime order, each once; of several
+// changes to one resource the last wins. Lengths are learned first, with
+// no lock held. A polled batch moves the position, but never past a change
+// that failed to apply (it is retried at the next poll) nor past now plus
+// futureBound; a pushed batch marks its changes ahead of the position and
+// leaves it where it is. It reports whether a change failed.
+func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change, pushed bool) (failed bool) {
+	if len(changes) == 0 {
+		return false
+	}
+	horizon := f.now().Add(futureBound)
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
+	last := make(map[string]int, len(changes))
+	for i := range changes {
+		last[changes[i].entry.Loc] = i
+	}
+	lengths := f.learnLengths(ctx, changes, last)
+
+	f.applyMu.Lock()
+	var effects []catalog.Effect
+	blocked, applied, future := false, 0, 0
+	pos := f.positions[set] // written only under applyMu (and mu, for readers)
+	for i := range changes {
+		c := &changes[i]
+		if pos.passed(c) {
+			continue
+		}
+		ahead := pos.appliedAhead(c, horizon)
+		if last[c.entry.Loc] == i && !ahead {
+			eff, err := f.applyOne(c, lengths[i])
+			if err != nil && !f.giveUp(c, err) {
+				blocked, failed = true, true
+				continue
+			}
+			effects = append(effects, eff...)
+			applied++
+		}
+		if c.at.After(horizon) {
+			future++
+		}
+		f.mu.Lock()
+		switch {
+		case pushed:
+			pos.markAhead(c)
+		case blocked && !c.at.After(horizon):
+			// applied, but the position stays before the failed change
+		default:
+			pos.advance(c, horizon)
+		}
+		f.applied++
+		f.mu.Unlock()
+	}
+	f.applyMu.Unlock()
+
+	if future > 0 {
+		f.s.log.Warn("changes dated more than a day ahead of now: applied, but the position does not move past now",
+			"set", setKey(set), "changes", future, "horizon", horizon)
+	}
+	if len(effects) > 0 && f.effects != nil {
+		f.effects(effects)
+	}
+	f.s.log.Info("changes applied", "set", setKey(set), "changes", applied, "effects", len(effects), "pushed", pushed)
+	return failed
+}
+
+// learnLengths HEADs, in parallel, the resources of the winning changes
+// that publish no length.
+func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[string]int) map[int]learned {
+	var todo []int
+	for i := range changes {
+		e := changes[i].entry
+		if last[e.Loc] == i && e.MD.Change != resourcesync.ChangeDeleted && e.MD.Length == resourcesync.NoLength {
+			todo = append(todo, i)
+		}
+	}
+	out := make(map[int]learned, len(todo))
+	if len(todo) == 0 {
+		return out
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, f.s.opts.HeadParallel)
+	for _, i := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			meta, err := f.s.opts.Client.Head(ctx, changes[i].entry.Loc)
+			l := learned{n: -1, err: err}
+			if err == nil {
+				l.n = meta.Length
+			}
+			mu.Lock()
+			out[i] = l
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
+	e := c.entry
+	if e.MD.Change == resourcesync.ChangeDeleted {
+		return f.cat.Remove(e.Loc), nil
+	}
+	res := resourceOf(e, c.at)
+	f.s.allowMirrors(res.Links)
+	if res.Length == resourcesync.NoLength {
+		if l.err != nil || l.n < 0 {
+			return nil, fmt.Errorf("its length is not published and could not be learned: %v", l.err)
+		}
+		res.Length = l.n
+	}
+	f.mu.Lock()
+	delete(f.failures, c.key)
+	f.mu.Unlock()
+	return f.cat.Upsert(res), nil
+}
+
+// giveUp counts a failed change and reports whether it has failed too
+// often to hold the position any longer. A given-up update keeps the file
+// at its old length with the new version's time and hashes, so reading it
+// fails (EIO, "changed since it was listed" in the log) rather than serve
+// bytes the Source no longer publishes.
+func (f *Follower) giveUp(c *change, err error) bool {
+	f.mu.Lock()
+	f.failures[c.key]++
+	n := f.failures[c.key]
+	f.mu.Unlock()
+	e := c.entry
+	if n < maxAttempts {
+		f.s.log.Warn("change not applied; retried at the next poll", "uri", e.Loc, "change", e.MD.Change,
+			"document", c.doc, "attempt", n, "err", err)
+		return false
+	}
+	f.s.log.Error("change given up: it failed at every poll; its file reads EIO until the Source lists it again",
+		"uri", e.Loc, "change", e.MD.Change, "document", c.doc, "attempts", n, "err", err)
+	f.mu.Lock()
+	delete(f.failures, c.key)
+	f.mu.Unlock()
+	if id, ok := f.cat.ByURI(e.Loc); ok {
+		if old, ok := f.cat.Resource(id); ok {
+			res := resourceOf(e, c.at)
+			res.Length = old.Length
+			f.cat.Upsert(res)
+		}
+	}
+	return true
+}
+
+// closeGaps handles sets whose Change Lists start after their position:
+// one round of conditional GETs of the Resource Lists. Unchanged, the gap
+// is accepted (the next pollSet says so once); changed, they are reloaded.
+// Either way the gap is then marked checked, so it never loops.
+func (f *Follower) closeGaps(ctx context.Context, sets []*Set) error {
+	unchanged, err := f.s.listsUnchanged(ctx, sets)
+	if err != nil {
+		f.s.log.Warn("checking the Resource Lists after a gap", "err", err)
+	}
+	if !unchanged {
+		if err := f.reload(ctx); err != nil {
+			return err
+		}
+	}
+	f.mu.Lock()
+	for _, set := range sets {
+		f.gapChecked[set] = true
+	}
+	f.mu.Unlock()
+	return nil
+}
+
+// Reload reads every Resource List again and reconciles the catalog with
+// it: what changed is upserted, what is gone is removed. Positions restart
+// from the lists' times.
+func (f *Follower) Reload(ctx context.Context) error {
+	return f.reload(ctx)
+}
+
+// reload reads with no lock held; only the reconciling holds applyMu.
+func (f *Follower) reload(ctx context.Context) error {
+	f.s.log.Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
+	seen := map[string]struct{}{}
+	var effects []catalog.Effect
+	var mu sync.Mutex
+	sink := func(r *catalog.Resource) {
+		eff := f.cat.Upsert(r)
+		mu.Lock()
+		seen[r.URI] = struct{}{}
+		effects = append(effects, eff...)
+		mu.Unlock()
+	}
+	listed := make([]time.Time, len(f.s.Sets))
+	for i, set := range f.s.Sets {
+		listed[i], set.ListedAt = set.ListedAt, time.Time{}
+	}
+	if _, err := f.s.loadInto(ctx, sink, nil); err != nil {
+		for i, set := range f.s.Sets {
+			if set.ListedAt.IsZero() {
+				set.ListedAt = listed[i]
+			}
+		}
+		return fmt.Errorf("reload: %w", err)
+	}
+	f.applyMu.Lock()
+	for _, uri := range f.cat.URIs() {
+		if _, ok := seen[uri]; !ok {
+			effects = append(effects, f.cat.Remove(uri)...)
+		}
+	}
+	f.mu.Lock()
+	for _, set := range f.s.Sets {
+		f.positions[set] = &Position{Time: set.ListedAt}
+	}
+	f.validators = map[string]*fetch.Validators{}
+	f.reloads++
+	f.mu.Unlock()
+	f.applyMu.Unlock()
+	if len(effects) > 0 && f.effects != nil {
+		f.effects(effects)
+	}
+	f.s.log.Info("reloaded", "resources", len(seen), "effects", len(effects))
+	return nil
+}

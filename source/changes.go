@@ -1,0 +1,112 @@
+package source
+
+import (
+	"strconv"
+	"time"
+
+	"rsfs/resourcesync"
+)
+
+// change is one Change List (or Change Dump Manifest, or notification)
+// entry with the time it is ordered by and its key among the changes at
+// that instant.
+type change struct {
+	at    time.Time
+	key   string
+	entry *resourcesync.Entry
+	doc   string // the document that listed it
+}
+
+// coverage is the interval of changes a document speaks for: from its
+// start (1.1's from) on. A document without from speaks only from its
+// earliest dated change, and known is false when it has none.
+type coverage struct {
+	start time.Time
+	known bool
+}
+
+// earlier returns the coverage that starts first of a and b.
+func (a coverage) earlier(b coverage) coverage {
+	switch {
+	case !a.known:
+		return b
+	case !b.known:
+		return a
+	case b.start.Before(a.start):
+		return b
+	}
+	return a
+}
+
+// datedChanges dates the entries of one document. In 1.1 an entry's change
+// time is its datetime; lastmod is the resource's own time and is used only
+// in a 1.0 document (one that dates no entry and whose header has no from,
+// until, at or completed). An undated entry is ordered by its position in
+// the document (1.1 Example 19): it takes the latest time before it, else
+// the document's from, else its first dated entry, else undated (the
+// position's own time, so it is applied once). Repeats of a change at one
+// instant get distinct keys by their order.
+func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Entry, undated time.Time) ([]change, coverage) {
+	legacy := is10(h, entries)
+	dateOf := func(e *resourcesync.Entry) time.Time {
+		if !e.MD.Datetime.IsZero() || !legacy {
+			return e.MD.Datetime
+		}
+		return e.Lastmod
+	}
+	cov := coverage{start: h.MD.From, known: !h.MD.From.IsZero()}
+	running := h.MD.From
+	if running.IsZero() {
+		for i := range entries {
+			if t := dateOf(&entries[i]); !t.IsZero() {
+				running = t
+				break
+			}
+		}
+	}
+	if running.IsZero() {
+		running = undated
+	}
+	out := make([]change, 0, len(entries))
+	repeats := map[repeatKey]int{}
+	for i := range entries {
+		e := &entries[i]
+		at := dateOf(e)
+		if at.IsZero() {
+			at = running
+		} else {
+			if at.After(running) {
+				running = at
+			}
+			cov = cov.earlier(coverage{start: at, known: true})
+		}
+		key := string(e.MD.Change) + " " + e.Loc
+		rk := repeatKey{key, at.UnixNano()}
+		if n := repeats[rk]; n > 0 {
+			key += "#" + strconv.Itoa(n)
+		}
+		repeats[rk]++
+		out = append(out, change{at: at, key: key, entry: e, doc: doc})
+	}
+	return out, cov
+}
+
+type repeatKey struct {
+	key string
+	at  int64
+}
+
+// is10 reports whether a change document follows the 1.0 drafts: no
+// interval in its header and no datetime on any entry.
+func is10(h *resourcesync.Header, entries []resourcesync.Entry) bool {
+	md := &h.MD
+	if !md.From.IsZero() || !md.Until.IsZero() || !md.At.IsZero() || !md.Completed.IsZero() {
+		return false
+	}
+	for i := range entries {
+		if !entries[i].MD.Datetime.IsZero() {
+			return false
+		}
+	}
+	return true
+}
