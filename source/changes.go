@@ -19,10 +19,29 @@ type change struct {
 
 // coverage is the interval of changes a document speaks for: from its
 // start (1.1's from) on. A document without from speaks only from its
-// earliest dated change, and known is false when it has none.
+// earliest dated change (first is its key), and not even for the other
+// changes at that instant, which may have fallen out of it. known is false
+// when it says nothing.
 type coverage struct {
 	start time.Time
 	known bool
+	first string // the earliest change's key, when the start is not a from
+}
+
+// gapAt reports whether changes at or after pos may be missing from the
+// documents covered.
+func (c coverage) gapAt(pos *Position) bool {
+	if !c.known || pos.Time.IsZero() {
+		return false
+	}
+	if c.start.After(pos.Time) {
+		return true
+	}
+	if c.first != "" && c.start.Equal(pos.Time) {
+		_, seen := pos.Seen[c.first]
+		return !seen
+	}
+	return false
 }
 
 // earlier returns the coverage that starts first of a and b.
@@ -32,7 +51,7 @@ func (a coverage) earlier(b coverage) coverage {
 		return b
 	case !b.known:
 		return a
-	case b.start.Before(a.start):
+	case b.start.Before(a.start), b.start.Equal(a.start) && a.first != "" && b.first == "":
 		return b
 	}
 	return a
@@ -78,17 +97,25 @@ func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Ent
 			if at.After(running) {
 				running = at
 			}
-			cov = cov.earlier(coverage{start: at, known: true})
+			cov = cov.earlier(coverage{start: at, known: true, first: keyOf(e, at, repeats)})
 		}
-		key := string(e.MD.Change) + " " + e.Loc
-		rk := repeatKey{key, at.UnixNano()}
-		if n := repeats[rk]; n > 0 {
-			key += "#" + strconv.Itoa(n)
-		}
-		repeats[rk]++
+		key := keyOf(e, at, repeats)
+		repeats[repeatKey{baseKey(e), at.UnixNano()}]++
 		out = append(out, change{at: at, key: key, entry: e, doc: doc})
 	}
 	return out, cov
+}
+
+func baseKey(e *resourcesync.Entry) string { return string(e.MD.Change) + " " + e.Loc }
+
+// keyOf is a change's key among the changes at its instant: the n-th
+// repeat of one change at one instant is told apart by #n.
+func keyOf(e *resourcesync.Entry, at time.Time, repeats map[repeatKey]int) string {
+	key := baseKey(e)
+	if n := repeats[repeatKey{key, at.UnixNano()}]; n > 0 {
+		key += "#" + strconv.Itoa(n)
+	}
+	return key
 }
 
 type repeatKey struct {

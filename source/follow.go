@@ -216,7 +216,7 @@ func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) 
 			return false, err
 		}
 	}
-	if r.cov.known && !r.pos.Time.IsZero() && r.cov.start.After(r.pos.Time) {
+	if r.cov.gapAt(&r.pos) {
 		f.mu.Lock()
 		checked := f.gapChecked[set]
 		f.mu.Unlock()
@@ -258,7 +258,6 @@ func (f *Follower) acceptGap(set *Set, r *pollRead) {
 		pos.Time, pos.Seen = start, nil
 		pos.pruneAhead()
 	}
-	delete(f.gapChecked, set)
 	f.mu.Unlock()
 	f.applyMu.Unlock()
 }

@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/specsource"
+)
+
+// specPoll is the poll interval of the spec Source tests; specWithin is how
+// long a change may take to show: the interval with its jitter, plus 1 s.
+const (
+	specPoll   = time.Second
+	specWithin = specPoll*11/10 + time.Second
+)
+
+// specDocsPerPoll bounds the document requests of one idle poll, per
+// layout: the Change List (for Index, the index and its open child: the
+// closed children end before the position).
+var specDocsPerPoll = map[specsource.Layout]int64{
+	specsource.Index:   2,
+	specsource.Today:   1,
+	specsource.NoFrom:  1,
+	specsource.Undated: 1,
+	specsource.Future:  1,
+}
+
+func TestSpecSourceLayouts(t *testing.T) {
+	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future} {
+		t.Run(layout.String(), func(t *testing.T) { followSpecSource(t, layout) })
+	}
+}
+
+func followSpecSource(t *testing.T, layout specsource.Layout) {
+	src, err := specsource.Start(specsource.Config{Layout: layout, Files: 12})
+	require.NoError(t, err)
+	t.Cleanup(src.Close)
+	mixedChanges(t, src, "before", 0)
+	if layout == specsource.Future {
+		src.CreateFuture("/data/future.txt", []byte("dated 9999-12-31\n"))
+	}
+	m := mount(t, src.URL(), "--poll-interval", specPoll.String())
+	sameTree(t, m, src, "the changes made before the mount")
+
+	start := time.Now()
+	mixedChanges(t, src, "after", 6)
+	sameTree(t, m, src, "the changes made after the mount")
+	t.Logf("%s: changes visible within %s", layout, time.Since(start).Round(10*time.Millisecond))
+	// One more change a second later: the position is then past every
+	// rotated Change List but the open one.
+	time.Sleep(1100 * time.Millisecond)
+	require.NoError(t, src.Update("/data/f000.txt", []byte("a second later\n")))
+	sameTree(t, m, src, "a change a second later")
+
+	// Idle polls: only the Change List (and an index's open child) is asked
+	// for, and answered 304.
+	n0, b0 := src.DocRequests()
+	idle := 5 * time.Second
+	time.Sleep(idle)
+	n1, b1 := src.DocRequests()
+	polls := int64(idle/(specPoll*9/10)) + 1
+	t.Logf("%s: %d document requests, %d bytes in %s (about %d polls)", layout, n1-n0, b1-b0, idle, polls)
+	assert.LessOrEqual(t, n1-n0, specDocsPerPoll[layout]*polls, "document requests while idle")
+	assert.Zero(t, b1-b0, "idle polls are answered 304")
+}
+
+// mixedChanges creates two resources, updates two and deletes one. The
+// k-th call touches different resources than earlier ones.
+func mixedChanges(t *testing.T, src *specsource.Source, tag string, k int) {
+	t.Helper()
+	require.NoError(t, src.Create(fmt.Sprintf("/data/%s-1.txt", tag), []byte("created "+tag+" the mount\n")))
+	require.NoError(t, src.Update(fmt.Sprintf("/data/f%03d.txt", k+1), bytes.Repeat([]byte("updated "+tag+"\n"), 50)))
+	require.NoError(t, src.Delete(fmt.Sprintf("/data/f%03d.txt", k+2)))
+	require.NoError(t, src.Create(fmt.Sprintf("/new/%s/2.txt", tag), []byte("in a new directory\n")))
+	require.NoError(t, src.Update(fmt.Sprintf("/data/f%03d.txt", k+3), []byte("short\n")))
+}
+
+// sameTree waits up to specWithin for the mount to equal the Source's
+// current state: paths, bytes, sizes and mtimes.
+func sameTree(t *testing.T, m *mounted, src *specsource.Source, what string) {
+	t.Helper()
+	var diff string
+	deadline := time.Now().Add(specWithin)
+	for {
+		diff = treeDiff(m.dir, src.State())
+		if diff == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("after %s the tree still differs from the Source (%s):\n%s", specWithin, what, diff)
+}
+
+// treeDiff compares a mounted tree with the Source's state.
+func treeDiff(dir string, want map[string]specsource.File) string {
+	var out []string
+	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel := strings.TrimPrefix(p, dir)
+		seen[rel] = true
+		w, ok := want[rel]
+		if !ok {
+			out = append(out, "extra "+rel)
+			return nil
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			out = append(out, fmt.Sprintf("stat %s: %v", rel, err))
+			return nil
+		}
+		got, err := os.ReadFile(p)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("read %s: %v", rel, err))
+		case !bytes.Equal(got, w.Body):
+			out = append(out, fmt.Sprintf("bytes of %s: %q, want %q", rel, trim(got), trim(w.Body)))
+		case st.Size() != int64(len(w.Body)):
+			out = append(out, fmt.Sprintf("size of %s: %d, want %d", rel, st.Size(), len(w.Body)))
+		case st.ModTime().Unix() != w.Lastmod.Unix():
+			out = append(out, fmt.Sprintf("mtime of %s: %s, want %s", rel, st.ModTime().UTC(), w.Lastmod))
+		}
+		return nil
+	})
+	if err != nil {
+		out = append(out, "walk: "+err.Error())
+	}
+	for p := range want {
+		if !seen[p] {
+			out = append(out, "missing "+p)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func trim(b []byte) []byte {
+	if len(b) > 40 {
+		return b[:40]
+	}
+	return b
+}

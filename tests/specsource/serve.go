@@ -1,0 +1,51 @@
+package specsource
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if body, ok := s.doc(r.URL.Path); ok {
+		s.serveDoc(w, r, body)
+		return
+	}
+	s.mu.Lock()
+	f, ok := s.files[r.URL.Path]
+	s.mu.Unlock()
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("ETag", `"`+md5hex(f.Body)+`"`)
+	w.Header().Set("Content-Type", "text/plain")
+	http.ServeContent(w, r, "", f.Lastmod, bytes.NewReader(f.Body))
+}
+
+// serveDoc answers a document with an ETag, 304 when it is unchanged, and
+// counts it.
+func (s *Source) serveDoc(w http.ResponseWriter, r *http.Request, body []byte) {
+	etag := `"` + md5hex(body) + `"`
+	w.Header().Set("ETag", etag)
+	w.Header().Set("Content-Type", "application/xml")
+	if r.Method == http.MethodGet {
+		s.docs.Add(1)
+	}
+	for _, t := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+		if strings.TrimSpace(t) == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	if r.Method == http.MethodGet {
+		s.docBytes.Add(int64(len(body)))
+		w.Write(body)
+	}
+}

@@ -1,0 +1,274 @@
+// Package specsource is a second ResourceSync Source for tests, written
+// from the text of the standard (ANSI/NISO Z39.99-2017, ResourceSync 1.1)
+// and not from rsfs's own writer: every document is literal XML. Each
+// Layout publishes one arrangement the standard allows and that real
+// Sources use: a Change List Index whose children rotate, a today-only
+// Change List beside an older Resource List, a Change List without from,
+// undated entries, changes dated in the future, a Capability List that
+// names a new Change List on each rotation, and many changes at one instant. It counts the document requests it
+// answers.
+package specsource
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Layout is an arrangement of documents.
+type Layout int
+
+const (
+	// Index: the Capability List names a Change List Index; its children
+	// rotate every Config.Rotate changes, closed ones carrying until.
+	Index Layout = iota + 1
+	// Today: a Resource List a week old beside a Change List whose from is
+	// today (the day's changes only).
+	Today
+	// NoFrom: a Change List without from that keeps only the newest
+	// Config.Window changes, beside a Resource List of the current state.
+	NoFrom
+	// Undated: deletions carry neither datetime nor lastmod, and creations
+	// carry only an older lastmod (1.1 orders both by place in the list).
+	Undated
+	// Future: one change is dated 9999-12-31; later changes must still be
+	// followed.
+	Future
+	// CapRotate: the Capability List names only the current Change List, a
+	// new file on each rotation; closed ones carry until and an up link.
+	CapRotate
+)
+
+func (l Layout) String() string {
+	return map[Layout]string{Index: "index", Today: "today", NoFrom: "nofrom", Undated: "undated",
+		Future: "future", CapRotate: "caprotate"}[l]
+}
+
+// Config says what to publish.
+type Config struct {
+	Layout Layout
+	// Files is how many resources exist at the start: /data/fNNN.txt.
+	Files int
+	// Rotate closes the open Change List after this many changes (Index,
+	// CapRotate); default 3.
+	Rotate int
+	// Window is how many changes a NoFrom list keeps; default 4.
+	Window int
+	// NonStandardName names the Change List Index in the Capability List
+	// with the capability "changelistindex" (as some Sources do).
+	NonStandardName bool
+}
+
+// File is a resource as the Source publishes it now.
+type File struct {
+	Body    []byte
+	Lastmod time.Time
+}
+
+// change is one change as published.
+type change struct {
+	at      time.Time
+	kind    string // created, updated, deleted
+	path    string
+	file    File // the new version (created, updated)
+	undated bool // no datetime (and, if deleted, no lastmod)
+}
+
+// Source is a running spec Source on 127.0.0.1.
+type Source struct {
+	cfg   Config
+	srv   *http.Server
+	base  string
+	start time.Time
+
+	mu      sync.Mutex
+	files   map[string]File
+	listed  map[string]File // the Resource List's state (static layouts)
+	listAt  time.Time
+	changes []change
+	closed  []closedList // rotated-out Change Lists
+	openAt  time.Time    // from of the open Change List
+	nOpen   int          // changes in the open Change List
+
+	docs, docBytes atomic.Int64
+}
+
+// closedList is a Change List that no longer grows.
+type closedList struct {
+	from, until time.Time
+	first, end  int // changes[first:end]
+}
+
+// Start serves a Source on 127.0.0.1.
+func Start(cfg Config) (*Source, error) {
+	if cfg.Rotate <= 0 {
+		cfg.Rotate = 3
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = 4
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("specsource: %w", err)
+	}
+	now := time.Now().UTC().Truncate(time.Second)
+	s := &Source{cfg: cfg, base: "http://" + ln.Addr().String(), start: now, files: map[string]File{}}
+	created := now.Add(-7 * 24 * time.Hour)
+	for i := 0; i < cfg.Files; i++ {
+		s.files[fmt.Sprintf("/data/f%03d.txt", i)] = File{Body: []byte(fmt.Sprintf("file %d, first version\n", i)), Lastmod: created}
+	}
+	s.listed = s.copyFiles()
+	s.listAt = now
+	if cfg.Layout == Today {
+		s.listAt = created // a week-old Resource List
+	}
+	s.openAt = now
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln)
+	return s, nil
+}
+
+// Close stops the server.
+func (s *Source) Close() { s.srv.Close() }
+
+// URL is the Source's base URL, with a trailing slash.
+func (s *Source) URL() string { return s.base + "/" }
+
+// DocRequests returns how many document GETs were answered, and their body
+// bytes (a 304 has none).
+func (s *Source) DocRequests() (n, bytes int64) { return s.docs.Load(), s.docBytes.Load() }
+
+// State returns every resource as published now, by path.
+func (s *Source) State() map[string]File {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.copyFiles()
+}
+
+func (s *Source) copyFiles() map[string]File {
+	out := make(map[string]File, len(s.files))
+	for p, f := range s.files {
+		out[p] = f
+	}
+	return out
+}
+
+// Paths returns the published paths, sorted.
+func (s *Source) Paths() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for p := range s.files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// now is the time of a new change: never before the last one.
+func (s *Source) now() time.Time {
+	t := time.Now().UTC().Truncate(time.Second)
+	if n := len(s.changes); n > 0 && s.changes[n-1].at.After(t) && s.changes[n-1].at.Year() < 9999 {
+		t = s.changes[n-1].at
+	}
+	return t
+}
+
+// Create publishes a new resource at path (e.g. "/data/new.txt").
+func (s *Source) Create(path string, body []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.files[path]; ok {
+		return fmt.Errorf("specsource: %s exists", path)
+	}
+	at := s.now()
+	f := File{Body: append([]byte(nil), body...), Lastmod: at}
+	c := change{at: at, kind: "created", path: path, file: f}
+	if s.cfg.Layout == Undated {
+		// Only a lastmod, older than the list's from: the resource's own
+		// time, not the change's.
+		c.undated, f.Lastmod = true, s.start.Add(-time.Hour)
+		c.file = f
+	}
+	s.files[path] = f
+	s.record(c)
+	return nil
+}
+
+// Update publishes a new version of path.
+func (s *Source) Update(path string, body []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.files[path]; !ok {
+		return fmt.Errorf("specsource: %s does not exist", path)
+	}
+	at := s.now()
+	f := File{Body: append([]byte(nil), body...), Lastmod: at}
+	s.files[path] = f
+	s.record(change{at: at, kind: "updated", path: path, file: f})
+	return nil
+}
+
+// Delete removes path.
+func (s *Source) Delete(path string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.files[path]; !ok {
+		return fmt.Errorf("specsource: %s does not exist", path)
+	}
+	delete(s.files, path)
+	s.record(change{at: s.now(), kind: "deleted", path: path, undated: s.cfg.Layout == Undated})
+	return nil
+}
+
+// CreateFuture publishes a new resource whose change is dated 9999-12-31
+// (its lastmod is now).
+func (s *Source) CreateFuture(path string, body []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+	f := File{Body: append([]byte(nil), body...), Lastmod: s.now()}
+	s.files[path] = f
+	s.record(change{at: at, kind: "created", path: path, file: f})
+}
+
+// CreateBurst publishes n new resources, /burst/bNNNNNN.txt, all at one
+// instant.
+func (s *Source) CreateBurst(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	at := s.now()
+	for i := 0; i < n; i++ {
+		p := fmt.Sprintf("/burst/b%06d.txt", i)
+		f := File{Body: []byte(p + "\n"), Lastmod: at}
+		s.files[p] = f
+		s.changes = append(s.changes, change{at: at, kind: "created", path: p, file: f})
+	}
+	s.nOpen += n
+}
+
+// record appends a change, rotating the open Change List when it is full.
+func (s *Source) record(c change) {
+	s.changes = append(s.changes, c)
+	s.nOpen++
+	if (s.cfg.Layout == Index || s.cfg.Layout == CapRotate) && s.nOpen >= s.cfg.Rotate {
+		end := len(s.changes)
+		until := time.Now().UTC().Truncate(time.Second)
+		if c.at.After(until) {
+			until = c.at
+		}
+		s.closed = append(s.closed, closedList{from: s.openAt, until: until, first: end - s.nOpen, end: end})
+		s.openAt, s.nOpen = until, 0
+	}
+}
+
+func md5hex(b []byte) string {
+	h := md5.Sum(b)
+	return hex.EncodeToString(h[:])
+}
