@@ -91,6 +91,14 @@ func followUpdateCreateDelete(t *testing.T, layout sourcetest.Layout) {
 	require.NoError(t, err)
 	assert.Equal(t, before, len(names), "one created, one deleted in the same directory")
 	t.Logf("changes visible %s after they were made", time.Since(start).Round(time.Millisecond))
+	if layout == sourcetest.Layout10 {
+		// A 1.0 Change List has no from: it cannot show it reaches back to
+		// the Resource List's time, so its first change costs one
+		// conditional GET of the Resource List and, as it changed, one
+		// reload: never more.
+		assert.LessOrEqual(t, src.Counters().ListDocs, int64(2), "at most one check and one reload")
+		return
+	}
 	assert.Zero(t, src.Counters().ListDocs, "followed through the Change List: no Resource List read again")
 }
 
