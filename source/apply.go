@@ -59,6 +59,9 @@ func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change,
 			future++
 		}
 		f.mu.Lock()
+		if !ahead {
+			f.applied++
+		}
 		switch {
 		case pushed:
 			pos.markAhead(c)
@@ -67,7 +70,6 @@ func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change,
 		default:
 			pos.advance(c, horizon)
 		}
-		f.applied++
 		f.mu.Unlock()
 	}
 	f.applyMu.Unlock()
