@@ -101,7 +101,7 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, f.s.opts.HeadParallel)
+	sem := make(chan struct{}, headParallel)
 	for _, i := range todo {
 		wg.Add(1)
 		sem <- struct{}{}

@@ -14,10 +14,9 @@ import (
 	"rsfs/resourcesync"
 )
 
+// A change dated more than futureBound (inspect.go) ahead of now is applied
+// but never moves the position.
 const (
-	// futureBound is how far ahead of now a change may be dated and still
-	// move the position. Later ones are applied but never move it.
-	futureBound = 24 * time.Hour
 	// maxAttempts is how many polls a change that fails to apply is tried
 	// at before it is given up with a warning.
 	maxAttempts = 3

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	httppprof "net/http/pprof"
@@ -231,15 +233,16 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
+	var follower *source.Follower // set before the mount serves a read
 	fsys := fs.New(fs.Config{
 		Catalog: l.Catalog,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return l.Source.OriginOf(r) },
+		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{l.Source.OriginOf(r), follower} },
 		Batch:   l.Source.ReadDumpBatch,
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})
-	follower := l.Source.NewFollower(l.Catalog, source.FollowOptions{
+	follower = l.Source.NewFollower(l.Catalog, source.FollowOptions{
 		Interval: mf.pollInterval,
 		Effects:  fsys.Notify,
 		Held:     func() bool { return mountutil.Held(dir) },
@@ -345,4 +348,20 @@ func startCPUProfile(path string) (func(), error) {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// staleWatch is a resource's origin that, when a read finds the resource
+// changed since it was listed, asks the follower for an early poll: the
+// change then shows in about a second, not a poll interval.
+type staleWatch struct {
+	*source.Origin
+	follower *source.Follower
+}
+
+func (w staleWatch) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
+	rc, toEnd, err := w.Origin.OpenRange(ctx, off, n)
+	if errors.Is(err, source.ErrVersionChanged) && w.follower != nil {
+		w.follower.PollSoon()
+	}
+	return rc, toEnd, err
 }

@@ -158,3 +158,27 @@ func trim(b []byte) []byte {
 	}
 	return b
 }
+
+// A read that finds a file changed since it was listed makes the mount
+// poll at once: with a 60 s poll interval the new version shows within
+// seconds.
+func TestReadOfChangedFilePollsEarly(t *testing.T) {
+	src, err := specsource.Start(specsource.Config{Layout: specsource.Index, Files: 4})
+	require.NoError(t, err)
+	t.Cleanup(src.Close)
+	m := mount(t, src.URL(), "--poll-interval", "60s")
+	p := filepath.Join(m.dir, "data", "f001.txt")
+	newBody := []byte("a new version of another length\n")
+	require.NoError(t, src.Update("/data/f001.txt", newBody))
+	start := time.Now()
+	_, err = os.ReadFile(p) // the listed length no longer matches: EIO, and a poll
+	require.Error(t, err)
+	waitFor(t, 5*time.Second, "the new version after the early poll", func() bool {
+		got, err := os.ReadFile(p)
+		return err == nil && bytes.Equal(got, newBody)
+	})
+	t.Logf("new version readable %s after the failed read", time.Since(start).Round(10*time.Millisecond))
+	st, err := os.Stat(p)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(newBody)), st.Size())
+}
