@@ -232,6 +232,7 @@ func (f *Follower) reload(ctx context.Context) error {
 		}
 	}
 	f.mu.Lock()
+	f.positions = map[*Set]*Position{}
 	for _, set := range f.s.Sets {
 		f.positions[set] = &Position{Time: set.ListedAt}
 	}

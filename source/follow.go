@@ -50,6 +50,7 @@ type Follower struct {
 	indexes    map[string][]resourcesync.Entry // children of the Change List Indexes seen
 	failures   map[string]int                  // by change key: polls it failed to apply at
 	gapChecked map[*Set]bool                   // a gap was met and the Resource Lists checked
+	retired    map[*Set][]string               // Change Lists a Capability List stopped naming, to read once more
 	polls      int64
 	applied    int64
 	reloads    int64
@@ -75,6 +76,7 @@ func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored 
 		indexes:    map[string][]resourcesync.Entry{},
 		failures:   map[string]int{},
 		gapChecked: map[*Set]bool{},
+		retired:    map[*Set][]string{},
 	}
 	for _, set := range s.Sets {
 		pos := &Position{Time: set.ListedAt}
@@ -165,8 +167,17 @@ func (f *Follower) Poll(ctx context.Context) error {
 	f.polls++
 	f.mu.Unlock()
 	var errs []error
+	reload, err := f.refreshStructure(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if reload {
+		if err := f.reload(ctx); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+	}
 	var gaps []*Set
-	for _, set := range f.s.Sets {
+	for _, set := range f.sets() {
 		gap, err := f.pollSet(ctx, set)
 		if err != nil {
 			errs = append(errs, err)
@@ -200,7 +211,12 @@ type pollRead struct {
 
 func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
 	f.mu.Lock()
-	pos := f.positions[set].clone()
+	p, ok := f.positions[set]
+	if !ok { // a set the Source Description added, before its reload
+		p = &Position{Time: set.ListedAt}
+		f.positions[set] = p
+	}
+	pos := p.clone()
 	f.mu.Unlock()
 	return &pollRead{pos: pos, horizon: f.now().Add(futureBound), vals: map[string]*fetch.Validators{}, condition: conditional}
 }
@@ -210,7 +226,8 @@ func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
 // checked since.
 func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) {
 	r := f.newRead(set, true)
-	for _, u := range set.Docs[resourcesync.CapChangeList] {
+	docs, retired := f.changeDocs(set)
+	for _, u := range append(docs, retired...) {
 		if err := f.readChangeDoc(ctx, u, r, 0); err != nil {
 			return false, err
 		}
@@ -229,6 +246,9 @@ func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) 
 		f.mu.Unlock()
 	}
 	failed := f.applyChanges(ctx, set, r.changes, false)
+	if !failed {
+		f.dropRetired(set, retired)
+	}
 	f.mu.Lock()
 	for u, v := range r.vals {
 		if failed {

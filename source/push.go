@@ -96,7 +96,8 @@ func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notifi
 // of one of its Change List Indexes: the only documents a notification may
 // make rsfs read.
 func (f *Follower) knownChangeDoc(set *Set, u string) bool {
-	for _, d := range set.Docs[resourcesync.CapChangeList] {
+	docs, _ := f.changeDocs(set)
+	for _, d := range docs {
 		if d == u {
 			return true
 		}
@@ -113,7 +114,7 @@ func (f *Follower) knownChangeDoc(set *Set, u string) bool {
 }
 
 func (f *Follower) setOfTopic(topic string) *Set {
-	for _, set := range f.s.Sets {
+	for _, set := range f.sets() {
 		for _, ch := range set.Hubs {
 			if ch.Topic == topic {
 				return set

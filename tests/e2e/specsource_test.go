@@ -25,24 +25,34 @@ const (
 )
 
 // specDocsPerPoll bounds the document requests of one idle poll, per
-// layout: the Change List (for Index, the index and its open child: the
+// layout: the Source Description and the Capability List (re-read each
+// poll), and the Change List (for Index, the index and its open child: the
 // closed children end before the position).
 var specDocsPerPoll = map[specsource.Layout]int64{
-	specsource.Index:   2,
-	specsource.Today:   1,
-	specsource.NoFrom:  1,
-	specsource.Undated: 1,
-	specsource.Future:  1,
+	specsource.Index:     4,
+	specsource.Today:     3,
+	specsource.NoFrom:    3,
+	specsource.Undated:   3,
+	specsource.Future:    3,
+	specsource.CapRotate: 3,
 }
 
 func TestSpecSourceLayouts(t *testing.T) {
-	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future} {
+	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate} {
 		t.Run(layout.String(), func(t *testing.T) { followSpecSource(t, layout) })
 	}
 }
 
 func followSpecSource(t *testing.T, layout specsource.Layout) {
-	src, err := specsource.Start(specsource.Config{Layout: layout, Files: 12})
+	cfg := specsource.Config{Layout: layout, Files: 12}
+	if layout == specsource.CapRotate {
+		// One rotation per batch of changes: a Source that rotates its
+		// Change List per run does so far less often than rsfs polls.
+		// (Several rotations inside one second cannot be told apart by
+		// second-precision from and until.)
+		cfg.Rotate = 5
+	}
+	src, err := specsource.Start(cfg)
 	require.NoError(t, err)
 	t.Cleanup(src.Close)
 	mixedChanges(t, src, "before", 0)

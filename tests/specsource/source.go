@@ -41,7 +41,8 @@ const (
 	// followed.
 	Future
 	// CapRotate: the Capability List names only the current Change List, a
-	// new file on each rotation; closed ones carry until and an up link.
+	// new file on each rotation, and a Resource List of the state at the
+	// rotation; closed Change Lists carry until and an up link.
 	CapRotate
 )
 
@@ -265,6 +266,11 @@ func (s *Source) record(c change) {
 		}
 		s.closed = append(s.closed, closedList{from: s.openAt, until: until, first: end - s.nOpen, end: end})
 		s.openAt, s.nOpen = until, 0
+		if s.cfg.Layout == CapRotate {
+			// Each run publishes a new Resource List beside its new
+			// Change List (as DSpace's module does).
+			s.listed, s.listAt = s.copyFiles(), until
+		}
 	}
 }
 

@@ -1,0 +1,194 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"rsfs/fetch"
+	"rsfs/resourcesync"
+)
+
+// getIfChanged fetches a document with the validators of its last read,
+// and returns nil (no error) when it is unchanged. The new validators are
+// kept.
+func (f *Follower) getIfChanged(ctx context.Context, u string) (*resourcesync.Document, error) {
+	f.mu.Lock()
+	v := f.validators[u]
+	f.docs++
+	f.mu.Unlock()
+	resp, err := f.s.opts.Client.Get(ctx, u, v)
+	if errors.Is(err, fetch.ErrNotModified) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.opts.Parse)
+	if err != nil {
+		return nil, err
+	}
+	f.s.warn(doc.Warnings)
+	f.mu.Lock()
+	f.validators[u] = resp.Validators()
+	f.mu.Unlock()
+	return doc, nil
+}
+
+// refreshStructure re-reads, by conditional GET, the Source Description
+// and every Capability List, and adopts what changed: a set's new
+// documents (a new Change List URL, new dumps), and a set added or gone
+// (which reloads the Resource Lists). It reports whether a reload is due.
+func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error) {
+	var errs []error
+	if desc := f.s.Entry; f.isDescription(desc) {
+		doc, err := f.getIfChanged(ctx, desc)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("re-read source description: %w", err))
+		case doc != nil && doc.Header.Capability() == resourcesync.CapDescription:
+			reload = f.adoptSetURLs(ctx, doc)
+		}
+	}
+	for _, set := range f.sets() {
+		if set.URL == "" {
+			continue
+		}
+		doc, err := f.getIfChanged(ctx, set.URL)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("re-read capability list: %w", err))
+			continue
+		}
+		if doc == nil {
+			continue
+		}
+		if c := doc.Header.Capability(); c != resourcesync.CapCapabilityList {
+			errs = append(errs, fmt.Errorf("re-read capability list %s: capability is %q; kept what it said before", set.URL, c))
+			continue
+		}
+		f.adoptDocs(set, f.s.setFromCapabilityList(set.URL, doc))
+	}
+	return reload, errors.Join(errs...)
+}
+
+// isDescription reports whether u is a Source Description the sets came
+// from (not one of the sets' own documents).
+func (f *Follower) isDescription(u string) bool {
+	if u == "" {
+		return false
+	}
+	for _, set := range f.sets() {
+		if set.URL == u || set.URL == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// sets returns the sets, read under applyMu (a refresh may replace them).
+func (f *Follower) sets() []*Set {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	return slices.Clone(f.s.Sets)
+}
+
+// adoptDocs takes a re-read Capability List's documents for set. A Change
+// List it no longer names is read once more (it may hold changes past the
+// position), then dropped.
+func (f *Follower) adoptDocs(set *Set, fresh *Set) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	if maps.EqualFunc(set.Docs, fresh.Docs, slices.Equal) {
+		return
+	}
+	for _, u := range set.Docs[resourcesync.CapChangeList] {
+		if !slices.Contains(fresh.Docs[resourcesync.CapChangeList], u) {
+			f.mu.Lock()
+			f.retired[set] = append(f.retired[set], u)
+			f.mu.Unlock()
+		}
+	}
+	f.s.log.Info("capability list changed; following what it names now", "set", set.URL,
+		"changelists", fresh.Docs[resourcesync.CapChangeList], "changedumps", fresh.Docs[resourcesync.CapChangeDump])
+	set.Docs, set.Hubs, set.Links = fresh.Docs, fresh.Hubs, fresh.Links
+}
+
+// adoptSetURLs compares the Capability Lists a re-read Source Description
+// names with the sets followed; a set added or gone means a reload.
+func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document) bool {
+	var want []string
+	for _, e := range doc.Entries {
+		if e.MD.Capability == "" || e.MD.Capability == resourcesync.CapCapabilityList {
+			want = append(want, e.Loc)
+		}
+	}
+	var have []string
+	for _, set := range f.sets() {
+		have = append(have, set.URL)
+	}
+	slices.Sort(want)
+	slices.Sort(have)
+	if slices.Equal(want, have) || len(want) == 0 {
+		return false
+	}
+	var sets []*Set
+	for _, u := range want {
+		if set := f.setOf(u); set != nil {
+			sets = append(sets, set)
+			continue
+		}
+		f.s.allowDoc(u)
+		d, err := f.getIfChanged(ctx, u)
+		if err != nil || d == nil || d.Header.Capability() != resourcesync.CapCapabilityList {
+			f.s.log.Warn("a new capability list could not be read; not followed yet", "url", u, "err", err)
+			continue
+		}
+		sets = append(sets, f.s.setFromCapabilityList(u, d))
+	}
+	f.s.log.Warn("the Source Description names other capability lists; reloading", "sets", want)
+	f.applyMu.Lock()
+	f.s.Sets = sets
+	f.applyMu.Unlock()
+	return true
+}
+
+func (f *Follower) setOf(capURL string) *Set {
+	for _, set := range f.sets() {
+		if set.URL == capURL {
+			return set
+		}
+	}
+	return nil
+}
+
+// changeDocs returns the Change Lists to read for set: those its
+// Capability List names, and those it stopped naming, once.
+func (f *Follower) changeDocs(set *Set) (docs, retired []string) {
+	f.applyMu.Lock()
+	docs = slices.Clone(set.Docs[resourcesync.CapChangeList])
+	f.applyMu.Unlock()
+	f.mu.Lock()
+	retired = f.retired[set]
+	f.mu.Unlock()
+	return docs, retired
+}
+
+// dropRetired forgets Change Lists read for the last time.
+func (f *Follower) dropRetired(set *Set, read []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rest := f.retired[set][:0:0]
+	for _, u := range f.retired[set] {
+		if !slices.Contains(read, u) {
+			rest = append(rest, u)
+		}
+	}
+	if len(rest) == 0 {
+		delete(f.retired, set)
+		return
+	}
+	f.retired[set] = rest
+}
