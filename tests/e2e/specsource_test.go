@@ -192,3 +192,41 @@ func TestReadOfChangedFilePollsEarly(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(len(newBody)), st.Size())
 }
+
+// 100,000 changes at one instant are applied once, and the polls after
+// them stay cheap.
+func TestHundredThousandChangesAtOneInstant(t *testing.T) {
+	src, err := specsource.Start(specsource.Config{Layout: specsource.Undated, Files: 4})
+	require.NoError(t, err)
+	t.Cleanup(src.Close)
+	m := mount(t, src.URL(), "--poll-interval", specPoll.String())
+	const n = 100_000
+	start := time.Now()
+	src.CreateBurst(n)
+	dir := filepath.Join(m.dir, "burst")
+	waitFor(t, 60*time.Second, "100,000 new files", func() bool {
+		names, err := os.ReadDir(dir)
+		return err == nil && len(names) == n
+	})
+	t.Logf("100,000 creations visible after %s", time.Since(start).Round(10*time.Millisecond))
+	for _, i := range []int{0, 4242, n - 1} {
+		p := fmt.Sprintf("/burst/b%06d.txt", i)
+		got, err := os.ReadFile(filepath.Join(m.dir, p))
+		require.NoError(t, err)
+		assert.Equal(t, p+"\n", string(got))
+	}
+	// The Change List now holds 100,000 entries: each poll that finds it
+	// changed reads and parses all of it (several seconds on a loaded
+	// 2-core machine), so the bound here is that, not specWithin.
+	require.NoError(t, src.Update("/data/f001.txt", []byte("after the burst\n")))
+	start = time.Now()
+	waitFor(t, 20*time.Second, "a change after the burst", func() bool {
+		got, err := os.ReadFile(filepath.Join(m.dir, "data", "f001.txt"))
+		return err == nil && string(got) == "after the burst\n"
+	})
+	t.Logf("a change after the burst visible after %s", time.Since(start).Round(10*time.Millisecond))
+	n0, _ := src.DocRequests()
+	time.Sleep(3 * time.Second)
+	n1, _ := src.DocRequests()
+	assert.LessOrEqual(t, n1-n0, specDocsPerPoll[specsource.Undated]*4, "idle polls after the burst")
+}

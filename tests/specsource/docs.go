@@ -37,6 +37,21 @@ const (
 func (s *Source) doc(path string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	volatile := path == resList && s.cfg.Layout == NoFrom // dated now
+	if d, ok := s.cache[path]; ok && d.version == s.version && !volatile {
+		return d.body, true
+	}
+	body, ok := s.render(path)
+	if ok {
+		if s.cache == nil {
+			s.cache = map[string]renderedDoc{}
+		}
+		s.cache[path] = renderedDoc{s.version, body}
+	}
+	return body, ok
+}
+
+func (s *Source) render(path string) ([]byte, bool) {
 	switch {
 	case path == wellKnown:
 		return s.description(), true
@@ -123,7 +138,7 @@ func (s *Source) resourceList() []byte {
     <lastmod>%s</lastmod>
     <rs:md hash="md5:%s" length="%d" type="text/plain"/>
   </url>
-`, s.base, p, w3c(f.Lastmod), md5hex(f.Body), len(f.Body))
+`, s.base, p, w3c(f.Lastmod), f.md5, len(f.Body))
 	}
 	b.WriteString("</urlset>\n")
 	return b.Bytes()
@@ -161,7 +176,7 @@ func (s *Source) writeChanges(b *bytes.Buffer, cs []change) {
 		}
 		if c.kind != "deleted" {
 			fmt.Fprintf(b, "    <lastmod>%s</lastmod>\n", w3c(c.file.Lastmod))
-			attrs += fmt.Sprintf(` hash="md5:%s" length="%d" type="text/plain"`, md5hex(c.file.Body), len(c.file.Body))
+			attrs += fmt.Sprintf(` hash="md5:%s" length="%d" type="text/plain"`, c.file.md5, len(c.file.Body))
 		}
 		fmt.Fprintf(b, "    <rs:md %s/>\n  </url>\n", attrs)
 	}

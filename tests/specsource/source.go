@@ -70,6 +70,12 @@ type Config struct {
 type File struct {
 	Body    []byte
 	Lastmod time.Time
+	md5     string
+}
+
+func newFile(body []byte, lastmod time.Time) File {
+	b := append([]byte(nil), body...)
+	return File{Body: b, Lastmod: lastmod, md5: md5hex(b)}
 }
 
 // change is one change as published.
@@ -90,6 +96,8 @@ type Source struct {
 
 	mu      sync.Mutex
 	files   map[string]File
+	version int                    // bumped by every change: rendered documents are cached by it
+	cache   map[string]renderedDoc // by path
 	listed  map[string]File // the Resource List's state (static layouts)
 	listAt  time.Time
 	changes []change
@@ -101,6 +109,11 @@ type Source struct {
 }
 
 // closedList is a Change List that no longer grows.
+type renderedDoc struct {
+	version int
+	body    []byte
+}
+
 type closedList struct {
 	from, until time.Time
 	first, end  int // changes[first:end]
@@ -122,7 +135,7 @@ func Start(cfg Config) (*Source, error) {
 	s := &Source{cfg: cfg, base: "http://" + ln.Addr().String(), start: now, files: map[string]File{}}
 	created := now.Add(-7 * 24 * time.Hour)
 	for i := 0; i < cfg.Files; i++ {
-		s.files[fmt.Sprintf("/data/f%03d.txt", i)] = File{Body: []byte(fmt.Sprintf("file %d, first version\n", i)), Lastmod: created}
+		s.files[fmt.Sprintf("/data/f%03d.txt", i)] = newFile([]byte(fmt.Sprintf("file %d, first version\n", i)), created)
 	}
 	s.listed = s.copyFiles()
 	s.listAt = now
@@ -189,7 +202,7 @@ func (s *Source) Create(path string, body []byte) error {
 		return fmt.Errorf("specsource: %s exists", path)
 	}
 	at := s.now()
-	f := File{Body: append([]byte(nil), body...), Lastmod: at}
+	f := newFile(body, at)
 	c := change{at: at, kind: "created", path: path, file: f}
 	if s.cfg.Layout == Undated {
 		// Only a lastmod, older than the list's from: the resource's own
@@ -210,7 +223,7 @@ func (s *Source) Update(path string, body []byte) error {
 		return fmt.Errorf("specsource: %s does not exist", path)
 	}
 	at := s.now()
-	f := File{Body: append([]byte(nil), body...), Lastmod: at}
+	f := newFile(body, at)
 	s.files[path] = f
 	s.record(change{at: at, kind: "updated", path: path, file: f})
 	return nil
@@ -234,7 +247,7 @@ func (s *Source) CreateFuture(path string, body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	at := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
-	f := File{Body: append([]byte(nil), body...), Lastmod: s.now()}
+	f := newFile(body, s.now())
 	s.files[path] = f
 	s.record(change{at: at, kind: "created", path: path, file: f})
 }
@@ -247,15 +260,17 @@ func (s *Source) CreateBurst(n int) {
 	at := s.now()
 	for i := 0; i < n; i++ {
 		p := fmt.Sprintf("/burst/b%06d.txt", i)
-		f := File{Body: []byte(p + "\n"), Lastmod: at}
+		f := newFile([]byte(p+"\n"), at)
 		s.files[p] = f
 		s.changes = append(s.changes, change{at: at, kind: "created", path: p, file: f})
 	}
 	s.nOpen += n
+	s.version++
 }
 
 // record appends a change, rotating the open Change List when it is full.
 func (s *Source) record(c change) {
+	s.version++
 	s.changes = append(s.changes, c)
 	s.nOpen++
 	if (s.cfg.Layout == Index || s.cfg.Layout == CapRotate) && s.nOpen >= s.cfg.Rotate {
