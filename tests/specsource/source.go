@@ -98,7 +98,7 @@ type Source struct {
 	files   map[string]File
 	version int                    // bumped by every change: rendered documents are cached by it
 	cache   map[string]renderedDoc // by path
-	listed  map[string]File // the Resource List's state (static layouts)
+	listed  map[string]File        // the Resource List's state (static layouts)
 	listAt  time.Time
 	changes []change
 	closed  []closedList // rotated-out Change Lists
