@@ -42,7 +42,10 @@ type Follower struct {
 
 	applyMu sync.Mutex // one batch of changes at a time, polled or pushed; never held across I/O
 	polling atomic.Bool
-	soon    chan struct{} // asks Run for an early poll
+	// discovered: the structure was just read by discovery, so the first
+	// poll (a remount's catch-up) does not read it again.
+	discovered atomic.Bool
+	soon       chan struct{} // asks Run for an early poll
 
 	mu         sync.Mutex
 	positions  map[*Set]*Position
@@ -78,6 +81,7 @@ func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored 
 		gapChecked: map[*Set]bool{},
 		retired:    map[*Set][]string{},
 	}
+	f.discovered.Store(true)
 	for _, set := range s.Sets {
 		pos := &Position{Time: set.ListedAt}
 		if p, ok := restored[setKey(set)]; ok {

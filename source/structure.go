@@ -43,6 +43,9 @@ func (f *Follower) getIfChanged(ctx context.Context, u string) (*resourcesync.Do
 // documents (a new Change List URL, new dumps), and a set added or gone
 // (which reloads the Resource Lists). It reports whether a reload is due.
 func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error) {
+	if f.discovered.Swap(false) {
+		return false, nil
+	}
 	var errs []error
 	if desc := f.s.Entry; f.isDescription(desc) {
 		doc, err := f.getIfChanged(ctx, desc)

@@ -39,12 +39,14 @@ var specDocsPerPoll = map[specsource.Layout]int64{
 
 func TestSpecSourceLayouts(t *testing.T) {
 	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate} {
-		t.Run(layout.String(), func(t *testing.T) { followSpecSource(t, layout) })
+		t.Run(layout.String(), func(t *testing.T) { followSpecSource(t, layout, false) })
 	}
+	// The index named with the non-standard capability "changelistindex".
+	t.Run("changelistindex", func(t *testing.T) { followSpecSource(t, specsource.Index, true) })
 }
 
-func followSpecSource(t *testing.T, layout specsource.Layout) {
-	cfg := specsource.Config{Layout: layout, Files: 12}
+func followSpecSource(t *testing.T, layout specsource.Layout, nonStandard bool) {
+	cfg := specsource.Config{Layout: layout, Files: 12, NonStandardName: nonStandard}
 	if layout == specsource.CapRotate {
 		// One rotation per batch of changes: a Source that rotates its
 		// Change List per run does so far less often than rsfs polls.
