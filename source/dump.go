@@ -167,14 +167,50 @@ var errNoLength = errors.New("the server gives no length (a package is read from
 
 // dumpCopies are the dump members found while loading, by URI.
 type dumpCopies struct {
-	mu     sync.Mutex
-	byURI  map[string][]dumpCopy
-	merged map[string]bool
+	mu      sync.Mutex
+	byURI   map[string][]dumpCopy
+	merged  map[string]bool
+	deleted map[string]time.Time // by URI, the latest deletion a Change Dump manifest lists
+	dropped int                  // dump-only copies left out: deleted or older than a Resource List
 }
 
 type dumpCopy struct {
 	link  resourcesync.Link
 	entry resourcesync.Entry // the manifest entry, for dump-only resources
+	at    time.Time          // its change time (datetime), else lastmod
+	set   *Set
+}
+
+// changeTime is a manifest entry's datetime, else its lastmod.
+func changeTime(e *resourcesync.Entry) time.Time {
+	if !e.MD.Datetime.IsZero() {
+		return e.MD.Datetime
+	}
+	return e.Lastmod
+}
+
+// noteDeleted records a deletion a Change Dump manifest lists.
+func (d *dumpCopies) noteDeleted(uri string, at time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.deleted == nil {
+		d.deleted = map[string]time.Time{}
+	}
+	if old, ok := d.deleted[uri]; !ok || at.After(old) {
+		d.deleted[uri] = at
+	}
+}
+
+// stale reports whether a dump-only copy must not become a resource: a
+// later (or simultaneous) deletion is listed, or its set's Resource Lists
+// are newer than it and do not name it (an archived dump must not bring
+// back a resource deleted since).
+func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
+	if del, ok := d.deleted[uri]; ok && !del.Before(c.at) {
+		return true
+	}
+	set := c.set
+	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !set.ListedAt.IsZero() && !c.at.After(set.ListedAt)
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -216,9 +252,13 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 		}
 		newest := copies[0]
 		for _, c := range copies[1:] {
-			if c.entry.Lastmod.After(newest.entry.Lastmod) {
+			if c.at.After(newest.at) {
 				newest = c
 			}
+		}
+		if d.stale(uri, &newest) {
+			d.dropped++
+			continue
 		}
 		link := newest.link
 		link.Pri = 1
@@ -249,12 +289,16 @@ func sameVersion(r *catalog.Resource, l *resourcesync.Link) bool {
 // and records its manifest's members.
 func (l *loader) readDumps(ctx context.Context) error {
 	var pkgs []string
+	l.pkgSets = map[string]*Set{}
 	for _, set := range l.s.Sets {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
 			for _, u := range set.Docs[c] {
 				found, err := l.s.dumpPackages(ctx, u, 0)
 				if err != nil {
 					return err
+				}
+				for _, p := range found {
+					l.pkgSets[p] = set
 				}
 				pkgs = append(pkgs, found...)
 			}
@@ -308,6 +352,7 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 	for i := range man.Entries {
 		e := &man.Entries[i]
 		if e.MD.Change == resourcesync.ChangeDeleted {
+			l.dumps.noteDeleted(e.Loc, changeTime(e))
 			continue
 		}
 		m, ok := pkg.Lookup(e.MD.Path)
@@ -321,7 +366,7 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		}
 		link := resourcesync.Link{Rel: DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
 			Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type}
-		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e})
+		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: changeTime(e), set: l.pkgSets[url]})
 	}
 	return nil
 }

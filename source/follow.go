@@ -236,6 +236,11 @@ func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) 
 			return false, err
 		}
 	}
+	for _, u := range f.changeDumps(set) {
+		if err := f.readChangeDump(ctx, u, r, 0); err != nil {
+			return false, err
+		}
+	}
 	if r.cov.gapAt(&r.pos) {
 		f.mu.Lock()
 		checked := f.gapChecked[set]

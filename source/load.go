@@ -92,6 +92,9 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		}
 		l.resources.Add(1)
 	}
+	if n := l.dumps.dropped; n > 0 {
+		s.log.Info("dump copies of resources deleted since, or older than the Resource Lists that leave them out, not mounted", "resources", n)
+	}
 	l.warnForeign()
 	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), Duration: time.Since(start)}
 	if st.Missing > 0 {
@@ -112,6 +115,7 @@ type loader struct {
 	missing                   []missingLength
 	foreign                   map[string]int // resources by origin, other than the Source's
 	dumps                     dumpCopies
+	pkgSets                   map[string]*Set // the set of each dump package
 }
 
 // missingLength is a resource whose length its list did not give.

@@ -195,3 +195,10 @@ func (f *Follower) dropRetired(set *Set, read []string) {
 	}
 	f.retired[set] = rest
 }
+
+// changeDumps returns the Change Dumps set's Capability List names.
+func (f *Follower) changeDumps(set *Set) []string {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	return slices.Clone(set.Docs[resourcesync.CapChangeDump])
+}

@@ -29,16 +29,17 @@ const (
 // poll), and the Change List (for Index, the index and its open child: the
 // closed children end before the position).
 var specDocsPerPoll = map[specsource.Layout]int64{
-	specsource.Index:     4,
-	specsource.Today:     3,
-	specsource.NoFrom:    3,
-	specsource.Undated:   3,
-	specsource.Future:    3,
-	specsource.CapRotate: 3,
+	specsource.Index:      4,
+	specsource.Today:      3,
+	specsource.NoFrom:     3,
+	specsource.Undated:    3,
+	specsource.Future:     3,
+	specsource.CapRotate:  3,
+	specsource.ChangeDump: 3,
 }
 
 func TestSpecSourceLayouts(t *testing.T) {
-	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate} {
+	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate, specsource.ChangeDump} {
 		t.Run(layout.String(), func(t *testing.T) { followSpecSource(t, layout, false) })
 	}
 	// The index named with the non-standard capability "changelistindex".
@@ -47,7 +48,7 @@ func TestSpecSourceLayouts(t *testing.T) {
 
 func followSpecSource(t *testing.T, layout specsource.Layout, nonStandard bool) {
 	cfg := specsource.Config{Layout: layout, Files: 12, NonStandardName: nonStandard}
-	if layout == specsource.CapRotate {
+	if layout == specsource.CapRotate || layout == specsource.ChangeDump {
 		// One rotation per batch of changes: a Source that rotates its
 		// Change List per run does so far less often than rsfs polls.
 		// (Several rotations inside one second cannot be told apart by

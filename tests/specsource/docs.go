@@ -59,7 +59,9 @@ func (s *Source) render(path string) ([]byte, bool) {
 		return s.capabilityList(), true
 	case path == resList:
 		return s.resourceList(), true
-	case path == changeList && s.cfg.Layout != Index && s.cfg.Layout != CapRotate:
+	case path == changeDump && s.cfg.Layout == ChangeDump:
+		return s.changeDumpDoc(), true
+	case path == changeList && s.cfg.Layout != Index && s.cfg.Layout != CapRotate && s.cfg.Layout != ChangeDump:
 		return s.changeList(), true
 	case path == changeIndex && s.cfg.Layout == Index:
 		return s.changeListIndex(), true
@@ -107,6 +109,8 @@ func (s *Source) capabilityList() []byte {
 		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=%q/>\n  </url>\n", s.base, changeIndex, name)
 	case CapRotate:
 		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s%d.xml</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, rotatedLists, len(s.closed)+1)
+	case ChangeDump:
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changedump\"/>\n  </url>\n", s.base, changeDump)
 	default:
 		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, changeList)
 	}

@@ -17,8 +17,15 @@ func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	pkg, isPkg := s.packageAt(r.URL.Path)
 	f, ok := s.files[r.URL.Path]
 	s.mu.Unlock()
+	if isPkg {
+		w.Header().Set("ETag", `"`+md5hex(pkg)+`"`)
+		w.Header().Set("Content-Type", "application/zip")
+		http.ServeContent(w, r, "", s.start, bytes.NewReader(pkg))
+		return
+	}
 	if !ok {
 		http.NotFound(w, r)
 		return

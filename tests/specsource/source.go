@@ -5,7 +5,8 @@
 // Sources use: a Change List Index whose children rotate, a today-only
 // Change List beside an older Resource List, a Change List without from,
 // undated entries, changes dated in the future, a Capability List that
-// names a new Change List on each rotation, and many changes at one instant. It counts the document requests it
+// names a new Change List on each rotation, Change Dumps with
+// deletions, and many changes at one instant. It counts the document requests it
 // answers.
 package specsource
 
@@ -44,11 +45,15 @@ const (
 	// new file on each rotation, and a Resource List of the state at the
 	// rotation; closed Change Lists carry until and an up link.
 	CapRotate
+	// ChangeDump: changes are published only as Change Dump packages (one
+	// per Config.Rotate changes, and one for the changes since), deletions
+	// in their manifests; the Resource List is the state at the start.
+	ChangeDump
 )
 
 func (l Layout) String() string {
 	return map[Layout]string{Index: "index", Today: "today", NoFrom: "nofrom", Undated: "undated",
-		Future: "future", CapRotate: "caprotate"}[l]
+		Future: "future", CapRotate: "caprotate", ChangeDump: "changedump"}[l]
 }
 
 // Config says what to publish.
@@ -273,7 +278,7 @@ func (s *Source) record(c change) {
 	s.version++
 	s.changes = append(s.changes, c)
 	s.nOpen++
-	if (s.cfg.Layout == Index || s.cfg.Layout == CapRotate) && s.nOpen >= s.cfg.Rotate {
+	if (s.cfg.Layout == Index || s.cfg.Layout == CapRotate || s.cfg.Layout == ChangeDump) && s.nOpen >= s.cfg.Rotate {
 		end := len(s.changes)
 		until := time.Now().UTC().Truncate(time.Second)
 		if c.at.After(until) {

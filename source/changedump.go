@@ -1,0 +1,112 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"rsfs/fetch"
+	"rsfs/resourcesync"
+)
+
+// readChangeDump reads a Change Dump (or an index of them) and collects the
+// changes, past the position, of the packages it names: a package closed
+// (until) before the position is skipped. Each created or updated resource
+// gets its member in the package as a copy of that version; deleted
+// entries are changes like any other. A package that cannot be read fails
+// the poll of the set, so its changes are retried and the position does
+// not pass them.
+func (f *Follower) readChangeDump(ctx context.Context, u string, r *pollRead, depth int) error {
+	if depth > 3 {
+		return fmt.Errorf("change dump %s: indexes nested too deep", u)
+	}
+	doc, err := f.readCond(ctx, u, r)
+	if err != nil || doc == nil {
+		return err
+	}
+	for i := range doc.Entries {
+		e := &doc.Entries[i]
+		if until := e.MD.Until; !until.IsZero() && until.Before(r.pos.Time) {
+			continue
+		}
+		f.s.allowDoc(e.Loc)
+		if doc.Header.Root == resourcesync.SitemapIndex {
+			if err := f.readChangeDump(ctx, e.Loc, r, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := f.collectPackage(ctx, r, e.Loc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCond fetches a document with the validators of its last read (when
+// r is a poll's) and returns nil when it is unchanged.
+func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resourcesync.Document, error) {
+	if !r.condition {
+		return f.s.getDoc(ctx, u)
+	}
+	f.mu.Lock()
+	v := f.validators[u]
+	f.docs++
+	f.mu.Unlock()
+	doc, vals, err := f.s.getDocIfChanged(ctx, u, v)
+	if err != nil || doc == nil {
+		return nil, err
+	}
+	r.vals[u] = vals
+	return doc, nil
+}
+
+// collectPackage reads a Change Dump package's manifest.
+func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL string) error {
+	pkg, err := f.s.pkgs.open(ctx, pkgURL)
+	if err != nil {
+		return fmt.Errorf("change dump package: %w", err)
+	}
+	man, err := pkg.Manifest(ctx)
+	if err != nil {
+		return fmt.Errorf("change dump package %s: %w", pkgURL, err)
+	}
+	entries := make([]resourcesync.Entry, 0, len(man.Entries))
+	for i := range man.Entries {
+		e := man.Entries[i]
+		if e.MD.Change != resourcesync.ChangeDeleted && e.MD.Path != "" {
+			if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
+				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: DumpRel, Href: pkgURL,
+					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type})
+				if e.MD.Length < 0 {
+					e.MD.Length = m.Size
+				}
+			} else {
+				f.s.log.Warn("change dump manifest names a member the package lacks or of another size; the resource is read from its URI",
+					"package", pkgURL, "path", e.MD.Path, "uri", e.Loc)
+			}
+		}
+		entries = append(entries, e)
+	}
+	f.collect(r, pkgURL, &man.Header, entries)
+	return nil
+}
+
+// getDocIfChanged fetches and parses a document with validators v; an
+// unchanged one (304) is (nil, nil, nil).
+func (s *Source) getDocIfChanged(ctx context.Context, u string, v *fetch.Validators) (*resourcesync.Document, *fetch.Validators, error) {
+	resp, err := s.opts.Client.Get(ctx, u, v)
+	if errors.Is(err, fetch.ErrNotModified) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	doc, err := resourcesync.Parse(resp.Body, resp.URL, s.opts.Parse)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.warn(doc.Warnings)
+	return doc, resp.Validators(), nil
+}
