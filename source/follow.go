@@ -211,6 +211,7 @@ type pollRead struct {
 	cov       coverage
 	vals      map[string]*fetch.Validators // to keep once the changes are applied
 	condition bool                         // use and keep validators (polls do, pushes not)
+	set       *Set
 }
 
 func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
@@ -222,7 +223,7 @@ func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
 	}
 	pos := p.clone()
 	f.mu.Unlock()
-	return &pollRead{pos: pos, horizon: f.now().Add(futureBound), vals: map[string]*fetch.Validators{}, condition: conditional}
+	return &pollRead{pos: pos, horizon: f.now().Add(futureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set}
 }
 
 // pollSet applies a set's new changes. It reports a gap: the Change Lists
@@ -334,6 +335,9 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 		return f.readChildren(ctx, doc.Entries, r, depth)
 	}
 	f.collect(r, u, &doc.Header, doc.Entries)
+	if depth == 0 && r.condition && !doc.Header.MD.Until.IsZero() {
+		f.followClosed(r.set, u, &doc.Header)
+	}
 	return nil
 }
 

@@ -211,3 +211,43 @@ func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 	assert.Equal(t, []string{"deleted-earlier", "newer-than-list"}, got)
 	assert.Equal(t, 2, d.dropped)
 }
+
+func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
+	var base string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/caps.xml":
+			fmt.Fprintf(w, `<urlset %s><rs:md capability="capabilitylist"/>
+<url><loc>%s/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>%s/cl-1.xml</loc><rs:md capability="changelist"/></url></urlset>`, nsXML, base, base)
+		case "/rl.xml":
+			fmt.Fprintf(w, `<urlset %s><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>
+<url><loc>%s/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`, nsXML, base)
+		case "/cl-1.xml":
+			fmt.Fprintf(w, `<urlset %s><rs:ln rel="index" href="%s/index.xml"/>
+<rs:md capability="changelist" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>%s/b.txt</loc><rs:md change="created" datetime="2024-01-01T12:00:00Z" length="1"/></url></urlset>`, nsXML, base, base)
+		case "/index.xml":
+			fmt.Fprintf(w, `<sitemapindex %s><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+<sitemap><loc>%s/cl-1.xml</loc><rs:md capability="changelist" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></sitemap>
+<sitemap><loc>%s/cl-2.xml</loc><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/></sitemap></sitemapindex>`, nsXML, base, base)
+		case "/cl-2.xml":
+			fmt.Fprintf(w, `<urlset %s><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/>
+<url><loc>%s/c.txt</loc><rs:md change="created" datetime="2024-01-02T12:00:00Z" length="1"/></url></urlset>`, nsXML, base)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	base = srv.URL
+	s, cat, _, err := load(t, srv.URL+"/caps.xml")
+	require.NoError(t, err)
+	f := s.NewFollower(cat, FollowOptions{}, nil)
+	pollOnce(t, f)
+	_, ok := cat.ByURI(base + "/b.txt")
+	assert.True(t, ok, "the closed list's changes are applied")
+	pollOnce(t, f)
+	_, ok = cat.ByURI(base + "/c.txt")
+	assert.True(t, ok, "the next list is found through the closed list's index")
+	assert.Equal(t, "2024-01-02T12:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
+}

@@ -202,3 +202,32 @@ func (f *Follower) changeDumps(set *Set) []string {
 	defer f.applyMu.Unlock()
 	return slices.Clone(set.Docs[resourcesync.CapChangeDump])
 }
+
+// followClosed handles a Change List the set polls directly that is now
+// closed (it has until): its changes were just read; from the next poll on
+// the set polls the index it names (rel="index") instead. Without one, the
+// Capability List (rel="up"), re-read at every poll, is what names the next
+// Change List.
+func (f *Follower) followClosed(set *Set, u string, h *resourcesync.Header) {
+	var index string
+	for _, l := range h.Links {
+		if l.Rel == "index" && l.Href != "" && l.Href != u {
+			index = l.Href
+		}
+	}
+	if index == "" {
+		return
+	}
+	f.s.allowDoc(index)
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	docs := set.Docs[resourcesync.CapChangeList]
+	i := slices.Index(docs, u)
+	if i < 0 || slices.Contains(docs, index) {
+		return
+	}
+	f.s.log.Info("change list closed; following its index", "set", setKey(set), "changelist", u, "index", index)
+	fresh := maps.Clone(set.Docs)
+	fresh[resourcesync.CapChangeList] = slices.Replace(slices.Clone(docs), i, i+1, index)
+	set.Docs = fresh
+}
