@@ -189,6 +189,20 @@ func changeTime(e *resourcesync.Entry) time.Time {
 	return e.Lastmod
 }
 
+// copyTime is the time a dump speaks for an entry at: its change time
+// (datetime) in a Change Dump, else the manifest's own time (1.1's at, 1.0's
+// modified), else the entry's lastmod. A Resource Dump's lastmod is only the
+// resource's own time.
+func copyTime(e *resourcesync.Entry, man *resourcesync.Header) time.Time {
+	if !e.MD.Datetime.IsZero() {
+		return e.MD.Datetime
+	}
+	if t := listTime(&man.MD); !t.IsZero() {
+		return t
+	}
+	return e.Lastmod
+}
+
 // noteDeleted records a deletion a Change Dump manifest lists.
 func (d *dumpCopies) noteDeleted(uri string, at time.Time) {
 	d.mu.Lock()
@@ -203,14 +217,14 @@ func (d *dumpCopies) noteDeleted(uri string, at time.Time) {
 
 // stale reports whether a dump-only copy must not become a resource: a
 // later (or simultaneous) deletion is listed, or its set's Resource Lists
-// are newer than it and do not name it (an archived dump must not bring
+// are strictly newer than the dump and do not name it (an archived dump must not bring
 // back a resource deleted since).
 func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 	if del, ok := d.deleted[uri]; ok && !del.Before(c.at) {
 		return true
 	}
 	set := c.set
-	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !set.ListedAt.IsZero() && !c.at.After(set.ListedAt)
+	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !set.ListedAt.IsZero() && c.at.Before(set.ListedAt)
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -366,7 +380,7 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		}
 		link := resourcesync.Link{Rel: DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
 			Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type}
-		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: changeTime(e), set: l.pkgSets[url]})
+		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header), set: l.pkgSets[url]})
 	}
 	return nil
 }
