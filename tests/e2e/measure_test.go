@@ -23,7 +23,7 @@ func TestMeasureFollow(t *testing.T) {
 	if os.Getenv("RSFS_MEASURE") == "" {
 		t.Skip("set RSFS_MEASURE=1 to measure")
 	}
-	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate} {
+	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate, specsource.ChangeDump} {
 		t.Run(layout.String(), func(t *testing.T) { measureLayout(t, layout) })
 	}
 }
