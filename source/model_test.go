@@ -251,3 +251,30 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	assert.True(t, ok, "the next list is found through the closed list's index")
 	assert.Equal(t, "2024-01-02T12:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
 }
+
+func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
+	cs, f, cat := startScripted(t)
+	set := f.s.Sets[0]
+	set.Hubs = []Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
+	cs.add("created", "b.txt", "2024-01-02T00:00:00Z", 2)
+	note := fmt.Sprintf(`<urlset %s><rs:md capability="framework-notification"/>
+<url><loc>%s/cl.xml</loc><rs:md change="updated" capability="changelist"/></url></urlset>`, nsXML, cs.base)
+	doc, err := resourcesync.Parse(strings.NewReader(note), "fw", resourcesync.Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, f.applyNotification(ctx, notify.Notification{Topic: "fw", Doc: doc}))
+	_, ok := cat.ByURI(cs.base + "/b.txt")
+	assert.True(t, ok, "the Change List it names is read and applied")
+	assert.Equal(t, 2, cat.Len(), "nothing reloaded, nothing lost")
+	assert.Equal(t, "2024-01-01T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "a push never moves the position")
+	select {
+	case <-f.soon:
+		t.Fatal("a Change List named: no early poll needed")
+	default:
+	}
+
+	pollOnce(t, f)
+	assert.Equal(t, int64(1), f.Stats().Applied, "the poll confirms it without applying it again")
+	assert.Equal(t, "2024-01-02T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
+}
