@@ -278,3 +278,50 @@ func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
 	assert.Equal(t, int64(1), f.Stats().Applied, "the poll confirms it without applying it again")
 	assert.Equal(t, "2024-01-02T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
 }
+
+func TestSourceDescriptionAddingASetReloads(t *testing.T) {
+	var base string
+	var two atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/resourcesync":
+			w.Header().Set("ETag", fmt.Sprintf(`"%v"`, two.Load()))
+			if r.Header.Get("If-None-Match") == w.Header().Get("ETag") {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			extra := ""
+			if two.Load() {
+				extra = fmt.Sprintf(`<url><loc>%s/caps2.xml</loc><rs:md capability="capabilitylist"/></url>`, base)
+			}
+			fmt.Fprintf(w, `<urlset %s><rs:md capability="description"/>
+<url><loc>%s/caps1.xml</loc><rs:md capability="capabilitylist"/></url>%s</urlset>`, nsXML, base, extra)
+		case "/caps1.xml", "/caps2.xml":
+			n := r.URL.Path[5:6]
+			fmt.Fprintf(w, `<urlset %s><rs:ln rel="up" href="%s/.well-known/resourcesync"/><rs:md capability="capabilitylist"/>
+<url><loc>%s/rl%s.xml</loc><rs:md capability="resourcelist"/></url></urlset>`, nsXML, base, base, n)
+		case "/rl1.xml", "/rl2.xml":
+			n := r.URL.Path[3:4]
+			fmt.Fprintf(w, `<urlset %s><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>
+<url><loc>%s/set%s/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`, nsXML, base, n)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	base = srv.URL
+	s, cat, _, err := load(t, srv.URL+"/")
+	require.NoError(t, err)
+	require.Len(t, s.Sets, 1)
+	f := s.NewFollower(cat, FollowOptions{}, nil)
+	pollOnce(t, f) // the structure discovery just read is not read again
+	pollOnce(t, f) // reads it: unchanged
+	two.Store(true)
+	pollOnce(t, f)
+	_, ok := cat.ByURI(base + "/set2/a.txt")
+	assert.True(t, ok, "the new set's resources are loaded")
+	assert.Len(t, f.Positions(), 2, "both sets are followed")
+	assert.Equal(t, int64(1), f.Stats().Reloads)
+	pollOnce(t, f)
+	assert.Equal(t, int64(1), f.Stats().Reloads, "once")
+}
