@@ -17,7 +17,12 @@ var version = "dev"
 
 func main() {
 	fetch.Version = version
-	if err := rootCmd().Execute(); err != nil {
+	root := rootCmd()
+	err := rewriteHelperArgs(root)
+	if err == nil {
+		err = root.Execute()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "rsfs:", oneLine(err))
 		os.Exit(1)
 	}
