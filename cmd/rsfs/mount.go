@@ -286,7 +286,7 @@ func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 // Source loads.
 func detachLogs(path string) (*os.File, error) {
 	if path == "" {
-		dir, err := os.UserCacheDir()
+		dir, err := userCacheDir()
 		if err != nil {
 			return nil, fmt.Errorf("log file: %w", err)
 		}

@@ -48,3 +48,14 @@ func TestHelperFormRefusesUnknownOptions(t *testing.T) {
 		assert.Error(t, err, o)
 	}
 }
+
+func TestRootWithoutHomeCachesUnderVarCache(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	t.Setenv("HOME", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	dir, err := userCacheDir()
+	require.NoError(t, err)
+	assert.Equal(t, "/var/cache", dir)
+}
