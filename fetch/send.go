@@ -32,7 +32,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 			discard(resp)
 		}
 		c.stats.retries.Add(1)
-		c.log.Warn("fetch: retrying", "method", r.method, "url", r.url,
+		c.log.Debug("fetch: retrying", "method", r.method, "url", r.url,
 			"retry", attempt+1, "of", c.opts.Retries, "wait", wait, "cause", cause)
 		if err := sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("fetch %s: %w (while retrying after: %v)", r.url, err, cause)

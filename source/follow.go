@@ -57,7 +57,9 @@ type Follower struct {
 	polls      int64
 	applied    int64
 	reloads    int64
-	docs       int64 // change documents requested
+	docs       int64       // change documents requested
+	st         followState // for Status
+	failing    failureLog  // Run's log of failed polls; Run's only
 }
 
 // FollowOptions configure a Follower.
@@ -136,6 +138,7 @@ func (f *Follower) Run(ctx context.Context) {
 	last := time.Now()
 	for {
 		jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(f.interval))
+		f.noteNext(time.Now().Add(f.interval + jitter))
 		select {
 		case <-ctx.Done():
 			return
@@ -154,8 +157,9 @@ func (f *Follower) Run(ctx context.Context) {
 			f.s.log.Debug("changes held back; poll skipped")
 			continue
 		}
-		if err := f.Poll(ctx); err != nil && ctx.Err() == nil {
-			f.s.log.Error("following changes", "err", err)
+		err := f.Poll(ctx)
+		if ctx.Err() == nil {
+			f.failing.log(f.s.log, err)
 		}
 	}
 }
@@ -170,6 +174,7 @@ func (f *Follower) Poll(ctx context.Context) error {
 	f.mu.Lock()
 	f.polls++
 	f.mu.Unlock()
+	start := time.Now()
 	var errs []error
 	reload, err := f.refreshStructure(ctx)
 	if err != nil {
@@ -177,7 +182,9 @@ func (f *Follower) Poll(ctx context.Context) error {
 	}
 	if reload {
 		if err := f.reload(ctx); err != nil {
-			return errors.Join(append(errs, err)...)
+			failed := errors.Join(append(errs, err)...)
+			f.notePoll(start, failed)
+			return failed
 		}
 	}
 	var gaps []*Set
@@ -200,7 +207,9 @@ func (f *Follower) Poll(ctx context.Context) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	err = errors.Join(errs...)
+	f.notePoll(start, err)
+	return err
 }
 
 // pollRead is what one read of a set's change documents found.
@@ -242,6 +251,7 @@ func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) 
 			return false, err
 		}
 	}
+	f.noteNewest(set, r.changes)
 	if r.cov.gapAt(&r.pos) {
 		f.mu.Lock()
 		checked := f.gapChecked[set]

@@ -40,6 +40,7 @@ func (f *Follower) RunPush(ctx context.Context, notes <-chan notify.Notification
 			if !ok {
 				return
 			}
+			f.notePushed()
 			if f.held != nil && f.held() {
 				// Held: the next poll after the hold catches up through the
 				// Change List, which lists this change too.
@@ -67,6 +68,7 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 	}
 	r := f.newRead(set, false)
 	f.collect(r, n.Topic, &n.Doc.Header, n.Doc.Entries)
+	f.noteNewest(set, r.changes)
 	f.applyChanges(ctx, set, r.changes, true)
 	return nil
 }
@@ -88,6 +90,7 @@ func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notifi
 			errs = append(errs, fmt.Errorf("framework notification: %w", err))
 		}
 	}
+	f.noteNewest(set, r.changes)
 	f.applyChanges(ctx, set, r.changes, true)
 	return errors.Join(errs...)
 }

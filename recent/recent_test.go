@@ -1,0 +1,38 @@
+package recent
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestSinceCountsTheWindowNewestFirst(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	l := &Log{now: func() time.Time { return clock }}
+	l.Add("old")
+	clock = clock.Add(2 * time.Hour)
+	l.Add("a")
+	clock = clock.Add(time.Minute)
+	l.Add("b")
+	s := l.Since(time.Hour, 1)
+	assert.Equal(t, uint64(3), s.Total)
+	assert.Equal(t, 2, s.InWindow)
+	assert.False(t, s.Capped)
+	assert.Equal(t, []Event{{Time: clock, Reason: "b"}}, s.Latest)
+}
+
+func TestSinceIsALowerBoundPastTheRing(t *testing.T) {
+	var l Log
+	for i := range 100 {
+		l.Add(fmt.Sprint(i))
+	}
+	s := l.Since(time.Hour, 2)
+	assert.Equal(t, uint64(100), s.Total)
+	assert.Equal(t, 64, s.InWindow)
+	assert.True(t, s.Capped)
+	assert.Equal(t, "99", s.Latest[0].Reason)
+	assert.Equal(t, "98", s.Latest[1].Reason)
+	assert.Equal(t, Summary{}, (&Log{}).Since(time.Hour, 3))
+}

@@ -1,0 +1,105 @@
+package source
+
+import (
+	"time"
+)
+
+// FollowStatus is what a Follower has done and will do, for `rsfs status`
+// and metrics.
+type FollowStatus struct {
+	Polls, Applied, Reloads int64
+	PollFailures            int64 // polls that ended in an error
+	Pushed                  int64 // notifications received (held ones too)
+	LastPoll                time.Time
+	LastPollTook            time.Duration
+	LastPollErr             string    // "" when the last poll succeeded
+	NextPoll                time.Time // zero when not following by polling
+	Sets                    []SetStatus
+}
+
+// SetStatus is one resource set's follow position.
+type SetStatus struct {
+	Set string // its Capability List URL (or first Resource List)
+	// Position: every change up to this time is applied.
+	Position time.Time
+	// Newest is the newest change the set's Change Lists (or its pushed
+	// notifications) listed so far; zero before any was seen. Newest minus
+	// Position is how far behind the Source the set is.
+	Newest time.Time
+}
+
+// followState is what FollowStatus reports beyond the counters; guarded by
+// Follower.mu.
+type followState struct {
+	pollFailures int64
+	pushed       int64
+	lastPoll     time.Time
+	lastPollTook time.Duration
+	lastPollErr  string
+	nextPoll     time.Time
+	newest       map[*Set]time.Time
+}
+
+// Status returns a copy of the Follower's state.
+func (f *Follower) Status() FollowStatus {
+	sets := f.sets()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st := FollowStatus{
+		Polls: f.polls, Applied: f.applied, Reloads: f.reloads,
+		PollFailures: f.st.pollFailures, Pushed: f.st.pushed,
+		LastPoll: f.st.lastPoll, LastPollTook: f.st.lastPollTook, LastPollErr: f.st.lastPollErr,
+		NextPoll: f.st.nextPoll,
+	}
+	for _, set := range sets {
+		pos := f.positions[set]
+		ss := SetStatus{Set: setKey(set), Newest: f.st.newest[set]}
+		if pos != nil {
+			ss.Position = pos.Time
+		}
+		if ss.Newest.Before(ss.Position) {
+			ss.Newest = ss.Position
+		}
+		st.Sets = append(st.Sets, ss)
+	}
+	return st
+}
+
+// notePoll records a poll's outcome.
+func (f *Follower) notePoll(start time.Time, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.st.lastPoll, f.st.lastPollTook, f.st.lastPollErr = start, time.Since(start), ""
+	if err != nil {
+		f.st.pollFailures++
+		f.st.lastPollErr = err.Error()
+	}
+}
+
+// noteNext records when the next poll is due.
+func (f *Follower) noteNext(at time.Time) {
+	f.mu.Lock()
+	f.st.nextPoll = at
+	f.mu.Unlock()
+}
+
+// notePushed counts a pushed notification.
+func (f *Follower) notePushed() {
+	f.mu.Lock()
+	f.st.pushed++
+	f.mu.Unlock()
+}
+
+// noteNewest records the newest of changes listed for set.
+func (f *Follower) noteNewest(set *Set, changes []change) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st.newest == nil {
+		f.st.newest = map[*Set]time.Time{}
+	}
+	for _, c := range changes {
+		if c.at.After(f.st.newest[set]) {
+			f.st.newest[set] = c.at
+		}
+	}
+}
