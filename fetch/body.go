@@ -36,6 +36,8 @@ type guardedBody struct {
 	// pauses is not the server's fault), in windows of timeout.
 	waited time.Duration
 	got    int64
+	// originBytes counts the bytes by origin too, when set.
+	originBytes *atomic.Int64
 }
 
 func (c *Client) guardBody(rc io.ReadCloser, url string, cancel context.CancelFunc) *guardedBody {
@@ -64,6 +66,9 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 		err = b.checkRate(time.Since(start), n)
 	}
 	b.bytes.Add(int64(n))
+	if b.originBytes != nil {
+		b.originBytes.Add(int64(n))
+	}
 	return n, err
 }
 

@@ -17,6 +17,7 @@ type Client struct {
 	credOrigin string
 	origins    originSet
 	stats      counters
+	traffic    traffic
 }
 
 // Stats are the client's counters since New.

@@ -106,6 +106,11 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header ht
 	})
 	c.stats.requests.Add(1)
 	resp, err := c.http.Do(req)
+	key := TrafficKey{Origin: originOf(rawURL), Kind: kindOf(method, header)}
+	if err == nil {
+		key.Status = resp.StatusCode
+	}
+	c.traffic.count(key)
 	if !timer.Stop() && timedOut.Load() {
 		if resp != nil {
 			_ = resp.Body.Close()
@@ -117,6 +122,7 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header ht
 		return nil, fmt.Errorf("fetch %s %s: %w", method, rawURL, unwrapURLError(err))
 	}
 	resp.Body = c.guardBody(resp.Body, rawURL, cancel)
+	resp.Body.(*guardedBody).originBytes = c.traffic.bytesOf(key.Origin)
 	return resp, nil
 }
 

@@ -1,0 +1,104 @@
+package fetch
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// TrafficKey says what requests a Traffic row counts.
+type TrafficKey struct {
+	Origin string // scheme://host[:port]
+	Kind   string // "get" (a whole document or body), "range" or "head"
+	Status int    // the response status; 0 when no response came
+}
+
+// Traffic counts requests of one kind.
+type Traffic struct {
+	TrafficKey
+	Requests int64
+}
+
+// traffic counts requests by origin, kind and status, and body bytes by
+// origin.
+type traffic struct {
+	mu       sync.Mutex
+	requests map[TrafficKey]int64
+	bytes    map[string]*atomic.Int64
+}
+
+func originOf(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func kindOf(method string, header http.Header) string {
+	switch {
+	case method == http.MethodHead:
+		return "head"
+	case header.Get("Range") != "":
+		return "range"
+	}
+	return "get"
+}
+
+func (t *traffic) count(k TrafficKey) {
+	t.mu.Lock()
+	if t.requests == nil {
+		t.requests = map[TrafficKey]int64{}
+	}
+	t.requests[k]++
+	t.mu.Unlock()
+}
+
+// bytesOf returns the counter of body bytes read from origin.
+func (t *traffic) bytesOf(origin string) *atomic.Int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.bytes == nil {
+		t.bytes = map[string]*atomic.Int64{}
+	}
+	n, ok := t.bytes[origin]
+	if !ok {
+		n = new(atomic.Int64)
+		t.bytes[origin] = n
+	}
+	return n
+}
+
+// Traffic returns the requests sent, by origin, kind and status, in order.
+func (c *Client) Traffic() []Traffic {
+	c.traffic.mu.Lock()
+	out := make([]Traffic, 0, len(c.traffic.requests))
+	for k, n := range c.traffic.requests {
+		out = append(out, Traffic{TrafficKey: k, Requests: n})
+	}
+	c.traffic.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Origin != b.Origin {
+			return a.Origin < b.Origin
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Status < b.Status
+	})
+	return out
+}
+
+// BytesByOrigin returns the response body bytes read from each origin.
+func (c *Client) BytesByOrigin() map[string]int64 {
+	c.traffic.mu.Lock()
+	defer c.traffic.mu.Unlock()
+	out := make(map[string]int64, len(c.traffic.bytes))
+	for o, n := range c.traffic.bytes {
+		out[o] = n.Load()
+	}
+	return out
+}
