@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"rsfs/recent"
 )
 
 // Cache holds content blocks in memory, bounded by bytes, and shares
@@ -35,6 +37,8 @@ type Cache struct {
 	vers *versions
 
 	hits, misses, fills, fillErrors, prefetches, streamed, drops, warms, warmSkips atomic.Uint64
+
+	verifyFailures recent.Log // bytes that disagreed with the published length or hash
 }
 
 // Stats counts what a Cache did since it was made.

@@ -63,6 +63,7 @@ func (f *File) fetchBlockOnce(ctx context.Context, b int64) ([]byte, error) {
 	if err == nil && f.lastBlock == 0 {
 		err = f.checkSmall(data)
 	} else if errors.Is(err, ErrIntegrity) {
+		f.c.verifyFailures.Add(err.Error())
 		f.c.log.Error("content length mismatch", "uri", f.content.Name, "block", b, "err", err)
 	}
 	if err != nil || !toEnd || b == f.lastBlock || !unfollow() {

@@ -244,6 +244,7 @@ func (f *File) checkEmpty() error {
 func (f *File) logMismatch(err error) {
 	var m *hashMismatch
 	if errors.As(err, &m) {
+		f.c.verifyFailures.Add(err.Error())
 		f.c.log.Error("content hash mismatch", "uri", m.uri, "alg", m.alg, "expected", m.want, "got", m.got, "id", f.content.ID)
 	}
 }

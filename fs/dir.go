@@ -72,10 +72,6 @@ func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno
 	return 0
 }
 
-func (d *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	return 0, noXattr
-}
-
 func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
 	return 0, 0
 }

@@ -101,7 +101,7 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if ctx.Err() != nil {
 			return nil, syscall.EINTR
 		}
-		n.fsys.log.Error("read failed", "uri", h.uri, "path", n.fsys.cfg.Catalog.Path(n.id), "offset", off, "err", err)
+		n.fsys.readFailed(h.uri, n.fsys.cfg.Catalog.Path(n.id), off, err)
 		if cache.EndsFile(err) {
 			n.fsys.dropPages(n.id) // pages the kernel kept of this version
 		}

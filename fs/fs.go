@@ -16,6 +16,7 @@ import (
 
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/recent"
 )
 
 // OriginFunc returns where a resource's bytes come from. The source package
@@ -36,6 +37,8 @@ type Config struct {
 	// because changes are pushed to the kernel by notification.
 	Timeout time.Duration
 	Logger  *slog.Logger
+	// Status, if set, renders the mount's state for XattrStatus.
+	Status func() []byte
 }
 
 // DefaultTimeout is the kernel entry and attribute timeout.
@@ -52,6 +55,9 @@ type FS struct {
 	notes    notifier
 	warm     warmer
 	pins     pins
+	// readErrors are the reads that failed (EIO), for Status.
+	readErrors recent.Log
+	status     statusCache
 }
 
 // New returns a file system over cfg's catalog.

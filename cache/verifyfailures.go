@@ -1,0 +1,13 @@
+package cache
+
+import (
+	"time"
+
+	"rsfs/recent"
+)
+
+// VerifyFailures summarises the contents whose bytes disagreed with their
+// published length or hash, within window, with the latest n reasons.
+func (c *Cache) VerifyFailures(window time.Duration, n int) recent.Summary {
+	return c.verifyFailures.Since(window, n)
+}

@@ -1,0 +1,62 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"rsfs/cache"
+	"rsfs/recent"
+)
+
+// XattrStatus is the virtual extended attribute on the mount's root that
+// answers `rsfs status`: the mount's state as JSON (Config.Status). It is
+// not listed, so copying the root's attributes (rsync -X, getfattr -d)
+// does not copy it.
+const XattrStatus = "user.rsfs.status"
+
+// ReadErrors summarises the reads that failed within window, with the
+// latest n reasons.
+func (f *FS) ReadErrors(window time.Duration, n int) recent.Summary {
+	return f.readErrors.Since(window, n)
+}
+
+// readFailed counts a failed read and logs it once: a content that
+// disagreed with its published length or hash was already logged by the
+// cache, with the reason.
+func (f *FS) readFailed(uri, path string, off int64, err error) {
+	f.readErrors.Add(fmt.Sprintf("%s: %v", path, err))
+	if errors.Is(err, cache.ErrIntegrity) {
+		return
+	}
+	f.log.Error("read failed", "uri", uri, "path", path, "offset", off, "err", err)
+}
+
+// Getxattr answers XattrStatus on the root; directories have no other
+// attribute.
+func (n *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
+	if n != n.fsys.root || attr != XattrStatus || n.fsys.cfg.Status == nil {
+		return 0, noXattr
+	}
+	return copyOut(dest, string(n.fsys.status.get(n.fsys.cfg.Status)))
+}
+
+// statusCache keeps a rendered status for a second: getfattr asks for the
+// size, then the value, and both must agree.
+type statusCache struct {
+	mu   sync.Mutex
+	at   time.Time
+	data []byte
+}
+
+func (c *statusCache) get(render func() []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.data == nil || time.Since(c.at) > time.Second {
+		c.data, c.at = render(), time.Now()
+	}
+	return c.data
+}
