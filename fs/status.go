@@ -41,22 +41,29 @@ func (n *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint3
 	if n != n.fsys.root || attr != XattrStatus || n.fsys.cfg.Status == nil {
 		return 0, noXattr
 	}
-	return copyOut(dest, string(n.fsys.status.get(n.fsys.cfg.Status)))
+	return copyOut(dest, string(n.fsys.status.get(n.fsys.cfg.Status, len(dest) == 0)))
 }
 
-// statusCache keeps a rendered status for a second: getfattr asks for the
-// size, then the value, and both must agree.
+// statusCache keeps the status rendered for a size query (getxattr with
+// no buffer) for the read that follows it, so that both agree; any other
+// read renders it afresh.
 type statusCache struct {
 	mu   sync.Mutex
 	at   time.Time
 	data []byte
 }
 
-func (c *statusCache) get(render func() []byte) []byte {
+func (c *statusCache) get(render func() []byte, sizeQuery bool) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.data == nil || time.Since(c.at) > time.Second {
+	if sizeQuery {
 		c.data, c.at = render(), time.Now()
+		return c.data
 	}
-	return c.data
+	data := c.data
+	if data == nil || time.Since(c.at) > time.Second {
+		data = render()
+	}
+	c.data = nil
+	return data
 }

@@ -29,7 +29,7 @@ func main() {
 }
 
 func rootCmd() *cobra.Command {
-	var logLevel string
+	var logLevel, logFormat string
 	root := &cobra.Command{
 		Use:           "rsfs",
 		Short:         "Mount a ResourceSync Source as a read-only file system",
@@ -37,20 +37,31 @@ func rootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return setupLogging(logLevel)
+			return setupLogging(logLevel, logFormat)
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd())
+	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd())
 	return root
 }
 
-func setupLogging(level string) error {
+func setupLogging(level, format string) error {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return fmt.Errorf("--log-level %q: %w", level, err)
 	}
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: l})))
+	opts := &slog.HandlerOptions{Level: l}
+	var h slog.Handler
+	switch format {
+	case "text":
+		h = slog.NewTextHandler(os.Stderr, opts)
+	case "json":
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", format)
+	}
+	slog.SetDefault(slog.New(newDedupHandler(h)))
 	return nil
 }
 

@@ -234,7 +234,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	var follower *source.Follower // set before the mount serves a read
+	report := newReporter(mf, rawURL, dir, stateDir)
 	fsys := fs.New(fs.Config{
+		Status:  report.json,
 		Catalog: l.Catalog,
 		Cache:   blocks,
 		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{l.Source.OriginOf(r), follower} },
@@ -247,6 +249,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Effects:  fsys.Notify,
 		Held:     func() bool { return mountutil.Held(dir) },
 	}, l.Positions)
+	report.attach(l, fsys, follower, blocks)
 	if err := l.CatchUp(cmd.Context(), follower); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strconv"
+	"time"
+
+	"rsfs/cache"
+	"rsfs/fs"
+	"rsfs/mountutil"
+	"rsfs/recent"
+	"rsfs/remember"
+	"rsfs/source"
+)
+
+// statusWindow is how far back status counts failures; statusLatest is how
+// many of their reasons it shows.
+const (
+	statusWindow = time.Hour
+	statusLatest = 5
+)
+
+// statusReport is what `rsfs status` prints, as the mount renders it.
+type statusReport struct {
+	Source       string         `json:"source"`
+	Origin       string         `json:"origin"`
+	Dir          string         `json:"dir"`
+	PID          int            `json:"pid"`
+	Started      time.Time      `json:"started"`
+	Now          time.Time      `json:"now"`
+	Resources    int            `json:"resources"`
+	PollInterval string         `json:"poll_interval"` // "0s": not following
+	Sets         []setReport    `json:"sets"`
+	Polls        pollReport     `json:"polls"`
+	Pushed       int64          `json:"pushed_notifications"`
+	Hold         *holdReport    `json:"hold"` // null: none
+	Cache        cacheReport    `json:"cache"`
+	Fetched      []originReport `json:"fetched"`
+	Verification recent.Summary `json:"verification_failures"`
+	ReadErrors   recent.Summary `json:"read_errors"`
+}
+
+type setReport struct {
+	Set           string    `json:"set"`
+	Position      time.Time `json:"position"`
+	NewestChange  time.Time `json:"newest_change"`
+	BehindSeconds float64   `json:"behind_seconds"`
+}
+
+type pollReport struct {
+	Count    int64      `json:"count"`
+	Failures int64      `json:"failures"`
+	Applied  int64      `json:"changes_applied"`
+	Reloads  int64      `json:"reloads"`
+	Last     *time.Time `json:"last"`
+	LastTook float64    `json:"last_took_seconds"`
+	Result   string     `json:"last_result"` // "ok", the error, or "" before the first
+	Next     *time.Time `json:"next"`
+}
+
+type holdReport struct {
+	Until time.Time `json:"until"`
+}
+
+type cacheReport struct {
+	Memory tierReport  `json:"memory"`
+	Disk   *tierReport `json:"disk"` // null: no disk cache
+}
+
+type tierReport struct {
+	Bytes    int64   `json:"bytes"`
+	MaxBytes int64   `json:"max_bytes"`
+	Blocks   int     `json:"blocks"`
+	Hits     uint64  `json:"hits"`
+	Lookups  uint64  `json:"lookups"`
+	HitRatio float64 `json:"hit_ratio"`
+}
+
+type originReport struct {
+	Origin   string `json:"origin"`
+	Requests int64  `json:"requests"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// reporter gathers a mount's state from its parts, read-only.
+type reporter struct {
+	url, dir string
+	started  time.Time
+	interval time.Duration
+	memMax   int64
+	diskMax  int64 // 0: no disk cache
+	src      *source.Source
+	fsys     *fs.FS
+	follower *source.Follower
+	blocks   *cache.Cache
+	count    func() int
+}
+
+func (r *reporter) report() *statusReport {
+	now := time.Now()
+	st := r.follower.Status()
+	rep := &statusReport{
+		Source: r.url, Origin: r.src.Origin, Dir: r.dir, PID: os.Getpid(),
+		Started: r.started.UTC(), Now: now.UTC(), Resources: r.count(),
+		PollInterval: r.interval.String(), Pushed: st.Pushed,
+		Verification: r.blocks.VerifyFailures(statusWindow, statusLatest),
+		ReadErrors:   r.fsys.ReadErrors(statusWindow, statusLatest),
+		Sets:         []setReport{},
+		Fetched:      []originReport{},
+	}
+	for _, s := range st.Sets {
+		rep.Sets = append(rep.Sets, setReport{
+			Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
+			BehindSeconds: s.Newest.Sub(s.Position).Seconds(),
+		})
+	}
+	rep.Polls = pollReport{Count: st.Polls, Failures: st.PollFailures, Applied: st.Applied, Reloads: st.Reloads}
+	if !st.LastPoll.IsZero() {
+		last := st.LastPoll.UTC()
+		rep.Polls.Last, rep.Polls.LastTook, rep.Polls.Result = &last, st.LastPollTook.Seconds(), "ok"
+		if st.LastPollErr != "" {
+			rep.Polls.Result = st.LastPollErr
+		}
+	}
+	if !st.NextPoll.IsZero() && r.interval > 0 {
+		next := st.NextPoll.UTC()
+		rep.Polls.Next = &next
+	}
+	if until, ok := mountutil.HeldUntil(r.dir); ok {
+		rep.Hold = &holdReport{Until: until.UTC()}
+	}
+	rep.Cache = r.cacheReport()
+	bytes := r.src.Client().BytesByOrigin()
+	byOrigin := map[string]int{}
+	for _, t := range r.src.Client().Traffic() {
+		i, ok := byOrigin[t.Origin]
+		if !ok {
+			i = len(rep.Fetched)
+			byOrigin[t.Origin] = i
+			rep.Fetched = append(rep.Fetched, originReport{Origin: t.Origin, Bytes: bytes[t.Origin]})
+		}
+		rep.Fetched[i].Requests += t.Requests
+	}
+	return rep
+}
+
+func (r *reporter) cacheReport() cacheReport {
+	cs := r.blocks.Stats()
+	mem := tierReport{Bytes: cs.Bytes, MaxBytes: r.memMax, Blocks: cs.Blocks, Hits: cs.Hits, Lookups: cs.Hits + cs.Misses}
+	mem.HitRatio = ratio(mem.Hits, mem.Lookups)
+	out := cacheReport{Memory: mem}
+	if r.diskMax > 0 {
+		// The disk is asked on each memory miss.
+		disk := tierReport{Bytes: cs.DiskBytes, MaxBytes: r.diskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.Misses}
+		disk.HitRatio = ratio(disk.Hits, disk.Lookups)
+		out.Disk = &disk
+	}
+	return out
+}
+
+func ratio(a, b uint64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// json renders the report for fs.XattrStatus.
+func (r *reporter) json() []byte {
+	data, err := json.Marshal(r.report())
+	if err != nil {
+		return []byte(`{"error":` + strconv.Quote(err.Error()) + `}`)
+	}
+	return data
+}
+
+func newReporter(mf *mountFlags, rawURL, dir, stateDir string) *reporter {
+	r := &reporter{url: rawURL, dir: dir, started: time.Now(), interval: mf.pollInterval, memMax: mf.sizes.cache}
+	if r.memMax == 0 {
+		r.memMax = cache.DefaultMaxBytes
+	}
+	if stateDir != "" {
+		r.diskMax = mf.sizes.disk
+		if r.diskMax == 0 {
+			r.diskMax = cache.DefaultDiskMaxBytes
+		}
+	}
+	return r
+}
+
+// attach gives the reporter the mount's parts; before the mount serves.
+func (r *reporter) attach(l *remember.Loaded, fsys *fs.FS, f *source.Follower, blocks *cache.Cache) {
+	r.src, r.fsys, r.follower, r.blocks, r.count = l.Source, fsys, f, blocks, l.Catalog.Len
+}
