@@ -4,8 +4,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
