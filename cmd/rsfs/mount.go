@@ -169,6 +169,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.pprofAddr != "" {
 		go servePprof(mf.pprofAddr)
 	}
+	notifySystemd.send("STATUS=loading " + rawURL)
 	m, err := serve(cmd, mf, rawURL, dir, term)
 	if term != os.Stderr {
 		term.Close()
@@ -177,6 +178,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
+	notifySystemd.ready(m.cat.Len(), rawURL)
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
 }
@@ -190,11 +192,14 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 		go m.follower.Run(ctx)
 	}
 	go remember.Keep(ctx, m.stateDir, m.cat, m.follower, 2*time.Minute)
+	stopSystemd := notifySystemd.follow(ctx, m.follower, m.cat.Len)
 	sub, err := startPush(ctx, mf, m.follower)
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
-	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { notifySystemd.stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	stopSystemd()
+	notifySystemd.stopping()
 	slog.Info("unmounted", "dir", dir)
 	cancel()
 	remember.SaveLogged(m.stateDir, m.cat, m.follower)
