@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
@@ -30,6 +29,7 @@ import (
 
 type mountFlags struct {
 	sourceFlags
+	systemFlags
 	foreground    bool
 	allowNonEmpty bool
 	allowOther    bool
@@ -94,6 +94,7 @@ file system keeps running in the background (see --foreground). Unmount with
 		},
 	}
 	mf.register(cmd)
+	mf.registerSystem(cmd.Flags())
 	fl := cmd.Flags()
 	fl.BoolVarP(&mf.foreground, "foreground", "f", false, "stay attached: serve until unmounted or interrupted")
 	fl.BoolVar(&mf.allowNonEmpty, "allow-non-empty", false, "mount over a directory that is not empty")
@@ -158,6 +159,10 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 		defer stopProfile()
+	}
+	if err := mf.listenMetrics(); err != nil {
+		mountutil.ReportReady(err)
+		return err
 	}
 	if mf.sizes.memoryLimit > 0 {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
@@ -255,10 +260,11 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Held:     func() bool { return mountutil.Held(dir) },
 	}, l.Positions)
 	report.attach(l, fsys, follower, blocks)
+	mf.serveMetrics(cmd.Context(), report)
 	if err := l.CatchUp(cmd.Context(), follower); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
-	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(l.Source.Origin, mf.allowOther))
+	server, err := mf.mountFS(dir, fsys.Root(), fsys.MountOptions(l.Source.Origin, mf.allowOther))
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}

@@ -193,3 +193,6 @@ func newReporter(mf *mountFlags, rawURL, dir, stateDir string) *reporter {
 func (r *reporter) attach(l *remember.Loaded, fsys *fs.FS, f *source.Follower, blocks *cache.Cache) {
 	r.src, r.fsys, r.follower, r.blocks, r.count = l.Source, fsys, f, blocks, l.Catalog.Len
 }
+
+// heldUntil is mountutil.HeldUntil, for the metrics.
+var heldUntil = mountutil.HeldUntil
