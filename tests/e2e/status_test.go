@@ -144,12 +144,12 @@ func TestStatusCountsAFailedReadLoggedOnce(t *testing.T) {
 	require.ErrorIs(t, err, syscall.EIO)
 
 	// The kernel retries a failed page read once: one read(2) can be two
-	// failed reads for rsfs, each fetching and checking the bytes again.
+	// failed reads for rsfs.
 	st := readStatus(t, m.dir)
 	assert.Contains(t, []int{1, 2}, st.ReadErrors.InWindow)
 	require.NotEmpty(t, st.ReadErrors.Latest)
 	assert.Contains(t, st.ReadErrors.Latest[0].Reason, "sha-256 mismatch")
-	assert.Equal(t, st.ReadErrors.InWindow, st.Verification.InWindow)
+	assert.Contains(t, []int{1, 2}, st.Verification.InWindow, "the bad bytes were checked once or twice")
 	require.NotEmpty(t, st.Verification.Latest)
 	assert.Contains(t, st.Verification.Latest[0].Reason, bad.URI)
 
