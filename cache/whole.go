@@ -65,11 +65,12 @@ func (c *Cache) startWhole(f *File, failed error) *wholeFlight {
 // waste the work of the others.
 func (f *File) runWhole(failed error) error {
 	ctx := context.Background()
-	if failed != nil && !f.skipCopy() {
-		f.c.vers.markBad(f.content.ID, failed)
-		return f.c.vers.badErr(f.content.ID)
-	}
-	for {
+	for mismatch := failed; ; {
+		if mismatch != nil {
+			if err := f.nextCopy(mismatch); err != nil {
+				return err
+			}
+		}
 		sums, err := f.hashWhole(ctx)
 		if err == nil {
 			f.c.vers.markGood(f.content.ID, sums)
@@ -78,14 +79,25 @@ func (f *File) runWhole(failed error) error {
 		if !errors.Is(err, ErrIntegrity) {
 			return err
 		}
-		f.c.DropContent(f.content.ID)
 		f.logMismatch(err)
-		if !f.skipCopy() {
-			f.c.vers.markBad(f.content.ID, err)
-			return f.c.vers.badErr(f.content.ID)
-		}
-		f.c.log.Warn("content failed verification; trying the next copy", "uri", f.content.Name, "err", err)
+		mismatch = err
 	}
+}
+
+// nextCopy moves the origin past a copy whose bytes mismatched, or marks
+// the version bad when no copy is left. The content's blocks are dropped
+// after the move: a fill that was registered before it may still have read
+// the old copy (its flight is detached, so it is not stored), and every
+// fill registered after it reads the next copy.
+func (f *File) nextCopy(mismatch error) error {
+	moved := f.skipCopy()
+	f.c.DropContent(f.content.ID)
+	if !moved {
+		f.c.vers.markBad(f.content.ID, mismatch)
+		return f.c.vers.badErr(f.content.ID)
+	}
+	f.c.log.Warn("content failed verification; trying the next copy", "uri", f.content.Name, "err", mismatch)
+	return nil
 }
 
 // skipCopy moves the origin to its next copy, if it has one.
