@@ -39,7 +39,7 @@ func (f *FS) readFailed(uri, path string, off int64, err error) {
 // attribute.
 func (n *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
 	if n != n.fsys.root || attr != XattrStatus || n.fsys.cfg.Status == nil {
-		return 0, noXattr
+		return 0, noXattr(attr)
 	}
 	return copyOut(dest, string(n.fsys.status.get(n.fsys.cfg.Status, len(dest) == 0)))
 }

@@ -19,8 +19,17 @@ const (
 
 var xattrNames = []string{XattrURI, XattrHash, XattrType, XattrLastmod}
 
-// noXattr is what getxattr answers for an attribute a file does not have.
-const noXattr = syscall.ENODATA
+// noXattr is what getxattr answers for a name a node does not have: ENODATA
+// for an absent user. attribute, ENOTSUP for any other namespace (security.,
+// system., trusted.), which rsfs never carries. GNU ls stops asking a device
+// for security.selinux and POSIX ACLs once it answers ENOTSUP; with ENODATA
+// it asks for every file, two round trips to the daemon each.
+func noXattr(attr string) syscall.Errno {
+	if strings.HasPrefix(attr, "user.") {
+		return syscall.ENODATA
+	}
+	return syscall.ENOTSUP
+}
 
 // xattrs returns the resource's attributes; empty values are absent.
 func xattrs(r *catalog.Resource) map[string]string {
@@ -47,7 +56,7 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	}
 	v, ok := xattrs(r)[attr]
 	if !ok || v == "" {
-		return 0, noXattr
+		return 0, noXattr(attr)
 	}
 	return copyOut(dest, v)
 }
