@@ -3,6 +3,12 @@
 // use, and prints a table (also written to BENCHMARKS.md).
 //
 //	go run ./tests/bench -n 200000,1000000
+//
+// With -peer it instead serves a generated static tree and its ResourceSync
+// documents from nginx and measures rsfs beside rclone's HTTP mount (see
+// peer.go):
+//
+//	go run ./tests/bench -peer -peer-files 20000 -peer-big 512MiB
 package main
 
 import (
@@ -34,6 +40,16 @@ func main() {
 	dumpFiles := flag.String("dumps", "10000", "small-resource counts of the dump vs URI benchmarks")
 	mountFlags := flag.String("mount-flags", "", "extra flags for every rsfs mount, space separated")
 	changes := flag.Int("changes", 10, "changes timed from the Source's update to a reader seeing it (0: none)")
+	peer := flag.Bool("peer", false, "measure rsfs beside rclone on a static tree served by nginx, instead of the above")
+	peerFiles := flag.Int("peer-files", 20000, "-peer: small files in the tree")
+	peerSmall := flag.String("peer-small", "4KiB", "-peer: size of each small file")
+	peerBig := flag.String("peer-big", "512MiB", "-peer: size of the large file (0: none)")
+	peerReps := flag.Int("peer-reps", 3, "-peer: runs of each measure (the median is reported)")
+	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-base,rclone,rclone-full",
+		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full")
+	base := flag.String("base", "", "-peer: another rsfs binary (e.g. built from main) measured as \"rsfs base\" in the same run")
+	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
+	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")
 	flag.Parse()
 
 	b, err := newBench()
@@ -42,6 +58,16 @@ func main() {
 	}
 	b.flags = strings.Fields(*mountFlags)
 	defer b.cleanup()
+	if *peer {
+		cfg := peerConfig{small: *peerFiles, smallSize: parseSize(*peerSmall), bigSize: parseSize(*peerBig),
+			reps: *peerReps, clients: strings.Split(*peerClients, ","), base: *base, warmServer: *warmServer,
+			dir: *peerDir, out: *out, flags: b.flags}
+		if err := runPeer(cfg, b.rsfs, b.tmp); err != nil {
+			b.cleanup()
+			log.Fatal(err)
+		}
+		return
+	}
 	for _, n := range parseInts(*sizes) {
 		b.listing(n)
 	}
@@ -382,6 +408,21 @@ func parseInts(s string) []int {
 		}
 	}
 	return out
+}
+
+// parseSize reads a byte count with an optional KiB, MiB or GiB suffix.
+func parseSize(s string) int64 {
+	mult := int64(1)
+	for suffix, m := range map[string]int64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30} {
+		if n, ok := strings.CutSuffix(s, suffix); ok {
+			s, mult = n, m
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil {
+		log.Fatalf("size %q: %v", s, err)
+	}
+	return n * mult
 }
 
 func must(err error) {

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// summary is the median of a measure's samples, or why there is none.
+type summary struct {
+	secs, cpu float64
+	req       requests
+	err       string
+	n         int
+}
+
+// summarize takes the median of samples; one failed sample fails them all.
+func summarize(ss []sample) summary {
+	if len(ss) == 0 {
+		return summary{err: "not measured"}
+	}
+	for _, s := range ss {
+		if s.err != "" {
+			return summary{err: s.err, n: len(ss)}
+		}
+	}
+	secs, cpu := make([]float64, len(ss)), make([]float64, len(ss))
+	tot, heads, ranged := make([]float64, len(ss)), make([]float64, len(ss)), make([]float64, len(ss))
+	for i, s := range ss {
+		secs[i], cpu[i] = s.secs, s.cpu
+		tot[i], heads[i], ranged[i] = float64(s.req.total), float64(s.req.heads), float64(s.req.ranged)
+	}
+	return summary{secs: median(secs), cpu: median(cpu), n: len(ss),
+		req: requests{total: int(median(tot)), heads: int(median(heads)), ranged: int(median(ranged))}}
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtSecs(s float64) string {
+	if s < 0.1 {
+		return fmt.Sprintf("%.3f s", s)
+	}
+	return fmt.Sprintf("%.2f s", s)
+}
+
+// cell is a client's figure for a measure: time, requests, mount CPU.
+func (s summary) cell(withCPU bool) string {
+	if s.err != "" {
+		return "failed: " + s.err
+	}
+	out := fmtSecs(s.secs)
+	if s.req.total > 0 || withCPU {
+		out += fmt.Sprintf(", %d req", s.req.total)
+		if s.req.heads > 0 {
+			out += fmt.Sprintf(" (%d HEAD)", s.req.heads)
+		}
+		if s.req.ranged > 0 {
+			out += fmt.Sprintf(" (%d ranged)", s.req.ranged)
+		}
+	}
+	if withCPU {
+		out += fmt.Sprintf(", CPU %.2f s", s.cpu)
+	}
+	return out
+}
+
+// ratio is a/b as "0.00x", or why there is none.
+func ratio(a, b summary) string {
+	switch {
+	case a.err != "":
+		return "no figure (failed)"
+	case b.err != "":
+		return "no figure (reference failed)"
+	case b.secs <= 0:
+		return "—"
+	}
+	return fmt.Sprintf("%.2fx", a.secs/b.secs)
+}
+
+func (p *peerBench) report(loadTo string) error {
+	var b bytes.Buffer
+	p.writeHeader(&b, loadTo)
+	p.writeTimes(&b)
+	p.writeRefs(&b)
+	p.writeRatios(&b)
+	p.writeMem(&b)
+	for _, n := range p.notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	fmt.Print("\n", b.String())
+	if p.cfg.out == "" {
+		return nil
+	}
+	return upsertSection(p.cfg.out, "peer", b.String())
+}
+
+func (p *peerBench) writeHeader(b *bytes.Buffer, loadTo string) {
+	fmt.Fprintf(b, "## Peer run: rsfs beside rclone, one nginx Source\n\n")
+	fmt.Fprintf(b, "`%s`\n\n", commandLine())
+	fmt.Fprintf(b, "Written by the tool on %s: %s, load average %s at the start and %s at the end.\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostDesc(), p.loadFrom, loadTo)
+	fmt.Fprintf(b, "nginx serves %d files of %d bytes and one of %d bytes from %s (md5 lists on one port, sha-256 on the other). ",
+		p.tree.small, p.cfg.smallSize, p.cfg.bigSize, fsType(p.tree.www))
+	fmt.Fprintf(b, "Medians of %d; the page cache is dropped before every mount and every reference", p.cfg.reps)
+	if p.cfg.warmServer {
+		fmt.Fprintf(b, ", then the files the server will send are read back into it (only the client side is cold)")
+	}
+	fmt.Fprintf(b, ". Each mount has a fresh cache directory. A cell reads: time, requests nginx logged, CPU of the mount process (/proc/PID/stat). A failed command gives no figure.\n\n")
+}
+
+func (p *peerBench) clientNames() []string {
+	var names []string
+	for _, c := range p.clients {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+func (p *peerBench) writeTimes(b *bytes.Buffer) {
+	names := p.clientNames()
+	fmt.Fprintf(b, "| measure | %s |\n|---|%s\n", strings.Join(escAll(names), " | "), strings.Repeat("---|", len(names)))
+	for _, ms := range []string{mReady, mFindCold, mFindWarm, mLsCold, mGrepFirst, mGrepSecond, mCatFirst, mCatSecond} {
+		cells := []string{esc(ms)}
+		seen := false
+		for _, n := range names {
+			ss, ok := p.times[n][ms]
+			seen = seen || ok
+			cells = append(cells, esc(summarize(ss).cell(ms != mReady)))
+		}
+		if seen {
+			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		}
+	}
+	fmt.Fprintln(b)
+}
+
+// The references, in table order.
+var refNames = []string{"grep -r local, disk cold", "grep -r local, warm", "curl -s URL > /dev/null",
+	"curl -s URL | openssl dgst -sha256", "curl -s URL | openssl dgst -md5"}
+
+func (p *peerBench) writeRefs(b *bytes.Buffer) {
+	fmt.Fprintf(b, "| reference | result |\n|---|---|\n")
+	for _, r := range refNames {
+		if ss, ok := p.refs[r]; ok {
+			fmt.Fprintf(b, "| %s | %s |\n", esc(r), esc(summarize(ss).cell(false)))
+		}
+	}
+	fmt.Fprintln(b)
+}
+
+// target is a ratio the issue names: a measure over a reference.
+type target struct{ measure, ref, goal string }
+
+var targets = []target{
+	{mGrepFirst, "grep -r local, disk cold", "≤ 2"},
+	{mGrepSecond, "grep -r local, warm", "≤ 2"},
+	{mCatFirst, "curl -s URL | openssl dgst -sha256", "≤ 1"},
+	{mCatFirst, "curl -s URL > /dev/null", ""},
+	{mCatFirst, "client:rclone mount", "≤ 1"},
+	{mFindCold, "client:rclone mount", ""},
+	{mLsCold, "client:rclone mount", ""},
+}
+
+func (p *peerBench) refSummary(ref, measure string) (summary, bool) {
+	if c, ok := strings.CutPrefix(ref, "client:"); ok {
+		ss, ok := p.times[c][measure]
+		return summarize(ss), ok
+	}
+	ss, ok := p.refs[ref]
+	return summarize(ss), ok
+}
+
+func (p *peerBench) writeRatios(b *bytes.Buffer) {
+	names := p.clientNames()
+	fmt.Fprintf(b, "| ratio | target | %s |\n|---|---|%s\n", strings.Join(escAll(names), " | "), strings.Repeat("---|", len(names)))
+	for _, t := range targets {
+		ref, ok := p.refSummary(t.ref, t.measure)
+		if !ok {
+			continue
+		}
+		refName := strings.TrimPrefix(t.ref, "client:")
+		if strings.HasPrefix(t.ref, "client:") {
+			refName += "'s " + t.measure
+		}
+		cells := []string{esc(t.measure + " / " + refName), esc(t.goal)}
+		for _, n := range names {
+			cells = append(cells, ratio(summarize(p.times[n][t.measure]), ref))
+		}
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+	}
+	fmt.Fprintln(b)
+}
+
+func (p *peerBench) writeMem(b *bytes.Buffer) {
+	groups := []string{"after find", "after ls -lR", "after grep", "after cat"}
+	fmt.Fprintf(b, "| mount process, VmRSS / VmHWM (median) | %s |\n|---|%s\n", strings.Join(groups, " | "), strings.Repeat("---|", len(groups)))
+	for _, n := range p.clientNames() {
+		cells := []string{esc(n)}
+		for _, g := range groups {
+			cells = append(cells, memCell(p.mem[n][g]))
+		}
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+	}
+	fmt.Fprintln(b)
+}
+
+func memCell(ms []memSample) string {
+	if len(ms) == 0 {
+		return "—"
+	}
+	rss, hwm := make([]float64, len(ms)), make([]float64, len(ms))
+	for i, m := range ms {
+		rss[i], hwm[i] = float64(m.rss), float64(m.hwm)
+	}
+	return fmt.Sprintf("%.0f / %.0f MB", median(rss), median(hwm))
+}
+
+func esc(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+func escAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = esc(s)
+	}
+	return out
+}
+
+func commandLine() string {
+	args := make([]string, len(os.Args)-1)
+	for i, a := range os.Args[1:] {
+		args[i] = a
+		if strings.ContainsAny(a, " |'\"") || a == "" {
+			args[i] = strconv.Quote(a)
+		}
+	}
+	return strings.TrimSpace("go run ./tests/bench " + strings.Join(args, " "))
+}
+
+func fsType(path string) string {
+	out, err := exec.Command("df", "--output=fstype", path).Output()
+	if err != nil {
+		return "disk"
+	}
+	f := strings.Fields(string(out))
+	return f[len(f)-1]
+}
+
+const howToRun = `How to run (as root, on a quiet machine). Everything below is written by the tool, with its
+command line and date; nothing is edited by hand.
+
+    go run ./tests/bench -peer                                  # rsfs beside rclone on one nginx Source: 20,000 × 4 KiB and 512 MiB, medians of 3
+    go run ./tests/bench -peer -peer-files 2000 -peer-big 64MiB # a quick check
+    go run ./tests/bench -peer -base /tmp/rsfs-before           # adds a "before" rsfs binary to the same run
+    go run ./tests/bench                                        # listing, sequential, grep, dumps and following against the Go test Source
+
+The peer mode needs Debian's nginx and rclone (fusermount3); ` + "`-peer-clients`" + ` picks the mounts
+(rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full).
+`
+
+// upsertSection writes content into path between the markers named name,
+// replacing what was there; a new section goes before the first "## "
+// heading. The how-to-run block under the title is kept up to date too.
+func upsertSection(path, name, content string) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	doc := string(old)
+	if doc == "" {
+		doc = "# rsfs benchmarks\n"
+	}
+	doc = replaceBlock(doc, "how to run", howToRun, afterTitle)
+	doc = replaceBlock(doc, name, content, beforeFirstSection)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func blockMarkers(name string) (string, string) {
+	return "<!-- tests/bench " + name + ": begin -->\n", "<!-- tests/bench " + name + ": end -->\n"
+}
+
+// replaceBlock replaces the marked block, or inserts it where at says.
+func replaceBlock(doc, name, content string, at func(string) int) string {
+	begin, end := blockMarkers(name)
+	block := begin + content
+	if !strings.HasSuffix(block, "\n") {
+		block += "\n"
+	}
+	block += end
+	if i := strings.Index(doc, begin); i >= 0 {
+		if j := strings.Index(doc[i:], end); j >= 0 {
+			return doc[:i] + block + doc[i+j+len(end):]
+		}
+	}
+	i := at(doc)
+	return doc[:i] + block + "\n" + doc[i:]
+}
+
+func afterTitle(doc string) int {
+	if strings.HasPrefix(doc, "# ") {
+		if i := strings.Index(doc, "\n"); i >= 0 {
+			j := i + 1
+			for j < len(doc) && doc[j] == '\n' {
+				j++
+			}
+			return j
+		}
+	}
+	return 0
+}
+
+func beforeFirstSection(doc string) int {
+	if i := strings.Index(doc, "\n## "); i >= 0 {
+		return i + 1
+	}
+	return len(doc)
+}
