@@ -307,16 +307,19 @@ func (b *bench) follow(changes int) {
 		took[len(took)/2].Seconds(), took[len(took)-1].Seconds(), changes)
 }
 
+// report prints the table and writes it as this command line's section of
+// BENCHMARKS.md (the rest of the file is kept).
 func (b *bench) report(path string) {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# rsfs benchmarks\n\n`go run ./tests/bench` on %s, %s.\n\n", hostDesc(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&buf, "## Run: `%s`\n\nWritten by the tool on %s: %s, load average %s at the end.\n\n",
+		commandLine(), time.Now().UTC().Format("2006-01-02 15:04 MST"), hostDesc(), loadAvg())
 	fmt.Fprintln(&buf, "| benchmark | measure | result |\n|---|---|---|")
 	for _, r := range b.rows {
 		esc := strings.NewReplacer("|", "\\|")
 		fmt.Fprintf(&buf, "| %s | %s | %s |\n", esc.Replace(r.section), esc.Replace(r.what), esc.Replace(r.value))
 	}
 	if path != "" {
-		must(os.WriteFile(path, buf.Bytes(), 0o644))
+		must(upsertSection(path, "run", buf.String()))
 	}
 	fmt.Print("\n", buf.String())
 }

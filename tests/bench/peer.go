@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -76,7 +77,21 @@ func runPeer(cfg peerConfig, rsfsBin, tmp string) error {
 			p.runClient(c, rep)
 		}
 	}
+	p.noteLoad()
 	return p.report(loadAvg())
+}
+
+// noteLoad marks the run as noisy when the machine had more runnable work
+// than half its cores at the start or the end.
+func (p *peerBench) noteLoad() {
+	cores := runtime.NumCPU()
+	for _, la := range []string{p.loadFrom, loadAvg()} {
+		var one float64
+		if _, err := fmt.Sscan(la, &one); err == nil && one > float64(cores)/2 {
+			p.notes = append(p.notes, fmt.Sprintf("**The machine was loaded** (1-minute load average %.1f on %d cores): the figures are noisy; compare within the run.", one, cores))
+			return
+		}
+	}
 }
 
 func (p *peerBench) setUp(rsfsBin string) error {
@@ -213,6 +228,9 @@ func (p *peerBench) group(c peerClient, name, serverWarm string, measures, cmds 
 	p.warm(serverWarm)
 	m, err := mountClient(c, p.tmp)
 	if err != nil {
+		if timeReady {
+			measures = append([]string{mReady}, measures...)
+		}
 		for _, ms := range measures {
 			p.addTime(c.name, ms, sample{err: err.Error()})
 		}
@@ -296,11 +314,14 @@ func (p *peerBench) dropCaches() {
 	}
 }
 
-// warm reads rel (under the served tree) and the documents, so nginx
-// serves from memory and only the client side is cold.
+// warm reads rel (under the served tree) and the documents, and stats
+// every file, so nginx serves from memory and only the client is cold.
 func (p *peerBench) warm(rel string) {
 	if !p.cfg.warmServer {
 		return
+	}
+	if err := exec.Command("du", "-s", p.tree.www).Run(); err != nil {
+		log.Printf("peer: stat the tree: %v", err)
 	}
 	paths := []string{}
 	for _, d := range p.tree.docs {

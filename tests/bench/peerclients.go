@@ -196,7 +196,7 @@ func run(name string, args ...string) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		text, _ := os.ReadFile(out.Name())
-		return fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, bytes.TrimSpace(text))
+		return fmt.Errorf("%s %s: %w: %s", name, args[0], err, bytes.TrimSpace(text))
 	}
 	return nil
 }

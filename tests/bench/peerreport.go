@@ -58,7 +58,7 @@ func fmtSecs(s float64) string {
 // cell is a client's figure for a measure: time, requests, mount CPU.
 func (s summary) cell(withCPU bool) string {
 	if s.err != "" {
-		return "failed: " + s.err
+		return "failed: " + shorten(s.err, 160)
 	}
 	out := fmtSecs(s.secs)
 	if s.req.total > 0 || withCPU {
@@ -227,6 +227,13 @@ func memCell(ms []memSample) string {
 	return fmt.Sprintf("%.0f / %.0f MB", median(rss), median(hwm))
 }
 
+func shorten(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 func esc(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
 func escAll(ss []string) []string {
@@ -323,9 +330,18 @@ func afterTitle(doc string) int {
 	return 0
 }
 
+// beforeFirstSection is where the first "## " heading or tool-written
+// block below the how-to-run block starts.
 func beforeFirstSection(doc string) int {
-	if i := strings.Index(doc, "\n## "); i >= 0 {
-		return i + 1
+	from := 0
+	if _, end := blockMarkers("how to run"); strings.Contains(doc, end) {
+		from = strings.Index(doc, end) + len(end)
 	}
-	return len(doc)
+	best := len(doc)
+	for _, s := range []string{"\n## ", "\n<!-- tests/bench "} {
+		if i := strings.Index(doc[from:], s); i >= 0 {
+			best = min(best, from+i+1)
+		}
+	}
+	return best
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The tool owns only its marked blocks of BENCHMARKS.md: the how-to-run
+// block under the title, and one section per mode, replaced in place.
+func TestUpsertSectionKeepsTheRest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "BENCHMARKS.md")
+	orig := "# rsfs benchmarks\n\nIntro.\n\n## Run B\n\nold table\n"
+	if err := os.WriteFile(path, []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name, content string) string {
+		t.Helper()
+		if err := upsertSection(path, name, content); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	write("peer", "## Peer run\n\nfirst\n")
+	write("run", "## Run\n\nclassic\n")
+	got := write("peer", "## Peer run\n\nsecond\n")
+
+	for _, want := range []string{"Intro.", "## Run B\n\nold table", "second", "classic", howToRun} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "first") {
+		t.Errorf("the old peer section stayed:\n%s", got)
+	}
+	for _, marker := range []string{"how to run", "peer", "run"} {
+		begin, end := blockMarkers(marker)
+		if strings.Count(got, begin) != 1 || strings.Count(got, end) != 1 {
+			t.Errorf("block %q is not there exactly once:\n%s", marker, got)
+		}
+	}
+	order := []string{"# rsfs benchmarks", "How to run", "Intro.", "## Run\n", "## Peer run", "## Run B"}
+	last := -1
+	for _, s := range order {
+		i := strings.Index(got, s)
+		if i < last {
+			t.Errorf("%q out of order in:\n%s", s, got)
+		}
+		last = i
+	}
+}
