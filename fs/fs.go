@@ -116,7 +116,7 @@ func (f *FS) MountOptions(name string, allowOther bool) *gofs.Options {
 		MaxWrite:             1 << 20,
 		MaxReadAhead:         1 << 20,
 		MaxBackground:        64,
-		IgnoreSecurityLabels: true,
+		IgnoreSecurityLabels: false, // rsfs answers the ACL names itself: ENOTSUP (xattr.go)
 		// READDIRPLUS only where the program stats what it lists (ls -l,
 		// rsync): a plain find then creates no inode per entry.
 		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,

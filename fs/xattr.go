@@ -23,7 +23,10 @@ var xattrNames = []string{XattrURI, XattrHash, XattrType, XattrLastmod}
 // for an absent user. attribute, ENOTSUP for any other namespace (security.,
 // system., trusted.), which rsfs never carries. GNU ls stops asking a device
 // for security.selinux and POSIX ACLs once it answers ENOTSUP; with ENODATA
-// it asks for every file, two round trips to the daemon each.
+// it asks for every file, two round trips to the daemon each. That is why
+// the mount does not set go-fuse's IgnoreSecurityLabels: it would answer
+// ENODATA for system.posix_acl_* itself, and the kernel passes a daemon's
+// ENOTSUP for those names on to the caller.
 func noXattr(attr string) syscall.Errno {
 	if strings.HasPrefix(attr, "user.") {
 		return syscall.ENODATA
