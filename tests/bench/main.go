@@ -319,7 +319,7 @@ func (b *bench) report(path string) {
 		fmt.Fprintf(&buf, "| %s | %s | %s |\n", esc.Replace(r.section), esc.Replace(r.what), esc.Replace(r.value))
 	}
 	if path != "" {
-		must(upsertSection(path, "run", buf.String()))
+		must(upsertSection(path, sectionKey(), buf.String()))
 	}
 	fmt.Print("\n", buf.String())
 }

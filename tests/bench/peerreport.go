@@ -103,12 +103,17 @@ func (p *peerBench) report(loadTo string) error {
 	if p.cfg.out == "" {
 		return nil
 	}
-	return upsertSection(p.cfg.out, "peer", b.String())
+	return upsertSection(p.cfg.out, sectionKey(), b.String())
 }
 
 func (p *peerBench) writeHeader(b *bytes.Buffer, loadTo string) {
 	fmt.Fprintf(b, "## Peer run: rsfs beside rclone, one nginx Source\n\n")
 	fmt.Fprintf(b, "`%s`\n\n", commandLine())
+	fmt.Fprintf(b, "rsfs built from %s", sourceRev())
+	if p.cfg.base != "" {
+		fmt.Fprintf(b, "; rsfs base is %s", p.cfg.base)
+	}
+	fmt.Fprintf(b, ".\n")
 	fmt.Fprintf(b, "Written by the tool on %s: %s, load average %s at the start and %s at the end.\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostDesc(), p.loadFrom, loadTo)
 	fmt.Fprintf(b, "nginx serves %d files of %d bytes and one of %d bytes from %s (md5 lists on one port, sha-256 on the other). ",
@@ -244,6 +249,26 @@ func escAll(ss []string) []string {
 	return out
 }
 
+// sectionKey names a run's block of BENCHMARKS.md by its flags (less -out):
+// running the same command again replaces its figures, another command
+// gets a block of its own.
+func sectionKey() string {
+	var keep []string
+	args := os.Args[1:]
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "-out" || a == "--out" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "-out=") || strings.HasPrefix(a, "--out=") {
+			continue
+		}
+		keep = append(keep, strings.ReplaceAll(a, "--", "- -"))
+	}
+	return strings.TrimSpace("run " + strings.Join(keep, " "))
+}
+
 func commandLine() string {
 	args := make([]string, len(os.Args)-1)
 	for i, a := range os.Args[1:] {
@@ -253,6 +278,16 @@ func commandLine() string {
 		}
 	}
 	return strings.TrimSpace("go run ./tests/bench " + strings.Join(args, " "))
+}
+
+// sourceRev is the commit rsfs was built from, marked when the tree has
+// uncommitted changes.
+func sourceRev() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "an unknown commit"
+	}
+	return "commit " + strings.TrimSpace(string(out))
 }
 
 func fsType(path string) string {

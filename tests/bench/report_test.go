@@ -26,9 +26,9 @@ func TestUpsertSectionKeepsTheRest(t *testing.T) {
 		}
 		return string(data)
 	}
-	write("peer", "## Peer run\n\nfirst\n")
-	write("run", "## Run\n\nclassic\n")
-	got := write("peer", "## Peer run\n\nsecond\n")
+	write("peer x", "## Peer run\n\nfirst\n")
+	write("run y", "## Run\n\nclassic\n")
+	got := write("peer x", "## Peer run\n\nsecond\n")
 
 	for _, want := range []string{"Intro.", "## Run B\n\nold table", "second", "classic", howToRun} {
 		if !strings.Contains(got, want) {
@@ -38,7 +38,7 @@ func TestUpsertSectionKeepsTheRest(t *testing.T) {
 	if strings.Contains(got, "first") {
 		t.Errorf("the old peer section stayed:\n%s", got)
 	}
-	for _, marker := range []string{"how to run", "peer", "run"} {
+	for _, marker := range []string{"how to run", "peer x", "run y"} {
 		begin, end := blockMarkers(marker)
 		if strings.Count(got, begin) != 1 || strings.Count(got, end) != 1 {
 			t.Errorf("block %q is not there exactly once:\n%s", marker, got)
