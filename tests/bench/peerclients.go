@@ -196,7 +196,10 @@ func run(name string, args ...string) error {
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
 		text, _ := os.ReadFile(out.Name())
-		return fmt.Errorf("%s %s: %w: %s", name, args[0], err, bytes.TrimSpace(text))
+		if text = bytes.TrimSpace(text); len(text) == 0 {
+			return fmt.Errorf("%s %s: %w", name, args[0], err)
+		}
+		return fmt.Errorf("%s %s: %w: %s", name, args[0], err, text)
 	}
 	return nil
 }

@@ -283,11 +283,16 @@ func commandLine() string {
 // sourceRev is the commit rsfs was built from, marked when the tree has
 // uncommitted changes.
 func sourceRev() string {
-	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "an unknown commit"
 	}
-	return "commit " + strings.TrimSpace(string(out))
+	rev := "commit " + strings.TrimSpace(string(out))
+	// BENCHMARKS.md itself is what runs change.
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", ".", ":!BENCHMARKS.md").Run() != nil {
+		rev += " with uncommitted changes"
+	}
+	return rev
 }
 
 func fsType(path string) string {
@@ -304,7 +309,7 @@ command line and date; nothing is edited by hand.
 
     go run ./tests/bench -peer                                  # rsfs beside rclone on one nginx Source: 20,000 × 4 KiB and 512 MiB, medians of 3
     go run ./tests/bench -peer -peer-files 2000 -peer-big 64MiB # a quick check
-    go run ./tests/bench -peer -base /tmp/rsfs-before           # adds a "before" rsfs binary to the same run
+    go run ./tests/bench -peer -base /var/tmp/rsfs-main        # adds a "before" rsfs binary to the same run
     go run ./tests/bench                                        # listing, sequential, grep, dumps and following against the Go test Source
 
 The peer mode needs Debian's nginx and rclone (fusermount3); ` + "`-peer-clients`" + ` picks the mounts
