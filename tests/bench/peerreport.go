@@ -116,8 +116,12 @@ func (p *peerBench) writeHeader(b *bytes.Buffer, loadTo string) {
 	fmt.Fprintf(b, ".\n")
 	fmt.Fprintf(b, "Written by the tool on %s: %s, load average %s at the start and %s at the end.\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostDesc(), p.loadFrom, loadTo)
-	fmt.Fprintf(b, "nginx serves %d files of %d bytes and one of %d bytes from %s (md5 lists on one port, sha-256 on the other). ",
-		p.tree.small, p.cfg.smallSize, p.cfg.bigSize, fsType(p.tree.www))
+	big := "no large file"
+	if p.cfg.bigSize > 0 {
+		big = fmt.Sprintf("one of %d bytes", p.cfg.bigSize)
+	}
+	fmt.Fprintf(b, "nginx serves %d files of %d bytes and %s from %s (md5 lists on one port, sha-256 on the other). ",
+		p.tree.small, p.cfg.smallSize, big, fsType(p.tree.www))
 	fmt.Fprintf(b, "Medians of %d; the page cache is dropped before every mount and every reference", p.cfg.reps)
 	if p.cfg.warmServer {
 		fmt.Fprintf(b, ", then the files the server will send are read back into it (only the client side is cold)")
