@@ -226,12 +226,17 @@ func TestShutdownFailsOpenAndRead(t *testing.T) {
 	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
 	require.Equal(t, syscall.Errno(0), errno)
 	defer n.Release(testCtx(t), fh)
+	// The open warms the small files of its directory, top.txt among them
+	// (a node with no kernel has no name, so the warm starts at the
+	// directory's first entry): let that fetch finish first, so that what
+	// is counted after the shutdown is the read's and the open's alone.
+	waitFor(t, "the open's warm-up of top.txt", func() bool { return tf.origin.count(topURI) == 1 })
 	tf.fs.Shutdown()
 	_, errno = n.Read(testCtx(t), fh, make([]byte, 10), 0)
 	assert.Equal(t, syscall.EIO, errno, "a read after shutdown")
 	_, _, errno = n.Open(testCtx(t), syscall.O_RDONLY)
 	assert.Equal(t, syscall.EIO, errno, "an open after shutdown")
-	assert.Zero(t, tf.origin.count(topURI), "nothing fetched")
+	assert.Equal(t, 1, tf.origin.count(topURI), "nothing fetched after the shutdown")
 }
 
 func TestOpenWarmsTheNextSmallFiles(t *testing.T) {
