@@ -45,7 +45,7 @@ type discovery struct {
 	typed    string           // the origin of the URL the user gave
 	nodes    map[string]*node // documents read, by the URL asked for and the URL answered
 	votes    originVotes
-	implicit *Set // the set of documents no Capability List names
+	implicit *Set   // the set of documents no Capability List names
 	feed     string // an Atom feed a page links to
 }
 
