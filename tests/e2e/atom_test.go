@@ -5,9 +5,11 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -293,4 +295,61 @@ func TestAtomInspect(t *testing.T) {
 	assert.Contains(t, out, "archive      "+m.src.ArchiveURL(1))
 	assert.Contains(t, out, "entries:         3 active, 2 historical, 1 deletion")
 	assert.Contains(t, out, "representations: 2 application/xml")
+}
+
+// Entries without atom:id or atom:updated, and a representation on
+// another origin: each warned about, and every other representation
+// mounted, the rest of the record included.
+func TestAtomBadEntriesAndForeignOrigin(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 4})
+	m.create(t, "a", "xml")
+	m.src.Malformed("noid", "id", rep("application/xml", "xml", "x"))
+	m.create(t, "b", "xml")
+	m.src.Malformed("noupdated", "updated", rep("application/xml", "xml", "y"))
+	m.create(t, "c", "xml")
+	foreign := "http://localhost:1/rec/c.json" // another origin: not fetched
+	reps := append(atomRecord("d", 1, "txt"), atomsource.Rep{Type: "application/json", Ext: "json", Href: foreign})
+	require.NoError(t, m.src.Create("d", "Record d", reps...))
+	m.note("d", reps[:1])
+
+	mnt := mountAtom(t, m.src.URL())
+	withoutForeign := func(p map[string][]string) {
+		d := atomsource.ID("d")
+		p[d] = slices.DeleteFunc(p[d], func(s string) bool { return strings.HasSuffix(s, " "+foreign) })
+	}
+	m.waitTree(t, mnt, "mount", withoutForeign)
+	m.checkBytes(t, mnt)
+	log, err := os.ReadFile(mnt.logFile)
+	require.NoError(t, err)
+	for _, want := range []string{"http://localhost:1", "atom:id", "atom:updated"} {
+		assert.Contains(t, string(log), want)
+	}
+	_, err = os.Stat(mnt.path("@localhost:1"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing shown for the refused origin")
+
+	// Following goes on past them.
+	m.create(t, "e", "txt")
+	m.waitTree(t, mnt, "a creation after the bad entries", withoutForeign)
+}
+
+// A page that links to the feed (<link rel="alternate"
+// type="application/atom+xml">) mounts the feed.
+func TestAtomDiscoveredFromPage(t *testing.T) {
+	m := startAtom(t, atomsource.Config{})
+	m.create(t, "a", "xml", "txt")
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprintf(w, `<html><head><title>Records</title><link rel="alternate" type="application/atom+xml" href="%s"></head></html>`, m.src.URL())
+	}))
+	t.Cleanup(page.Close)
+
+	rep := inspectJSON(t, page.URL+"/")
+	assert.Equal(t, m.src.URL(), rep["feed"])
+	mnt := mountAtom(t, page.URL+"/")
+	m.waitPool(t, mnt, "mount")
+	m.checkBytes(t, mnt)
 }
