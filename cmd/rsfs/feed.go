@@ -92,6 +92,9 @@ func (m *mountedFS) runFeed(ctx context.Context, mf *mountFlags) {
 	if mf.notifyAddr != "" {
 		slog.Warn("--notify-addr: an Atom-PMH feed has no notification channels; polling only")
 	}
+	if mf.metricsAddr != "" {
+		slog.Warn("--metrics-addr: not served for an Atom-PMH feed yet")
+	}
 	if mf.pollInterval > 0 {
 		go m.feed.Run(ctx)
 	}
