@@ -32,6 +32,7 @@ func (fl *Follower) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]ca
 		if !named[u] && fl.owner[u] == c.ID {
 			effects = append(effects, fl.cat.Remove(u)...)
 			delete(fl.owner, u)
+			delete(fl.sizes, u)
 		}
 	}
 	held := slices.Clone(keep)
@@ -47,6 +48,7 @@ func (fl *Follower) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]ca
 		}
 		effects = append(effects, eff...)
 		fl.owner[r.URI] = c.ID
+		fl.sizes[r.URI] = r.Length
 		held = append(held, r.URI)
 	}
 	if len(held) == 0 {
@@ -61,7 +63,7 @@ func (fl *Follower) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]ca
 // distinct alternate URI whose size is known; keep are the URIs it held
 // whose size could not be learned this time (they stay as they were).
 func (fl *Follower) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want []*catalog.Resource, keep []string) {
-	props := []catalog.Property{{Name: "id", Value: e.ID}, {Name: "title", Value: e.Title}}
+	props := recordProps(e)
 	seen := map[string]bool{}
 	for _, l := range e.Links {
 		if seen[l.Href] {
@@ -86,6 +88,11 @@ func (fl *Follower) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want [
 		}
 	}
 	return want, keep
+}
+
+// recordProps are the properties every representation of a record has.
+func recordProps(e *atompmh.Entry) []catalog.Property {
+	return []catalog.Property{{Name: "id", Value: e.ID}, {Name: "title", Value: e.Title}}
 }
 
 // originOr is the origin of a URI, or the URI when it has none.

@@ -23,6 +23,10 @@ type FollowOptions struct {
 	// Effects is told what each harvest changed in the catalog, for the
 	// kernel (fs.FS.Notify); nil while nothing is mounted.
 	Effects func([]catalog.Effect)
+	// Save, if set, is handed a Snapshot by Run after a poll that applied
+	// changes, at most once per SaveEvery, and once more when Run ends.
+	Save      func([]byte) error
+	SaveEvery time.Duration
 }
 
 // Stats count what a Follower did.
@@ -43,6 +47,7 @@ type Follower struct {
 
 	held  map[string][]string // record id → the URIs it has in the catalog
 	owner map[string]string   // URI → the record holding it
+	sizes map[string]int64    // URI → the size shown, for a snapshot
 	// retry are records with a representation whose size could not be
 	// learned for a reason other than 404 or 410: tried again each poll.
 	retry map[string]bool
@@ -55,7 +60,7 @@ type Follower struct {
 // NewFollower returns a follower filling cat (from NewCatalog).
 func (f *Feed) NewFollower(cat *catalog.Catalog, opts FollowOptions) *Follower {
 	return &Follower{f: f, cat: cat, opts: opts, state: atompmh.NewState(),
-		held: map[string][]string{}, owner: map[string]string{}, retry: map[string]bool{},
+		held: map[string][]string{}, owner: map[string]string{}, sizes: map[string]int64{}, retry: map[string]bool{},
 		soon: make(chan struct{}, 1), lastWarnedForeignOrigins: map[string]bool{}}
 }
 
@@ -86,11 +91,17 @@ func (fl *Follower) PollSoon() {
 	}
 }
 
-// Run polls at the interval until ctx ends.
+// Run polls at the interval until ctx ends, saving as FollowOptions say.
 func (fl *Follower) Run(ctx context.Context) {
 	if fl.opts.Interval <= 0 {
 		return
 	}
+	saved, lastSave := fl.applied.Load(), time.Now()
+	defer func() {
+		if fl.applied.Load() != saved {
+			fl.save()
+		}
+	}()
 	for {
 		wait := fl.opts.Interval + time.Duration((rand.Float64()*0.2-0.1)*float64(fl.opts.Interval))
 		t := time.NewTimer(wait)
@@ -105,6 +116,25 @@ func (fl *Follower) Run(ctx context.Context) {
 		if err := fl.Poll(ctx); err != nil && ctx.Err() == nil {
 			fl.f.log.Warn("polling the feed; the tree stays as it was", "err", err)
 		}
+		if n := fl.applied.Load(); n != saved && time.Since(lastSave) >= fl.opts.SaveEvery {
+			fl.save()
+			saved, lastSave = n, time.Now()
+		}
+	}
+}
+
+// save hands a snapshot to FollowOptions.Save; a failure is logged (it
+// costs the next mount a full harvest, not this one anything).
+func (fl *Follower) save() {
+	if fl.opts.Save == nil {
+		return
+	}
+	data, err := fl.Snapshot()
+	if err == nil {
+		err = fl.opts.Save(data)
+	}
+	if err != nil {
+		fl.f.log.Warn("feed snapshot not saved", "err", err)
 	}
 }
 
@@ -250,3 +280,6 @@ func (fl *Follower) warnForeign(foreign map[string]int) {
 }
 
 func isNotAllowed(err error) bool { return errors.Is(err, fetch.ErrNotAllowed) }
+
+// Catalog is the catalog the follower fills.
+func (fl *Follower) Catalog() *catalog.Catalog { return fl.cat }

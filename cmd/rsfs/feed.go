@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/fs"
+	"rsfs/remember"
 )
 
 // openFeed returns the Atom-PMH feed at feedURL, read with the client
@@ -27,30 +29,30 @@ func openFeed(sf *sourceFlags, rawURL, feedURL string) (*atomfeed.Feed, error) {
 	return atomfeed.New(feedURL, atomfeed.Options{Client: client, Parse: atompmh.Options{MaxBytes: sf.maxDoc}})
 }
 
-// serveFeed harvests the Atom-PMH feed at feedURL and mounts it on dir
-// through the same catalog, cache and file system as a ResourceSync
-// Source. Nothing is remembered between mounts yet (no snapshot): the
-// feed is harvested whole at each mount; the disk cache of blocks is
-// shared.
+// serveFeed harvests the Atom-PMH feed at feedURL (or rebuilds it from
+// what stateDir remembers) and mounts it on dir through the same catalog,
+// cache and file system as a ResourceSync Source.
 func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDir string) (*mountedFS, error) {
 	slog.Info("mounting an Atom-PMH feed", "feed", feedURL)
 	feed, err := openFeed(&mf.sourceFlags, rawURL, feedURL)
 	if err != nil {
 		return nil, err
 	}
-	cat := feed.NewCatalog()
 	var fsys *fs.FS // set before the follower runs; loading has no effects
-	follower := feed.NewFollower(cat, atomfeed.FollowOptions{
+	follower, err := loadFeed(cmd.Context(), feed, stateDir, atomfeed.FollowOptions{
 		Interval: mf.pollInterval,
 		Effects: func(e []catalog.Effect) {
 			if fsys != nil {
 				fsys.Notify(e)
 			}
 		},
+		Save:      func(data []byte) error { return remember.SaveFeed(stateDir, data) },
+		SaveEvery: 2 * time.Minute,
 	})
-	if err := follower.Load(cmd.Context()); err != nil {
+	if err != nil {
 		return nil, err
 	}
+	cat := follower.Catalog()
 	blocks, err := newCache(mf, stateDir)
 	if err != nil {
 		return nil, err
@@ -70,6 +72,39 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDi
 	return &mountedFS{fsys: fsys, server: server, feed: follower, cat: cat, blocks: blocks, stateDir: stateDir}, nil
 }
 
+// loadFeed rebuilds the feed's tree from its remembered state and catches
+// up with one poll (a feed that cannot be reached is mounted as
+// remembered, with a warning), or harvests it whole and remembers it.
+func loadFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string, opts atomfeed.FollowOptions) (*atomfeed.Follower, error) {
+	data, err := remember.LoadFeed(stateDir)
+	if err != nil {
+		slog.Warn("feed state not used", "err", err)
+	}
+	if data != nil {
+		start := time.Now()
+		fl, err := feed.Restore(data, opts)
+		if err == nil {
+			if err := fl.Poll(ctx); err != nil {
+				slog.Warn("the feed cannot be read; mounting what was remembered: cached files read, others fail with EIO", "err", err)
+			}
+			slog.Info("feed remembered and caught up", "files", fl.Catalog().Len(), "changes", fl.Stats().Applied,
+				"took", time.Since(start).Round(time.Millisecond))
+			return fl, nil
+		}
+		slog.Warn("feed state not used; harvesting the whole feed", "path", remember.FeedPath(stateDir), "err", err)
+	}
+	fl := feed.NewFollower(feed.NewCatalog(), opts)
+	if err := fl.Load(ctx); err != nil {
+		return nil, err
+	}
+	if data, err := fl.Snapshot(); err != nil {
+		slog.Warn("feed state not saved", "err", err)
+	} else if err := remember.SaveFeed(stateDir, data); err != nil {
+		slog.Warn("feed state not saved", "err", err)
+	}
+	return fl, nil
+}
+
 // inspectFeed prints what the Atom-PMH feed at feedURL publishes.
 func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL, feedURL string, asJSON bool) error {
 	feed, err := openFeed(sf, rawURL, feedURL)
@@ -87,17 +122,21 @@ func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL, feedURL string, as
 	return nil
 }
 
-// runFeed follows a mounted feed until ctx ends.
-func (m *mountedFS) runFeed(ctx context.Context, mf *mountFlags) {
+// runFeed follows a mounted feed until ctx ends; the channel closes when
+// following has stopped and saved what it applied.
+func (m *mountedFS) runFeed(ctx context.Context, mf *mountFlags) <-chan struct{} {
 	if mf.notifyAddr != "" {
 		slog.Warn("--notify-addr: an Atom-PMH feed has no notification channels; polling only")
 	}
 	if mf.metricsAddr != "" {
 		slog.Warn("--metrics-addr: not served for an Atom-PMH feed yet")
 	}
-	if mf.pollInterval > 0 {
-		go m.feed.Run(ctx)
-	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		m.feed.Run(ctx)
+	}()
+	return done
 }
 
 func printJSON(cmd *cobra.Command, v any) error {

@@ -195,8 +195,9 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if m.feed != nil {
-		m.runFeed(ctx, mf)
+		following := m.runFeed(ctx, mf)
 		m.serveUntilUnmounted(dir, signals, cancel)
+		<-following // saves the feed's state
 		m.blocks.Close()
 		return
 	}

@@ -353,3 +353,36 @@ func TestAtomDiscoveredFromPage(t *testing.T) {
 	m.waitPool(t, mnt, "mount")
 	m.checkBytes(t, mnt)
 }
+
+// A remount rebuilds the tree from what the last mount remembered: no
+// representation is asked for its size again, and the changes made while
+// nothing was mounted show before the mount is ready.
+func TestAtomRemountFromSnapshot(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 3})
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		m.create(t, n, "xml", "txt")
+	}
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	mnt := mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", atomPoll.String())
+	m.waitPool(t, mnt, "mount")
+	m.update(t, "a", 2, "json")
+	m.waitPool(t, mnt, "an update")
+	mnt.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+
+	m.update(t, "c", 2, "xml")
+	require.NoError(t, m.src.Delete("d"))
+	m.src.ResetRequests()
+	mnt = mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", atomPoll.String())
+	got, err := atomTree(mnt.dir)
+	require.NoError(t, err)
+	assert.Equal(t, m.src.Pool(), got, "caught up before the mount was ready")
+	for _, p := range []string{"/rec/a.json", "/rec/b.xml", "/rec/b.txt", "/rec/e.txt"} {
+		assert.Zero(t, m.src.Requests(p), "%s asked for its size again", p)
+	}
+	assert.NotZero(t, m.src.Requests("/rec/c.xml"), "the updated record's size is learned")
+	assert.Zero(t, m.src.Requests("/archive/1"), "the walk stops at the remembered mark")
+	m.checkBytes(t, mnt)
+}
