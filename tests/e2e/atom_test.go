@@ -386,3 +386,31 @@ func TestAtomRemountFromSnapshot(t *testing.T) {
 	assert.Zero(t, m.src.Requests("/archive/1"), "the walk stops at the remembered mark")
 	m.checkBytes(t, mnt)
 }
+
+// TestMeasureAtomScale mounts a feed of 100,000 records (one
+// representation each) across 100 archive documents and logs the ready
+// time, the peak RSS and the requests made. RSFS_MEASURE=1 runs it.
+func TestMeasureAtomScale(t *testing.T) {
+	if os.Getenv("RSFS_MEASURE") == "" {
+		t.Skip("set RSFS_MEASURE=1 to measure")
+	}
+	const records, perDoc = 100_000, 1_000
+	m := startAtom(t, atomsource.Config{PerDocument: perDoc})
+	body := atomsource.Rep{Type: "application/xml", Ext: "xml", Body: []byte("<record/>\n")}
+	for i := range records {
+		require.NoError(t, m.src.Create(fmt.Sprintf("r%06d", i), "Record", body))
+	}
+	m.src.ResetRequests()
+	start := time.Now()
+	mnt := mountAtom(t, m.src.URL(), "--poll-interval", "0")
+	ready := time.Since(start)
+	reps := 0
+	for i := range records {
+		reps += m.src.Requests(fmt.Sprintf("/rec/r%06d.xml", i))
+	}
+	t.Logf("%d records in %d documents: ready in %s, rsfs VmHWM %d MiB, %d document requests, %d representation requests (HEAD)",
+		records, m.src.Documents(), ready.Round(time.Millisecond), peakRSS(t, mnt.pid(t))>>20, m.src.DocumentRequests(), reps)
+	entries, err := os.ReadDir(mnt.path("rec"))
+	require.NoError(t, err)
+	require.Len(t, entries, records)
+}
