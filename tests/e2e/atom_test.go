@@ -414,3 +414,26 @@ func TestMeasureAtomScale(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, records)
 }
+
+// An archive document rewritten between polls (the specification allows
+// it): the harvest that meets it changed walks on, with a warning, and the
+// records the producer put into older archives are mounted.
+func TestAtomArchiveChangedBetweenPolls(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 5})
+	for i := range 11 { // archives 1 and 2; the last record in the subscription document
+		m.create(t, fmt.Sprintf("r%02d", i), "xml")
+	}
+	mnt := mountAtom(t, m.src.URL())
+	m.waitPool(t, mnt, "mount")
+	for n, name := range map[int]string{1: "late1", 2: "late2"} {
+		reps := atomRecord(name, 1, "txt")
+		require.NoError(t, m.src.Backdate(n, name, "Late "+name, reps...))
+		m.note(name, reps)
+	}
+	m.create(t, "r11", "xml")
+	m.waitPool(t, mnt, "archives rewritten, then a new record")
+	m.checkBytes(t, mnt)
+	log, err := os.ReadFile(mnt.logFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "archive document changed since the last harvest read it")
+}
