@@ -6,6 +6,7 @@
 package catalog
 
 import (
+	"cmp"
 	"sync"
 	"time"
 
@@ -20,6 +21,9 @@ type Resource struct {
 	Hashes  []resourcesync.Hash
 	Type    string
 	Links   []resourcesync.Link // rel=duplicate mirrors and any other relations
+	// Props are the protocol's own attributes (props.go); none for
+	// ResourceSync.
+	Props []Property
 }
 
 // Options configure a Catalog.
@@ -27,6 +31,9 @@ type Options struct {
 	// Origin is the Source's origin "scheme://host:port"; resources there map
 	// at the root, others under "@host[:port]".
 	Origin string
+	// Protocol names the resources' extended attributes
+	// (user.<Protocol>.uri, ...); "" means DefaultProtocol.
+	Protocol string
 	// Limits lower the capacity limits, for tests; zero means the product
 	// limits.
 	Limits Limits
@@ -93,6 +100,8 @@ type Catalog struct {
 	typeIndex    map[string]uint16
 	typeOverflow map[NodeID]string
 	links        map[NodeID][]resourcesync.Link
+	props        map[NodeID][]Property
+	protocol     string
 
 	uris   uriTable          // files by uriHash
 	altIno map[uint64]NodeID // inodes that are not a file's own uriHash: directories and settled collisions
@@ -113,6 +122,8 @@ func New(opts Options) *Catalog {
 		typeIndex:    map[string]uint16{"": 0},
 		typeOverflow: make(map[NodeID]string),
 		links:        make(map[NodeID][]resourcesync.Link),
+		props:        make(map[NodeID][]Property),
+		protocol:     cmp.Or(opts.Protocol, DefaultProtocol),
 		altIno:       make(map[uint64]NodeID),
 		lim:          opts.Limits,
 	}
@@ -211,6 +222,9 @@ func (c *Catalog) setVersion(id NodeID, r *Resource) bool {
 		changed = true
 	}
 	if c.setLinks(id, f, r.Links) {
+		changed = true
+	}
+	if c.setProps(id, r.Props) {
 		changed = true
 	}
 	return changed

@@ -194,6 +194,7 @@ func (c *Catalog) Remove(uri string) []Effect {
 		delete(c.altIno, f.ino)
 	}
 	delete(c.links, id)
+	delete(c.props, id)
 	delete(c.typeOverflow, id)
 	c.live--
 	c.liveBytes -= max(f.size, 0)

@@ -221,3 +221,35 @@ func TestAddConcurrent(t *testing.T) {
 	c.ReadDir(s, func(string, NodeID, Attr) bool { n++; return true })
 	assert.Equal(t, 250, n)
 }
+
+// Properties are part of a version: a new title is a change the kernel is
+// told about, the same one is not.
+func TestUpsertProps(t *testing.T) {
+	c := New(Options{Origin: "http://example.org", Protocol: "atompmh"})
+	uri := "http://example.org/rec/a.xml"
+	r := &Resource{URI: uri, Length: 1, Props: []Property{{Name: "title", Value: "A"}}}
+	if err := c.Add(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Seal(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Upsert(r); len(got) != 0 {
+		t.Fatalf("same properties: effects %v", got)
+	}
+	r2 := *r
+	r2.Props = []Property{{Name: "title", Value: "B"}}
+	got := c.Upsert(&r2)
+	if len(got) != 1 || got[0].Kind != ContentChanged {
+		t.Fatalf("new title: effects %v, want one ContentChanged", got)
+	}
+	dir, _, _ := c.Lookup(RootID, "rec")
+	id, _, _ := c.Lookup(dir, "a.xml")
+	res, _ := c.Resource(id)
+	if len(res.Props) != 1 || res.Props[0].Value != "B" || c.Protocol() != "atompmh" {
+		t.Fatalf("resource %+v protocol %q", res, c.Protocol())
+	}
+	if err := c.SaveSnapshot(t.TempDir()+"/s", nil); err == nil {
+		t.Fatal("a snapshot of an atompmh catalog was written; it would come back without its properties")
+	}
+}

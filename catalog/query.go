@@ -189,6 +189,7 @@ func (c *Catalog) Resource(id NodeID) (*Resource, bool) {
 	if ls := c.links[id]; ls != nil {
 		r.Links = cloneLinks(ls)
 	}
+	r.Props = slices.Clone(c.props[id])
 	return r, true
 }
 

@@ -22,6 +22,8 @@ func (p *snapshotParts) build() (*Catalog, error) {
 		typeIndex:    make(map[string]uint16, len(p.types)),
 		typeOverflow: p.overflow,
 		links:        p.links,
+		props:        make(map[NodeID][]Property),
+		protocol:     DefaultProtocol,
 		altIno:       p.altIno,
 		indexNameOff: p.indexNameOff,
 		live:         int(p.live),

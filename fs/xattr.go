@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -9,15 +10,25 @@ import (
 	"rsfs/catalog"
 )
 
-// The extended attributes every file carries.
+// The extended attributes every file carries are user.<protocol>.<name>
+// for these names, where protocol is the catalog's (catalog.Protocol:
+// "resourcesync" for a ResourceSync Source), followed by the resource's own
+// properties (catalog.Property) under the same prefix. fs does not know
+// what a protocol's properties mean.
 const (
-	XattrURI     = "user.resourcesync.uri"
-	XattrHash    = "user.resourcesync.hash"
-	XattrType    = "user.resourcesync.type"
-	XattrLastmod = "user.resourcesync.lastmod"
+	nameURI     = "uri"
+	nameHash    = "hash"
+	nameType    = "type"
+	nameLastmod = "lastmod"
 )
 
-var xattrNames = []string{XattrURI, XattrHash, XattrType, XattrLastmod}
+// The attributes of a ResourceSync catalog's files.
+const (
+	XattrURI     = "user." + catalog.DefaultProtocol + "." + nameURI
+	XattrHash    = "user." + catalog.DefaultProtocol + "." + nameHash
+	XattrType    = "user." + catalog.DefaultProtocol + "." + nameType
+	XattrLastmod = "user." + catalog.DefaultProtocol + "." + nameLastmod
+)
 
 // noXattr is what getxattr answers for a name a node does not have: ENODATA
 // for an absent user. attribute, ENOTSUP for any other namespace (security.,
@@ -34,8 +45,12 @@ func noXattr(attr string) syscall.Errno {
 	return syscall.ENOTSUP
 }
 
-// xattrs returns the resource's attributes; empty values are absent.
-func xattrs(r *catalog.Resource) map[string]string {
+// xattr is one extended attribute: its full name and value.
+type xattr struct{ name, value string }
+
+// xattrs returns the resource's attributes with values, in listing order;
+// a property named like a common attribute replaces it in place.
+func xattrs(protocol string, r *catalog.Resource) []xattr {
 	hashes := make([]string, len(r.Hashes))
 	for i, h := range r.Hashes {
 		hashes[i] = h.String()
@@ -44,12 +59,25 @@ func xattrs(r *catalog.Resource) map[string]string {
 	if !r.Lastmod.IsZero() {
 		lastmod = r.Lastmod.UTC().Format(time.RFC3339Nano)
 	}
-	return map[string]string{
-		XattrURI:     r.URI,
-		XattrHash:    strings.Join(hashes, " "),
-		XattrType:    r.Type,
-		XattrLastmod: lastmod,
+	prefix := "user." + protocol + "."
+	out := make([]xattr, 0, 4+len(r.Props))
+	add := func(name, value string) {
+		for i := range out {
+			if out[i].name == prefix+name {
+				out[i].value = value
+				return
+			}
+		}
+		out = append(out, xattr{prefix + name, value})
 	}
+	add(nameURI, r.URI)
+	add(nameHash, strings.Join(hashes, " "))
+	add(nameType, r.Type)
+	add(nameLastmod, lastmod)
+	for _, p := range r.Props {
+		add(p.Name, p.Value)
+	}
+	return slices.DeleteFunc(out, func(x xattr) bool { return x.value == "" })
 }
 
 func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
@@ -57,11 +85,12 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 	if !ok {
 		return 0, syscall.ENOENT
 	}
-	v, ok := xattrs(r)[attr]
-	if !ok || v == "" {
-		return 0, noXattr(attr)
+	for _, x := range xattrs(n.fsys.cfg.Catalog.Protocol(), r) {
+		if x.name == attr {
+			return copyOut(dest, x.value)
+		}
 	}
-	return copyOut(dest, v)
+	return 0, noXattr(attr)
 }
 
 func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
@@ -69,13 +98,10 @@ func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 	if !ok {
 		return 0, syscall.ENOENT
 	}
-	vals := xattrs(r)
 	var b strings.Builder
-	for _, name := range xattrNames {
-		if vals[name] != "" {
-			b.WriteString(name)
-			b.WriteByte(0)
-		}
+	for _, x := range xattrs(n.fsys.cfg.Catalog.Protocol(), r) {
+		b.WriteString(x.name)
+		b.WriteByte(0)
 	}
 	return copyOut(dest, b.String())
 }

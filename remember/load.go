@@ -36,6 +36,10 @@ func (l *Loaded) Fresh() bool { return l.Positions == nil }
 // Lists being read.
 func Load(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
 	src, discoverErr := source.Discover(ctx, rawURL, opts)
+	var feed *source.FeedFound
+	if errors.As(discoverErr, &feed) {
+		return nil, discoverErr // not a ResourceSync Source: no snapshot of one applies
+	}
 	snap := readSnapshot(dir)
 	switch {
 	case discoverErr != nil && snap == nil:

@@ -45,7 +45,8 @@ type discovery struct {
 	typed    string           // the origin of the URL the user gave
 	nodes    map[string]*node // documents read, by the URL asked for and the URL answered
 	votes    originVotes
-	implicit *Set // the set of documents no Capability List names
+	implicit *Set   // the set of documents no Capability List names
+	feed     string // an Atom feed a page links to
 }
 
 // Discover finds the Source behind rawURL: a site URL (its well-known URI,
@@ -102,6 +103,9 @@ func (d *discovery) run(ctx context.Context, u *url.URL) error {
 	if found, err := d.tryRobots(ctx); found || err != nil {
 		return err
 	}
+	if d.feed != "" {
+		return &FeedFound{URL: d.feed}
+	}
 	return fmt.Errorf("discover %s: %w (no %s, no resourcesync link, no robots.txt Sitemap)", u, ErrNotFound, WellKnownPath)
 }
 
@@ -130,10 +134,17 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	if isSitemap(br) {
 		return true, d.start(ctx, resp.URL, br)
 	}
-	if link := htmlResourceSyncLink(br); link != "" {
+	if isAtomFeed(br) {
+		return false, &FeedFound{URL: resp.URL}
+	}
+	link, feed := htmlLinks(br)
+	if link != "" {
 		link = resolve(resp.URL, link)
 		d.votes.add(levelCapabilityList, link)
 		return d.tryURL(ctx, link, hops+1, false)
+	}
+	if feed != "" && d.feed == "" {
+		d.feed = resolve(resp.URL, feed) // if nothing ResourceSync is found
 	}
 	return false, nil
 }
@@ -275,23 +286,8 @@ var (
 	linkTagRe  = regexp.MustCompile(`(?is)<link\b[^>]*>`)
 	relAttrRe  = regexp.MustCompile(`(?is)\brel\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))`)
 	hrefAttrRe = regexp.MustCompile(`(?is)\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))`)
+	typeAttrRe = regexp.MustCompile(`(?is)\btype\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))`)
 )
-
-// htmlResourceSyncLink finds <link rel="resourcesync" href="..."> in HTML;
-// rel is a space-separated list of link types.
-func htmlResourceSyncLink(br *bufio.Reader) string {
-	body, _ := io.ReadAll(io.LimitReader(br, maxSniff))
-	for _, tag := range linkTagRe.FindAll(body, -1) {
-		rel := relAttrRe.FindSubmatch(tag)
-		if rel == nil || !hasToken(string(bytes.Join(rel[1:], nil)), "resourcesync") {
-			continue
-		}
-		if m := hrefAttrRe.FindSubmatch(tag); m != nil {
-			return strings.TrimSpace(string(bytes.Join(m[1:], nil)))
-		}
-	}
-	return ""
-}
 
 // linkHeader returns the target of the first Link header value whose rel
 // (a space-separated list) holds rel.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rsfs/catalog"
+	"rsfs/fetch"
 	"rsfs/resourcesync"
 )
 
@@ -361,46 +362,26 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 	if len(l.missing) == 0 {
 		return 0, nil
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	work := make(chan missingLength)
-	var wg sync.WaitGroup
 	var drop atomic.Int64
-	for range headParallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for m := range work {
-				res := m.res
-				meta, err := l.s.opts.Client.Head(ctx, res.URI)
-				if err != nil || meta.Length < 0 {
-					drop.Add(1)
-					l.s.log.Error("resource left out: its length is not published and could not be learned",
-						"uri", res.URI, "err", err)
-					continue
-				}
-				res.Length = meta.Length
-				if err := l.sink(res); err != nil {
-					cancel(fmt.Errorf("read resource list %s: %s: %w", m.doc, res.URI, err))
-					continue
-				}
-				if l.learned.Add(1)%1000 == 0 {
-					l.report()
-				}
+	err = fetch.HeadEach(ctx, l.s.opts.Client, l.missing, headParallel,
+		func(m missingLength) string { return m.res.URI },
+		func(m missingLength, meta *fetch.Meta, err error) error {
+			res := m.res
+			if err != nil || meta.Length < 0 {
+				drop.Add(1)
+				l.s.log.Error("resource left out: its length is not published and could not be learned",
+					"uri", res.URI, "err", err)
+				return nil
 			}
-		}()
-	}
-	for _, m := range l.missing {
-		select {
-		case work <- m:
-		case <-ctx.Done():
-		}
-	}
-	close(work)
-	wg.Wait()
+			res.Length = meta.Length
+			if err := l.sink(res); err != nil {
+				return fmt.Errorf("read resource list %s: %s: %w", m.doc, res.URI, err)
+			}
+			if l.learned.Add(1)%1000 == 0 {
+				l.report()
+			}
+			return nil
+		})
 	l.report()
-	if ctx.Err() != nil {
-		return drop.Load(), context.Cause(ctx)
-	}
-	return drop.Load(), nil
+	return drop.Load(), err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -35,6 +36,10 @@ when nothing could be discovered.`,
 			opts := sf.sourceOptions(client)
 			opts.Partial = true
 			src, err := source.Discover(cmd.Context(), args[0], opts)
+			var feed *source.FeedFound
+			if errors.As(err, &feed) {
+				return inspectFeed(cmd, &sf, args[0], feed.URL, asJSON)
+			}
 			if err != nil {
 				return err
 			}

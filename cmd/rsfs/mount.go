@@ -18,6 +18,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
+	"rsfs/atomfeed"
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/fs"
@@ -193,6 +194,13 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals *mountutil.Signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if m.feed != nil {
+		following := m.runFeed(ctx, mf)
+		m.serveUntilUnmounted(dir, signals, cancel)
+		<-following // saves the feed's state
+		m.blocks.Close()
+		return
+	}
 	if mf.pollInterval > 0 {
 		go m.follower.Run(ctx)
 	}
@@ -202,11 +210,8 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
-	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { notifySystemd.stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	m.serveUntilUnmounted(dir, signals, cancel)
 	stopSystemd()
-	notifySystemd.stopping()
-	slog.Info("unmounted", "dir", dir)
-	cancel()
 	remember.SaveLogged(m.stateDir, m.cat, m.follower)
 	m.blocks.Close()
 	if sub != nil {
@@ -218,11 +223,22 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	}
 }
 
-// mountedFS is a file system being served.
+// serveUntilUnmounted serves until the file system is unmounted, then
+// stops following (cancel).
+func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, cancel context.CancelFunc) {
+	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { notifySystemd.stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	notifySystemd.stopping()
+	slog.Info("unmounted", "dir", dir)
+	cancel()
+}
+
+// mountedFS is a file system being served: a ResourceSync Source
+// (follower) or an Atom-PMH feed (feed).
 type mountedFS struct {
 	fsys     *fs.FS
 	server   *fuse.Server
 	follower *source.Follower
+	feed     *atomfeed.Follower
 	cat      *catalog.Catalog
 	blocks   *cache.Cache
 	stateDir string
@@ -236,6 +252,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	l, err := load(cmd, mf, rawURL, stateDir, newProgress(term))
+	var feed *source.FeedFound
+	if errors.As(err, &feed) {
+		return serveFeed(cmd, mf, rawURL, feed.URL, dir, stateDir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +389,7 @@ func startCPUProfile(path string) (func(), error) {
 // change then shows in about a second, not a poll interval.
 type staleWatch struct {
 	*source.Origin
-	follower *source.Follower
+	follower interface{ PollSoon() }
 }
 
 func (w staleWatch) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {

@@ -39,6 +39,10 @@ type Rep struct {
 	Type string
 	Ext  string
 	Body []byte
+	// Href, if set, is published as the link's href instead of the URL
+	// of /rec/NAME.EXT (e.g. a URL on another origin); the source does
+	// not serve it.
+	Href string
 }
 
 // Config shapes a Source.
@@ -84,6 +88,7 @@ type entry struct {
 	id, title string
 	updated   time.Time
 	deletion  bool
+	noUpdated bool  // published without atom:updated (Malformed)
 	reps      []Rep // types and extensions only matter
 	name      string
 }
@@ -155,6 +160,25 @@ func (s *Source) publishLocked(name, title string, reps []Rep) error {
 	return nil
 }
 
+// Malformed publishes, in the subscription document, an entry of an active
+// record named name that lacks missing ("id" or "updated"): the
+// specification requires both, so the entry is not in the pool.
+func (s *Source) Malformed(name, missing string, reps ...Rep) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clock = s.clock.Add(time.Minute)
+	e := entry{id: ID(name), title: "malformed " + name, updated: s.clock, reps: slices.Clone(reps), name: name}
+	switch missing {
+	case "id":
+		e.id = ""
+	case "updated":
+		e.noUpdated = true
+	default:
+		panic("atomsource: Malformed: missing must be id or updated")
+	}
+	s.addEntryLocked(e)
+}
+
 // Delete removes a record from the pool: a deletion entry in an archived
 // feed, its absence in a complete one. Its URLs answer 410 Gone.
 func (s *Source) Delete(name string) error {
@@ -202,7 +226,7 @@ func (s *Source) Pool() map[string][]string {
 	for name, r := range s.records {
 		var reps []string
 		for _, rep := range r.reps {
-			reps = append(reps, rep.Type+" "+s.srv.URL+"/rec/"+name+"."+rep.Ext)
+			reps = append(reps, rep.Type+" "+hrefOf(name, rep, s.srv.URL+"/rec/"))
 		}
 		slices.Sort(reps)
 		pool[ID(name)] = reps

@@ -30,8 +30,8 @@ var feedTemplate = template.Must(template.New("feed").Parse(`<?xml version="1.0"
   <fh:complete/>{{end}}
 {{range .Entries}}  <entry>
     <title>{{html .Title}}</title>
-    <id>{{html .ID}}</id>
-    <updated>{{.Updated}}</updated>{{if .Deletion}}
+{{if .ID}}    <id>{{html .ID}}</id>
+{{end}}{{if .Updated}}    <updated>{{.Updated}}</updated>{{end}}{{if .Deletion}}
     <content/>{{else}}{{range $i, $l := .Links}}
     <link{{if $i}} rel="alternate"{{end}} type="{{html $l.Type}}" href="{{html $l.Href}}"/>{{end}}{{end}}
   </entry>
@@ -68,13 +68,25 @@ func render(d feedData) []byte {
 func entriesData(entries []entry, hrefPrefix string, zone *time.Location) []entryData {
 	out := make([]entryData, 0, len(entries))
 	for _, e := range entries {
-		ed := entryData{Title: e.title, ID: e.id, Updated: e.updated.In(zone).Format(time.RFC3339), Deletion: e.deletion}
+		ed := entryData{Title: e.title, ID: e.id, Deletion: e.deletion}
+		if !e.noUpdated {
+			ed.Updated = e.updated.In(zone).Format(time.RFC3339)
+		}
 		for _, r := range e.reps {
-			ed.Links = append(ed.Links, linkData{Type: r.Type, Href: hrefPrefix + e.name + "." + r.Ext})
+			ed.Links = append(ed.Links, linkData{Type: r.Type, Href: hrefOf(e.name, r, hrefPrefix)})
 		}
 		out = append(out, ed)
 	}
 	return out
+}
+
+// hrefOf is the href a representation is published with: its own Href,
+// else prefix + NAME.EXT.
+func hrefOf(name string, r Rep, prefix string) string {
+	if r.Href != "" {
+		return r.Href
+	}
+	return prefix + name + "." + r.Ext
 }
 
 // subscriptionLocked renders the subscription document, newest entry

@@ -1,0 +1,131 @@
+// Package atomfeed mounts an Atom-PMH feed (package atompmh) through the
+// same catalog, fetch client and file system as a ResourceSync Source: it
+// harvests the feed, turns each active record's representations (its
+// alternate links) into catalog resources, learns their sizes by HEAD
+// before they are shown, and applies later harvests as catalog changes
+// whose effects the file system hands to the kernel. It never touches
+// FUSE.
+//
+// Each representation is one file, mapped from its URI by the catalog's
+// rules; its mtime is the entry's atom:updated, its type the link's, and
+// its properties the record's atom:id and atom:title (served as
+// user.atompmh.id and user.atompmh.title).
+package atomfeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"rsfs/atompmh"
+	"rsfs/catalog"
+	"rsfs/fetch"
+	"rsfs/origin"
+	"rsfs/source"
+)
+
+// Protocol names the catalog's attributes: user.atompmh.*.
+const Protocol = "atompmh"
+
+// headParallel bounds the HEAD requests that learn sizes at once.
+const headParallel = 16
+
+// Options configure a Feed.
+type Options struct {
+	Client *fetch.Client
+	Logger *slog.Logger
+	// Parse bounds each document read.
+	Parse atompmh.Options
+	// MaxDocuments bounds the documents one harvest walks; 0 means
+	// atompmh.DefaultMaxDocuments.
+	MaxDocuments int
+}
+
+// Feed is one Atom-PMH feed, harvested into a catalog.
+type Feed struct {
+	// URL is the subscription document's.
+	URL string
+	// Origin is the subscription document's origin: representations there
+	// map to the root of the tree.
+	Origin string
+
+	opts   Options
+	log    *slog.Logger
+	reader *source.URIReader
+
+	mu   sync.Mutex        // guards etag and seen
+	etag *fetch.Validators // of the subscription document last harvested
+	seen *fetch.Validators // of the one being harvested; kept if it is read
+}
+
+// New returns the feed whose subscription document is at url, and lets
+// the client fetch from its origin.
+func New(url string, opts Options) (*Feed, error) {
+	o, err := origin.Of(url)
+	if err != nil {
+		return nil, fmt.Errorf("atom feed %q: %w", url, err)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("feed", url)
+	opts.Client.AllowOrigin(o)
+	return &Feed{URL: url, Origin: o, opts: opts, log: log, reader: source.NewURIReader(opts.Client, log)}, nil
+}
+
+// NewCatalog returns an empty catalog for the feed's representations.
+func (f *Feed) NewCatalog() *catalog.Catalog {
+	return catalog.New(catalog.Options{Origin: f.Origin, Protocol: Protocol})
+}
+
+// OriginOf returns where a representation's bytes are read from: its URI,
+// checked for the length learned.
+func (f *Feed) OriginOf(r *catalog.Resource) *source.Origin { return f.reader.OriginOf(r) }
+
+// harvester returns a Harvester fetching through the client; the
+// subscription document's ETag is kept for the next conditional fetch.
+func (f *Feed) harvester(count func(url string)) *atompmh.Harvester {
+	return &atompmh.Harvester{Options: f.opts.Parse, MaxDocuments: f.opts.MaxDocuments,
+		Fetch: func(ctx context.Context, url string, conditional bool) (io.ReadCloser, error) {
+			return f.fetch(ctx, url, conditional, count)
+		}}
+}
+
+// keepValidators makes the subscription document just read the one the
+// next conditional fetch asks about: only once a harvest has read it, so
+// that a document that failed to parse is fetched whole again.
+func (f *Feed) keepValidators() {
+	f.mu.Lock()
+	f.etag = f.seen
+	f.mu.Unlock()
+}
+
+func (f *Feed) fetch(ctx context.Context, url string, conditional bool, count func(string)) (io.ReadCloser, error) {
+	var v *fetch.Validators
+	subscription := url == f.URL
+	if subscription && conditional {
+		f.mu.Lock()
+		v = f.etag
+		f.mu.Unlock()
+	}
+	if count != nil {
+		count(url)
+	}
+	resp, err := f.opts.Client.Get(ctx, url, v)
+	if errors.Is(err, fetch.ErrNotModified) {
+		return nil, atompmh.ErrNotModified
+	}
+	if err != nil {
+		return nil, err
+	}
+	if subscription {
+		f.mu.Lock()
+		f.seen = resp.Validators()
+		f.mu.Unlock()
+	}
+	return resp.Body, nil
+}

@@ -1,0 +1,54 @@
+package fs
+
+import (
+	"io"
+	"log/slog"
+	"syscall"
+	"testing"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/cache"
+	"rsfs/catalog"
+)
+
+// A catalog of another protocol: its attributes are served under its name,
+// its properties beside the common ones, and no user.resourcesync.* at all.
+func TestXattrsOfAnotherProtocol(t *testing.T) {
+	cat := catalog.New(catalog.Options{Origin: testOrigin, Protocol: "atompmh"})
+	uri := testOrigin + "/rec/one.xml"
+	updated := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, cat.Add(&catalog.Resource{URI: uri, Length: 3, Lastmod: updated, Type: "application/xml",
+		Props: []catalog.Property{{Name: "id", Value: "urn:x:1"}, {Name: "title", Value: "One"}}}))
+	require.NoError(t, cat.Seal())
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	blocks := cache.New(cache.Config{MaxBytes: 1 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
+	t.Cleanup(blocks.Close)
+	f := New(Config{Catalog: cat, Cache: blocks, Logger: quiet,
+		Origin: func(r *catalog.Resource) cache.Origin { return newMemOrigin().of(r.URI) }})
+	t.Cleanup(f.Shutdown)
+	gofs.NewNodeFS(f.Root(), f.MountOptions("test", false))
+	tf := &testFS{fs: f, cat: cat, root: f.root}
+	n := tf.file(t, "rec", "one.xml")
+
+	buf := make([]byte, 1024)
+	size, errno := n.Listxattr(testCtx(t), buf)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, "user.atompmh.uri\x00user.atompmh.type\x00user.atompmh.lastmod\x00user.atompmh.id\x00user.atompmh.title\x00",
+		string(buf[:size]))
+	for name, want := range map[string]string{
+		"user.atompmh.uri": uri, "user.atompmh.type": "application/xml", "user.atompmh.lastmod": "2024-05-01T00:00:00Z",
+		"user.atompmh.id": "urn:x:1", "user.atompmh.title": "One",
+	} {
+		got, errno := n.Getxattr(testCtx(t), name, buf)
+		require.Equal(t, syscall.Errno(0), errno, name)
+		assert.Equal(t, want, string(buf[:got]), name)
+	}
+	_, errno = n.Getxattr(testCtx(t), "user.resourcesync.uri", buf)
+	assert.Equal(t, syscall.ENODATA, errno)
+	_, errno = n.Getxattr(testCtx(t), "user.atompmh.hash", buf)
+	assert.Equal(t, syscall.ENODATA, errno, "no hash published, so none served")
+}

@@ -1,0 +1,75 @@
+package source
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// atomNS is the Atom namespace (RFC 4287), whose feed root marks an Atom
+// feed; package atompmh reads it.
+const atomNS = "http://www.w3.org/2005/Atom"
+
+// FeedFound is what Discover returns when the URL is not a ResourceSync
+// Source but an Atom feed (an Atom-PMH feed, mounted by package atomfeed):
+// the URL answered an Atom feed document, or a page whose
+// <link rel="alternate" type="application/atom+xml"> names one and no
+// ResourceSync document was found around it.
+type FeedFound struct {
+	URL string // the feed document's URL
+}
+
+func (f *FeedFound) Error() string {
+	return fmt.Sprintf("%s is an Atom feed, not a ResourceSync Source", f.URL)
+}
+
+// isAtomFeed reports whether the document's first element is an Atom feed.
+func isAtomFeed(br *bufio.Reader) bool {
+	head, _ := br.Peek(4096)
+	dec := xml.NewDecoder(bytes.NewReader(head))
+	dec.Strict = false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Local == "feed" && se.Name.Space == atomNS
+		}
+	}
+}
+
+// htmlLinks finds, in HTML, the first <link rel="resourcesync" href>
+// and the first <link rel="alternate" type="application/atom+xml" href>;
+// rel is a space-separated list of link types.
+func htmlLinks(br *bufio.Reader) (resourceSync, atom string) {
+	body, _ := io.ReadAll(io.LimitReader(br, maxSniff))
+	for _, tag := range linkTagRe.FindAll(body, -1) {
+		rel := relAttrRe.FindSubmatch(tag)
+		href := hrefAttrRe.FindSubmatch(tag)
+		if rel == nil || href == nil {
+			continue
+		}
+		rels := string(bytes.Join(rel[1:], nil))
+		target := strings.TrimSpace(string(bytes.Join(href[1:], nil)))
+		switch {
+		case resourceSync == "" && hasToken(rels, "resourcesync"):
+			resourceSync = target
+		case atom == "" && hasToken(rels, "alternate") && isAtomType(tag):
+			atom = target
+		}
+	}
+	return resourceSync, atom
+}
+
+func isAtomType(tag []byte) bool {
+	m := typeAttrRe.FindSubmatch(tag)
+	if m == nil {
+		return false
+	}
+	typ, _, _ := strings.Cut(string(bytes.Join(m[1:], nil)), ";")
+	return strings.EqualFold(strings.TrimSpace(typ), "application/atom+xml")
+}

@@ -1,0 +1,76 @@
+package source
+
+import (
+	"bufio"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const atomFeedDoc = `<?xml version="1.0" encoding="utf-8"?>
+<!-- a comment first -->
+<feed xmlns="http://www.w3.org/2005/Atom"><id>urn:x</id><updated>2024-01-01T00:00:00Z</updated></feed>`
+
+func feedFound(t *testing.T, err error) string {
+	t.Helper()
+	var ff *FeedFound
+	require.True(t, errors.As(err, &ff), "want FeedFound, got %v", err)
+	return ff.URL
+}
+
+func TestDiscoverAtomFeedByContent(t *testing.T) {
+	base := site(t, map[string]page{"/records.atom": {body: atomFeedDoc, ctype: "text/xml"}})
+	_, err := discover(t, base+"records.atom")
+	assert.Equal(t, base+"records.atom", feedFound(t, err))
+}
+
+func TestDiscoverAtomFeedByHTMLLink(t *testing.T) {
+	base := site(t, map[string]page{
+		"/":          {body: `<html><head><link rel="stylesheet" href="/s.css"><link TYPE="application/atom+xml; charset=utf-8" rel="alternate" href="/feed"></head></html>`, ctype: "text/html"},
+		"/feed":      {body: atomFeedDoc},
+		"/page.html": {body: `<html><link rel="alternate" type="application/atom+xml" href="feed"></html>`, ctype: "text/html"},
+	})
+	_, err := discover(t, base)
+	assert.Equal(t, base+"feed", feedFound(t, err), "from the home page")
+	_, err = discover(t, base+"page.html")
+	assert.Equal(t, base+"feed", feedFound(t, err), "from a page, relative")
+}
+
+// A page linking to both is a ResourceSync Source: its feed is not
+// what rsfs mounts, nor is a feed of another type or relation.
+func TestDiscoverResourceSyncBeforeAtomLink(t *testing.T) {
+	base := site(t, map[string]page{
+		"/":         {body: `<html><link rel="alternate" type="application/atom+xml" href="/feed"><link rel="resourcesync" href="/caps.xml"></html>`, ctype: "text/html"},
+		"/caps.xml": {body: capList},
+		"/feed":     {body: atomFeedDoc},
+	})
+	src, err := discover(t, base)
+	require.NoError(t, err)
+	assert.Len(t, src.Sets, 1)
+
+	other := site(t, map[string]page{
+		"/": {body: `<html><link rel="alternate" type="application/rss+xml" href="/rss"><link rel="feed" type="application/atom+xml" href="/feed"></html>`, ctype: "text/html"},
+	})
+	_, err = discover(t, other)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrNotFound)
+}
+
+// A Sitemap in the Atom namespace's clothing is not a feed, nor an Atom
+// entry document.
+func TestIsAtomFeed(t *testing.T) {
+	for doc, want := range map[string]bool{
+		atomFeedDoc: true,
+		`<feed xmlns="http://example.org/not-atom"/>`:     false,
+		`<entry xmlns="http://www.w3.org/2005/Atom"/>`:    false,
+		`<a:feed xmlns:a="http://www.w3.org/2005/Atom"/>`: true,
+		`not xml at all`: false,
+	} {
+		assert.Equal(t, want, isAtomFeed(bufReader(doc)), doc)
+	}
+}
+
+func bufReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
