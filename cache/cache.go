@@ -217,6 +217,11 @@ func (c *Cache) peek(k blockKey) ([]byte, bool) {
 	return c.lru.peek(k)
 }
 
+// onDisk reports whether the disk cache may hold a block.
+func (c *Cache) onDisk(k blockKey) bool {
+	return c.disk != nil && c.disk.mayHold(k)
+}
+
 // cachedOrFilling reports whether a block is cached or being filled.
 func (c *Cache) cachedOrFilling(k blockKey) bool {
 	c.mu.Lock()

@@ -159,6 +159,15 @@ func readBlockFile(path string, maxSize int64) ([]byte, error) {
 	return buf, nil
 }
 
+// mayHold reports whether the index knows a file for block k (found by the
+// scan or written or read since; it may have been discarded meanwhile).
+func (d *diskStore) mayHold(k blockKey) bool {
+	dk := d.key(k)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.index.knows(dk)
+}
+
 func (d *diskStore) forget(dk diskKey) {
 	d.mu.Lock()
 	d.index.remove(dk)

@@ -58,6 +58,12 @@ func (ix *diskIndex) holds(dk diskKey) bool {
 	return ok && e.block.id != ""
 }
 
+// knows reports whether a file is in the index, from the scan or since.
+func (ix *diskIndex) knows(dk diskKey) bool {
+	_, ok := ix.entries[dk]
+	return ok
+}
+
 // remove forgets a file.
 func (ix *diskIndex) remove(dk diskKey) {
 	if e, ok := ix.entries[dk]; ok {

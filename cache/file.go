@@ -32,6 +32,7 @@ type File struct {
 	closed   bool
 	verify   *verifier // nil unless a multi-block content has a known hash
 	seq      sequence
+	stream   *blockStream // the sequential reader's stream, if one runs
 	emptyErr error
 	emptyOK  bool
 	// failed ends the File: once a read met bytes that disagree with the

@@ -328,34 +328,6 @@ func TestServerIgnoringRangeStreamsWithinHalfTheCache(t *testing.T) {
 	assert.LessOrEqual(t, c.Stats().Bytes, int64(8*testBlock))
 }
 
-func TestSequentialReadsPrefetch(t *testing.T) {
-	c, _ := newTestCache(t, Config{ReadAhead: 4})
-	data := randomBytes(20*testBlock, 15)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
-	defer f.Close()
-	buf := make([]byte, testBlock/2)
-	_, err := f.ReadAt(testCtx(t), buf, 0)
-	require.NoError(t, err)
-	assert.Equal(t, int64(1), origin.calls.Load(), "the first read does not prefetch yet")
-	_, err = f.ReadAt(testCtx(t), buf, testBlock/2)
-	require.NoError(t, err)
-	eventually(t, func() bool { return origin.calls.Load() == 5 }, "blocks 1-4 to be prefetched")
-	assert.ElementsMatch(t, []int64{0, 1 * testBlock, 2 * testBlock, 3 * testBlock, 4 * testBlock}, origin.offsets())
-	eventually(t, func() bool { return c.Stats().Blocks == 5 }, "prefetched blocks to be cached")
-
-	hitsBefore := c.Stats().Hits
-	for off := int64(testBlock); off < 3*testBlock; off += testBlock / 2 {
-		n, err := f.ReadAt(testCtx(t), buf, off)
-		require.NoError(t, err)
-		require.Equal(t, data[off:off+int64(n)], buf[:n])
-	}
-	eventually(t, func() bool { return origin.calls.Load() == 7 }, "blocks 5-6 to be prefetched")
-	st := c.Stats()
-	assert.Equal(t, hitsBefore+4, st.Hits, "sequential reads are served by prefetched blocks")
-	assert.Equal(t, uint64(6), st.Prefetches)
-}
-
 func TestServerIgnoringRangeWithPrefetchUsesOneStream(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 4, MaxBytes: 1 << 20})
 	data := randomBytes(30*testBlock+9, 20)
@@ -382,64 +354,6 @@ func TestRandomReadsDoNotPrefetch(t *testing.T) {
 	time.Sleep(20 * time.Millisecond)
 	assert.Equal(t, int64(5), origin.calls.Load())
 	assert.Equal(t, uint64(0), c.Stats().Prefetches)
-}
-
-func TestCloseCancelsPrefetch(t *testing.T) {
-	c, _ := newTestCache(t, Config{ReadAhead: 2})
-	data := randomBytes(10*testBlock, 17)
-	origin := &memOrigin{data: data, gate: make(chan struct{}), gateFrom: testBlock}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
-	for _, off := range []int64{0, 10} {
-		_, err := f.ReadAt(testCtx(t), make([]byte, 10), off)
-		require.NoError(t, err)
-	}
-	eventually(t, func() bool { return origin.calls.Load() == 3 }, "prefetches to reach the origin")
-	closed := make(chan struct{})
-	go func() { f.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not return")
-	}
-	eventually(t, func() bool { return origin.cancelled.Load() == 2 }, "prefetch fills to be cancelled")
-	eventually(t, func() bool { return c.Stats().FillErrors == 2 }, "cancelled fills to end")
-	assert.Equal(t, 1, c.Stats().Blocks)
-
-	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 0)
-	assert.ErrorIs(t, err, errClosed)
-}
-
-func TestPrefetchJoinedByReaderSurvivesClose(t *testing.T) {
-	c, _ := newTestCache(t, Config{ReadAhead: 1})
-	data := randomBytes(4*testBlock, 18)
-	origin := &memOrigin{data: data, gate: make(chan struct{}, 10), gateFrom: testBlock}
-	content := Content{ID: "v1", Name: "u", Size: int64(len(data))}
-	prefetcher := c.Open(content, origin)
-	for _, off := range []int64{0, 10} {
-		_, err := prefetcher.ReadAt(testCtx(t), make([]byte, 10), off)
-		require.NoError(t, err)
-	}
-	eventually(t, func() bool { return origin.calls.Load() == 2 }, "block 1 prefetch")
-
-	reader := c.Open(content, origin)
-	defer reader.Close()
-	buf := make([]byte, 10)
-	done := make(chan error, 1)
-	go func() {
-		_, err := reader.ReadAt(testCtx(t), buf, testBlock+5)
-		done <- err
-	}()
-	eventually(t, func() bool { return c.Stats().Misses == 2 }, "reader to join the prefetch")
-	prefetcher.Close()
-	origin.gate <- struct{}{}
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("reader did not return")
-	}
-	assert.Equal(t, data[testBlock+5:testBlock+15], buf)
-	assert.Equal(t, int64(0), origin.cancelled.Load())
 }
 
 func TestConcurrentFilesReadCorrectBytes(t *testing.T) {

@@ -24,6 +24,7 @@ type memOrigin struct {
 	ignoreRange bool          // answer every range with the rest of the content (toEnd)
 	gate        chan struct{} // when set, each OpenRange from gateFrom on waits for a token or ctx
 	gateFrom    int64
+	gateTo      int64 // when positive, OpenRange from gateTo on is not gated
 	calls       atomic.Int64
 	cancelled   atomic.Int64 // OpenRange calls that saw their ctx end at the gate
 
@@ -36,7 +37,7 @@ func (o *memOrigin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser,
 	o.mu.Lock()
 	o.ranges = append(o.ranges, [2]int64{off, n})
 	o.mu.Unlock()
-	if o.gate != nil && off >= o.gateFrom {
+	if o.gate != nil && off >= o.gateFrom && (o.gateTo <= 0 || off < o.gateTo) {
 		select {
 		case <-o.gate:
 		case <-ctx.Done():

@@ -24,10 +24,12 @@ func (s *sequence) isSequential(off int64, blockSize int64) bool {
 
 // notePosition records a read of [off, end) and, from the second of a run of
 // sequential reads on (the first fill has shown whether the origin honours
-// Range by then), prefetches up to ReadAhead blocks after it that are not
+// Range by then), reads ahead: through one stream (stream.go) that keeps
+// streamAhead blocks filled after the read, or, when the next missing block
+// is on disk, by prefetching up to ReadAhead blocks after it that are not
 // cached or being filled; only one when the origin ignores Range, since every
 // fill is then a stream from the start that continues. Random reads stop
-// prefetching.
+// reading ahead and end the stream.
 func (f *File) notePosition(off, end int64) {
 	if f.lastBlock < 1 {
 		return
@@ -35,6 +37,7 @@ func (f *File) notePosition(off, end int64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.seq.isSequential(off, int64(f.c.blockSize)) {
+		f.stopStream()
 		f.seq.reset()
 		f.seq.started, f.seq.end = true, end
 		return
@@ -42,6 +45,10 @@ func (f *File) notePosition(off, end int64) {
 	f.seq.started = true
 	f.seq.run++
 	f.seq.end = max(f.seq.end, end)
+	if f.seq.run >= 2 && !f.closed && f.streams() &&
+		f.streamFor(f.blockOf(off), min(f.blockOf(end-1)+f.c.streamAhead(), f.lastBlock)) {
+		return
+	}
 	from := max(f.seq.issued+1, f.blockOf(end-1)+1)
 	to := min(f.blockOf(end-1)+int64(f.c.readAhead), f.lastBlock)
 	if f.rangeIgnored.Load() {
@@ -54,6 +61,13 @@ func (f *File) notePosition(off, end int64) {
 	for b := from; b <= to; b++ {
 		f.prefetchBlock(b)
 	}
+}
+
+// streams reports whether the File's sequential reads are served by a
+// stream: read-ahead is on and the origin honours Range (when it does not,
+// every fill is a stream already).
+func (f *File) streams() bool {
+	return f.c.readAhead > 0 && !f.rangeIgnored.Load()
 }
 
 // prefetchBlock fills block b in the background unless it is cached or being
