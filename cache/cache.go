@@ -178,6 +178,13 @@ func (c *Cache) writeToDisk(k blockKey, data []byte) {
 	}
 }
 
+// MemoryBytes returns the bytes of the blocks cached in memory now.
+func (c *Cache) MemoryBytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.bytes
+}
+
 // Stats returns the counters and current size.
 func (c *Cache) Stats() Stats {
 	c.mu.Lock()

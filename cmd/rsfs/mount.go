@@ -263,6 +263,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
+	startGCPacer(blocks.MemoryBytes)
 	var follower *source.Follower // set before the mount serves a read
 	report := newReporter(mf, rawURL, dir, stateDir)
 	fsys := fs.New(fs.Config{
