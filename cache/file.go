@@ -123,13 +123,15 @@ func (f *File) readAt(ctx context.Context, p []byte, off int64) (int, error) {
 	return n, nil
 }
 
-// fail ends the File with err (the first such error is kept).
+// fail ends the File with err (the first such error is kept) and its
+// stream: no more bytes of a copy that failed are read ahead.
 func (f *File) fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failed == nil {
 		f.failed = err
 	}
+	f.stopStream()
 }
 
 func (f *File) failure() error {
