@@ -53,12 +53,12 @@ func (p *gcPacer) onGC() {
 
 // gcPercent is the GC percent that lets a heap of live bytes, blocks of them
 // cached blocks, grow by the rest of it (at least minGCHeadroom) before the
-// next collection; within [10, 100] and rounded to 5.
+// next collection; within [5, 100] and rounded to 5.
 func gcPercent(live, blocks int64) int {
 	if live <= 0 {
 		return 100
 	}
 	headroom := max(live-blocks, minGCHeadroom)
 	pct := int(100 * headroom / live)
-	return max(10, min(100, pct/5*5))
+	return max(5, min(100, pct/5*5))
 }

@@ -15,6 +15,7 @@ func TestGCPercent(t *testing.T) {
 		{256*mib + 128*mib, 256 * mib, 30},  // 128 MiB of other heap earns 128 MiB of headroom
 		{1024*mib + 256*mib, 256 * mib, 80}, // a large catalog keeps most of its headroom
 		{100 * mib, 200 * mib, 15},          // blocks counted but no longer live: the floor
+		{1034 * mib, 1024 * mib, 5},         // a large cache over a tiny heap: never below 5%
 	} {
 		if got := gcPercent(c.live, c.blocks); got != c.want {
 			t.Errorf("gcPercent(%d MiB live, %d MiB blocks) = %d, want %d", c.live/mib, c.blocks/mib, got, c.want)
