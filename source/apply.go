@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
 	"rsfs/catalog"
 	"rsfs/fetch"
@@ -200,28 +199,29 @@ func (f *Follower) Reload(ctx context.Context) error {
 	return f.reload(ctx)
 }
 
-// reload reads with no lock held; only the reconciling holds applyMu.
+// reload reads with no lock held; only the reconciling, and the new list
+// times, hold applyMu (a snapshot reads the sets under it). A resource the
+// catalog has no room for fails the reload, which keeps what it had.
 func (f *Follower) reload(ctx context.Context) error {
 	f.s.log.Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
 	seen := map[string]struct{}{}
 	var effects []catalog.Effect
 	var mu sync.Mutex
-	sink := func(r *catalog.Resource) {
-		eff := f.cat.Upsert(r)
+	sink := func(r *catalog.Resource) error {
+		eff, err := f.cat.TryUpsert(r)
+		if err != nil {
+			return err
+		}
 		mu.Lock()
 		seen[r.URI] = struct{}{}
 		effects = append(effects, eff...)
 		mu.Unlock()
+		return nil
 	}
-	listed := make([]time.Time, len(f.s.Sets))
-	for i, set := range f.s.Sets {
-		listed[i], set.ListedAt = set.ListedAt, time.Time{}
-	}
-	if _, err := f.s.loadInto(ctx, sink, nil); err != nil {
-		for i, set := range f.s.Sets {
-			if set.ListedAt.IsZero() {
-				set.ListedAt = listed[i]
-			}
+	st, err := f.s.loadChecked(ctx, sink, nil)
+	if err != nil {
+		if len(effects) > 0 && f.effects != nil {
+			f.effects(effects)
 		}
 		return fmt.Errorf("reload: %w", err)
 	}
@@ -234,6 +234,7 @@ func (f *Follower) reload(ctx context.Context) error {
 	f.mu.Lock()
 	f.positions = map[*Set]*Position{}
 	for _, set := range f.s.Sets {
+		set.ListedAt = st.listed[set]
 		f.positions[set] = &Position{Time: set.ListedAt}
 	}
 	f.validators = map[string]*fetch.Validators{}

@@ -172,6 +172,9 @@ type dumpCopies struct {
 	merged  map[string]bool
 	deleted map[string]time.Time // by URI, the latest deletion a Change Dump manifest lists
 	dropped int                  // dump-only copies left out: deleted or older than a Resource List
+	// listedAt is, per set, the oldest time its Resource Lists speak for
+	// (set once they are read, before unlisted).
+	listedAt map[*Set]time.Time
 }
 
 type dumpCopy struct {
@@ -224,7 +227,8 @@ func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 		return true
 	}
 	set := c.set
-	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !set.ListedAt.IsZero() && c.at.Before(set.ListedAt)
+	listed := d.listedAt[set]
+	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !listed.IsZero() && c.at.Before(listed)
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {

@@ -190,9 +190,9 @@ func TestSnapshotPositionRoundTrips(t *testing.T) {
 
 func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
-	listed := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceList: {"rl"}}, ListedAt: day(5)}
+	listed := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceList: {"rl"}}}
 	dumpOnly := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceDump: {"rd"}}}
-	var d dumpCopies
+	d := dumpCopies{listedAt: map[*Set]time.Time{listed: day(5)}}
 	add := func(uri string, at time.Time, set *Set) {
 		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
 			entry: resourcesync.Entry{Loc: uri, Lastmod: at}, at: at, set: set})
@@ -324,4 +324,30 @@ func TestSourceDescriptionAddingASetReloads(t *testing.T) {
 	assert.Equal(t, int64(1), f.Stats().Reloads)
 	pollOnce(t, f)
 	assert.Equal(t, int64(1), f.Stats().Reloads, "once")
+}
+
+func TestSnapshotDuringReloadDoesNotRace(t *testing.T) {
+	_, f, _ := startScripted(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for range 5 {
+			if err = f.Reload(ctx); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	var st *State
+	for range 50 { // run with -race: a list time written without applyMu is flagged
+		require.NoError(t, f.Snapshot(func(data []byte) error {
+			var err error
+			st, err = DecodeState(data)
+			return err
+		}))
+	}
+	require.NoError(t, <-done)
+	assert.Equal(t, "2024-01-01T00:00:00Z", st.Sets[0].ListedAt.UTC().Format(time.RFC3339), "the list time survives a reload")
 }
