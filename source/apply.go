@@ -133,10 +133,14 @@ func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
 		}
 		res.Length = l.n
 	}
+	eff, err := f.cat.TryUpsert(res)
+	if err != nil {
+		return nil, fmt.Errorf("the catalog has no room for it: %w", err)
+	}
 	f.mu.Lock()
 	delete(f.failures, c.key)
 	f.mu.Unlock()
-	return f.cat.Upsert(res), nil
+	return eff, nil
 }
 
 // giveUp counts a failed change and reports whether it has failed too
@@ -164,7 +168,9 @@ func (f *Follower) giveUp(c *change, err error) bool {
 		if old, ok := f.cat.Resource(id); ok {
 			res := resourceOf(e, c.at)
 			res.Length = old.Length
-			f.cat.Upsert(res)
+			if _, err := f.cat.TryUpsert(res); err != nil {
+				f.s.log.Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
+			}
 		}
 	}
 	return true

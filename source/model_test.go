@@ -351,3 +351,26 @@ func TestSnapshotDuringReloadDoesNotRace(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Equal(t, "2024-01-01T00:00:00Z", st.Sets[0].ListedAt.UTC().Format(time.RFC3339), "the list time survives a reload")
 }
+
+func TestChangeRefusedByAFullCatalogIsRetriedThenGivenUp(t *testing.T) {
+	cs := &scriptedSource{}
+	srv := httptest.NewServer(http.HandlerFunc(cs.serve))
+	t.Cleanup(srv.Close)
+	cs.base = srv.URL
+	s, err := discover(t, srv.URL+"/caps.xml")
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: s.Origin, Limits: catalog.Limits{Records: 2}})
+	_, err = s.Load(context.Background(), cat, nil)
+	require.NoError(t, err)
+	f := s.NewFollower(cat, FollowOptions{}, nil)
+	cs.add("created", "b.txt", "2024-01-02T00:00:00Z", 2)
+	for i := 1; i < maxAttempts; i++ {
+		pollOnce(t, f)
+		_, ok := cat.ByURI(cs.base + "/b.txt")
+		require.False(t, ok, "no room: not applied")
+		assert.Equal(t, "2024-01-01T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "poll %d: the position stays before the refused change", i)
+	}
+	pollOnce(t, f)
+	assert.Equal(t, "2024-01-02T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "given up after %d polls: following goes on", maxAttempts)
+	assert.Equal(t, 1, cat.Len())
+}
