@@ -46,8 +46,8 @@ func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change,
 		}
 		ahead := pos.appliedAhead(c, horizon)
 		if last[c.entry.Loc] == i && !ahead {
-			eff, err := f.applyOne(c, lengths[i])
-			if err != nil && !f.giveUp(c, err) {
+			eff, err := f.applyOne(set, c, lengths[i])
+			if err != nil && !f.giveUp(set, c, err) {
 				blocked, failed = true, true
 				continue
 			}
@@ -120,12 +120,13 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 	return out
 }
 
-func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
+func (f *Follower) applyOne(set *Set, c *change, l learned) ([]catalog.Effect, error) {
 	e := c.entry
 	if e.MD.Change == resourcesync.ChangeDeleted {
 		return f.cat.Remove(e.Loc), nil
 	}
 	res := resourceOf(e, c.at)
+	res.Set = f.s.setNumber(set)
 	f.s.allowMirrors(res.Links)
 	if res.Length == resourcesync.NoLength {
 		if l.err != nil || l.n < 0 {
@@ -148,7 +149,7 @@ func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
 // at its old length with the new version's time and hashes, so reading it
 // fails (EIO, "changed since it was listed" in the log) rather than serve
 // bytes the Source no longer publishes.
-func (f *Follower) giveUp(c *change, err error) bool {
+func (f *Follower) giveUp(set *Set, c *change, err error) bool {
 	f.mu.Lock()
 	f.failures[c.key]++
 	n := f.failures[c.key]
@@ -167,7 +168,7 @@ func (f *Follower) giveUp(c *change, err error) bool {
 	if id, ok := f.cat.ByURI(e.Loc); ok {
 		if old, ok := f.cat.Resource(id); ok {
 			res := resourceOf(e, c.at)
-			res.Length = old.Length
+			res.Length, res.Set = old.Length, f.s.setNumber(set)
 			if _, err := f.cat.TryUpsert(res); err != nil {
 				f.s.log.Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
 			}

@@ -175,6 +175,7 @@ type dumpCopies struct {
 	// listedAt is, per set, the oldest time its Resource Lists speak for
 	// (set once they are read, before unlisted).
 	listedAt map[*Set]time.Time
+	number   func(*Set) uint16 // a set's number for the catalog (Source.setNumber)
 }
 
 type dumpCopy struct {
@@ -282,6 +283,9 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 		link.Pri = 1
 		r := resourceOf(&newest.entry, link.Modified)
 		r.Length, r.Hashes, r.Links = link.Length, link.Hashes, []resourcesync.Link{link}
+		if d.number != nil {
+			r.Set = d.number(newest.set)
+		}
 		out = append(out, r)
 	}
 	return out

@@ -62,6 +62,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error, progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
+	l.dumps.number = s.setNumber
 	s.lists.reset()
 	dumps := 0
 	for _, set := range s.Sets {
@@ -261,7 +262,7 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	}
 	at := listTime(&h.MD)
 	l.noteListTime(d.set, at)
-	return l.readEntries(r, resp.URL, at)
+	return l.readEntries(r, resp.URL, at, l.s.setNumber(d.set))
 }
 
 func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
@@ -278,7 +279,7 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 	}
 }
 
-func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time) error {
+func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time, set uint16) error {
 	n := 0
 	for {
 		e, err := r.Next()
@@ -289,6 +290,7 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 			return fmt.Errorf("read resource list: %w", err)
 		}
 		res := resourceOf(e, fallback)
+		res.Set = set
 		l.s.allowMirrors(res.Links)
 		if !strings.HasPrefix(res.URI, l.s.Origin+"/") {
 			l.noteForeign(res.URI)

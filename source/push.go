@@ -83,7 +83,7 @@ func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notifi
 		e := &n.Doc.Entries[i]
 		if e.MD.Capability != resourcesync.CapChangeList || e.MD.Change == resourcesync.ChangeDeleted || !f.knownChangeDoc(set, e.Loc) {
 			f.s.log.Info("framework notification: polling early", "document", e.Loc, "capability", e.MD.Capability, "change", e.MD.Change)
-			f.PollSoon()
+			f.PollSoon(0)
 			continue
 		}
 		if err := f.readChangeDoc(ctx, e.Loc, r, 1); err != nil {
