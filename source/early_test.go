@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/notify"
+	"rsfs/resourcesync"
 )
 
 // twoSetSource serves a Source Description naming two Capability Lists,
@@ -121,4 +123,60 @@ func TestEarlyPollIsOfTheChangedFilesSetOnly(t *testing.T) {
 	assert.Equal(t, 1, src.requests()["/cl1.xml"], "an unknown set polls every set")
 	_, ok = cat.ByURI(src.base + "/set1/one.txt")
 	assert.True(t, ok)
+}
+
+func framework(t *testing.T, f *Follower, set *Set, entries string) {
+	t.Helper()
+	set.Hubs = []Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
+	note := fmt.Sprintf(`<urlset %s><rs:md capability="framework-notification"/>%s</urlset>`, nsXML, entries)
+	doc, err := resourcesync.Parse(strings.NewReader(note), "fw", resourcesync.Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, f.applyNotification(ctx, notify.Notification{Topic: "fw", Doc: doc}))
+}
+
+func TestFrameworkNotificationRereadsTheResourceListItNames(t *testing.T) {
+	src, f, cat := startTwoSets(t)
+	src.mu.Lock()
+	src.listed[2] = fmt.Sprintf(`<url><loc>%s/set2/new.txt</loc><lastmod>2024-01-03T00:00:00Z</lastmod><rs:md length="1"/></url>`, src.base)
+	src.mu.Unlock()
+	before := cat.Len()
+	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	assert.Equal(t, map[string]int{"/rl2.xml": 1}, src.requests(), "exactly the document named")
+	_, ok := cat.ByURI(src.base + "/set2/new.txt")
+	assert.True(t, ok, "the resource it lists now is created")
+	assert.Equal(t, before+1, cat.Len(), "nothing else changed")
+	assert.Equal(t, "2024-01-01T00:00:00Z", f.Positions()[f.s.Sets[1].URL].Time.UTC().Format(time.RFC3339), "the position does not move")
+
+	// Unchanged since: a 304, nothing applied.
+	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	assert.Equal(t, map[string]int{"/rl2.xml": 1}, src.requests())
+
+	// The list no longer names set2/a.txt: it is the set's only list, so
+	// the resource is gone; set1's resource is not touched.
+	src.mu.Lock()
+	src.listed[2] = ""
+	src.mu.Unlock()
+	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	_, ok = cat.ByURI(src.base + "/set2/new.txt")
+	assert.False(t, ok, "a resource the set's only list no longer names is deleted")
+	_, ok = cat.ByURI(src.base + "/set1/a.txt")
+	assert.True(t, ok, "another set's resource stays")
+	select {
+	case <-f.soon:
+		t.Fatal("a Resource List named: read, no poll needed")
+	default:
+	}
+}
+
+func TestFrameworkNotificationRereadsTheCapabilityListItNames(t *testing.T) {
+	src, f, _ := startTwoSets(t)
+	src.mu.Lock()
+	src.capExtra[2] = fmt.Sprintf(`<url><loc>%s/cl2b.xml</loc><rs:md capability="changelist"/></url>`, src.base)
+	src.mu.Unlock()
+	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/caps2.xml</loc><rs:md change="updated" capability="capabilitylist"/></url>`, src.base))
+	assert.Equal(t, map[string]int{"/caps2.xml": 1}, src.requests(), "exactly the document named: no poll, no reload")
+	assert.Equal(t, []string{src.base + "/cl2.xml", src.base + "/cl2b.xml"}, f.s.Sets[1].Docs[resourcesync.CapChangeList], "what it names now is followed")
+	assert.Equal(t, int64(0), f.Stats().Reloads)
 }

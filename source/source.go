@@ -116,14 +116,6 @@ func (s *Source) setNumber(set *Set) uint16 {
 	return 0
 }
 
-// setOfNumber is setNumber's inverse; nil for 0 or a number past Sets.
-func (s *Source) setOfNumber(n uint16) *Set {
-	if n == 0 || int(n) > len(s.Sets) {
-		return nil
-	}
-	return s.Sets[n-1]
-}
-
 // addSetDoc records a document of a set. The Source names it, so its
 // origin may be fetched from (a Capability List may place its lists on
 // another host, a CDN say).
