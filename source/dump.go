@@ -371,8 +371,13 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		l.skipped.Add(1)
 		return nil
 	}
+	var skipped nonWebLocs
+	defer skipped.warn(l.s.log, url)
 	for i := range man.Entries {
 		e := &man.Entries[i]
+		if skipped.skip(e.Loc) {
+			continue
+		}
 		if e.MD.Change == resourcesync.ChangeDeleted {
 			l.dumps.noteDeleted(e.Loc, changeTime(e))
 			continue

@@ -411,7 +411,12 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
 	cs, cov := datedChanges(u, h, entries, r.pos.Time)
 	r.cov = r.cov.earlier(cov)
+	var skipped nonWebLocs
+	defer skipped.warn(f.s.log, u)
 	for i := range cs {
+		if skipped.skip(cs[i].entry.Loc) {
+			continue
+		}
 		if cs[i].entry.MD.Change != "" && !r.pos.passed(&cs[i]) {
 			r.changes = append(r.changes, cs[i])
 		}

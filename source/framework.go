@@ -114,8 +114,13 @@ func (f *Follower) rereadResourceList(ctx context.Context, set *Set, u string) e
 func (f *Follower) listDifferences(set *Set, u string, doc *resourcesync.Document, at time.Time) []change {
 	var out []change
 	listed := make(map[string]bool, len(doc.Entries))
+	var skipped nonWebLocs
+	defer skipped.warn(f.s.log, u)
 	for i := range doc.Entries {
 		e := doc.Entries[i]
+		if skipped.skip(e.Loc) {
+			continue
+		}
 		listed[e.Loc] = true
 		e.MD.Change = resourcesync.ChangeCreated
 		if id, ok := f.cat.ByURI(e.Loc); ok {

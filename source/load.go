@@ -281,6 +281,8 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 
 func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time, set uint16) error {
 	n := 0
+	var skipped nonWebLocs
+	defer skipped.warn(l.s.log, doc)
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -288,6 +290,9 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 		}
 		if err != nil {
 			return fmt.Errorf("read resource list: %w", err)
+		}
+		if skipped.skip(e.Loc) {
+			continue
 		}
 		res := resourceOf(e, fallback)
 		res.Set = set
