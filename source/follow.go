@@ -55,6 +55,7 @@ type Follower struct {
 	gapChecked map[*Set]bool                   // a gap was met and the Resource Lists checked
 	retired    map[*Set][]string               // Change Lists a Capability List stopped naming, to read once more
 	soonSets   map[uint16]bool                 // the sets an early poll is asked for, by number (0: all)
+	closedTo   map[string]string               // a closed Change List polled directly → the index that replaced it
 	polls      int64
 	applied    int64
 	reloads    int64
@@ -84,6 +85,7 @@ func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored 
 		gapChecked: map[*Set]bool{},
 		retired:    map[*Set][]string{},
 		soonSets:   map[uint16]bool{},
+		closedTo:   map[string]string{},
 	}
 	f.discovered.Store(true)
 	for _, set := range s.Sets {

@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -214,7 +215,9 @@ func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 
 func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	var base string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var later atomic.Value
+	later.Store("")
+	srv := httptest.NewServer(withETags(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/caps.xml":
 			fmt.Fprintf(w, `<urlset %s><rs:md capability="capabilitylist"/>
@@ -233,7 +236,7 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 <sitemap><loc>%s/cl-2.xml</loc><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/></sitemap></sitemapindex>`, nsXML, base, base)
 		case "/cl-2.xml":
 			fmt.Fprintf(w, `<urlset %s><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/>
-<url><loc>%s/c.txt</loc><rs:md change="created" datetime="2024-01-02T12:00:00Z" length="1"/></url></urlset>`, nsXML, base)
+<url><loc>%s/c.txt</loc><rs:md change="created" datetime="2024-01-02T12:00:00Z" length="1"/></url>%s</urlset>`, nsXML, base, later.Load())
 		default:
 			http.NotFound(w, r)
 		}
@@ -250,6 +253,14 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	_, ok = cat.ByURI(base + "/c.txt")
 	assert.True(t, ok, "the next list is found through the closed list's index")
 	assert.Equal(t, "2024-01-02T12:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
+
+	// The Capability List still names the closed list: re-read at every
+	// poll, it must not lead the set back to it, away from the index.
+	later.Store(fmt.Sprintf(`<url><loc>%s/d.txt</loc><rs:md change="created" datetime="2024-01-03T00:00:00Z" length="1"/></url>`, base))
+	pollOnce(t, f)
+	pollOnce(t, f)
+	_, ok = cat.ByURI(base + "/d.txt")
+	assert.True(t, ok, "changes after the closed list are still followed through its index")
 }
 
 func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
@@ -373,4 +384,25 @@ func TestChangeRefusedByAFullCatalogIsRetriedThenGivenUp(t *testing.T) {
 	pollOnce(t, f)
 	assert.Equal(t, "2024-01-02T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "given up after %d polls: following goes on", maxAttempts)
 	assert.Equal(t, 1, cat.Len())
+}
+
+// withETags serves h's responses with an ETag of their bytes, and 304 to
+// a request that already has them.
+func withETags(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h(rec, r)
+		if rec.Code != http.StatusOK {
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+			return
+		}
+		etag := fmt.Sprintf(`"%x"`, sha256.Sum256(rec.Body.Bytes()))
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Write(rec.Body.Bytes())
+	})
 }
