@@ -269,10 +269,12 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Status:  report.json,
 		Catalog: l.Catalog,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{l.Source.OriginOf(r), func() { follower.PollSoon(r.Set) }} },
-		Batch:   l.Source.ReadDumpBatch,
-		UID:     uint32(mf.uid),
-		GID:     uint32(mf.gid),
+		Origin: func(r *catalog.Resource) cache.Origin {
+			return staleWatch{l.Source.OriginOf(r), func() { follower.PollSoon(r.Set) }}
+		},
+		Batch: l.Source.ReadDumpBatch,
+		UID:   uint32(mf.uid),
+		GID:   uint32(mf.gid),
 	})
 	follower = l.Source.NewFollower(l.Catalog, source.FollowOptions{
 		Interval: mf.pollInterval,
