@@ -24,6 +24,10 @@ type Resource struct {
 	// Props are the protocol's own attributes (props.go); none for
 	// ResourceSync.
 	Props []Property
+	// Set is a small number the caller gives the resource (source: the
+	// resource set that lists it, from 1); 0 when unknown. Kept, never
+	// compared: a new Set alone is no change.
+	Set uint16
 }
 
 // Options configure a Catalog.
@@ -208,6 +212,7 @@ func (c *Catalog) internPrefix(p string) uint32 {
 // reports whether any changed.
 func (c *Catalog) setVersion(id NodeID, r *Resource) bool {
 	f := c.files.at(id)
+	f.set = r.Set
 	changed := false
 	mt, tz := timeNanos(r.Lastmod), zoneMinutes(r.Lastmod)
 	if f.size != r.Length || f.mtime != mt || f.tzMin != tz {

@@ -182,6 +182,7 @@ func (c *Catalog) Resource(id NodeID) (*Resource, bool) {
 		Length:  f.size,
 		Lastmod: lastmod(f.mtime, f.tzMin),
 		Type:    c.typeOf(id, f),
+		Set:     f.set,
 	}
 	if f.hash != 0 {
 		r.Hashes = decodeHashes(c.arena.tail(f.hash))

@@ -20,6 +20,7 @@ type fileRec struct {
 	tzMin   int16  // the lastmod's zone offset in minutes
 	nameLen uint8
 	flags   uint8
+	set     uint16 // Resource.Set; 0 in snapshots written before it was kept
 }
 
 const (

@@ -32,7 +32,8 @@ func recordLayoutIsDiskLayout() bool {
 		unsafe.Offsetof(f.ino) == 0 && unsafe.Offsetof(f.size) == 8 && unsafe.Offsetof(f.mtime) == 16 &&
 		unsafe.Offsetof(f.parent) == 24 && unsafe.Offsetof(f.nameOff) == 28 && unsafe.Offsetof(f.prefix) == 32 &&
 		unsafe.Offsetof(f.suffix) == 36 && unsafe.Offsetof(f.hash) == 40 && unsafe.Offsetof(f.typ) == 44 &&
-		unsafe.Offsetof(f.tzMin) == 46 && unsafe.Offsetof(f.nameLen) == 48 && unsafe.Offsetof(f.flags) == 49
+		unsafe.Offsetof(f.tzMin) == 46 && unsafe.Offsetof(f.nameLen) == 48 && unsafe.Offsetof(f.flags) == 49 &&
+		unsafe.Offsetof(f.set) == 50
 }
 
 // recordsAsBytes views records as their bytes (only when rawRecords).
@@ -63,7 +64,8 @@ func encodeRecords(dst []byte, recs []fileRec) {
 		le.PutUint16(b[44:], f.typ)
 		le.PutUint16(b[46:], uint16(f.tzMin))
 		b[48], b[49] = f.nameLen, f.flags
-		clear(b[50:])
+		le.PutUint16(b[50:], f.set)
+		clear(b[52:])
 	}
 }
 
@@ -76,7 +78,7 @@ func decodeRecords(recs []fileRec, src []byte) {
 			ino: le.Uint64(b[0:]), size: int64(le.Uint64(b[8:])), mtime: int64(le.Uint64(b[16:])),
 			parent: le.Uint32(b[24:]), nameOff: le.Uint32(b[28:]), prefix: le.Uint32(b[32:]),
 			suffix: le.Uint32(b[36:]), hash: le.Uint32(b[40:]), typ: le.Uint16(b[44:]),
-			tzMin: int16(le.Uint16(b[46:])), nameLen: b[48], flags: b[49],
+			tzMin: int16(le.Uint16(b[46:])), nameLen: b[48], flags: b[49], set: le.Uint16(b[50:]),
 		}
 	}
 }

@@ -612,3 +612,24 @@ func benchmarkSnapshotLoad(b *testing.B, n int) {
 		require.Equal(b, n, loaded.Len())
 	}
 }
+
+func TestSnapshotKeepsTheSetOfEachResource(t *testing.T) {
+	c := New(Options{Origin: testOrigin})
+	c.Add(&Resource{URI: "http://src.example/a", Length: 1, Lastmod: t1, Set: 1})
+	c.Add(&Resource{URI: "http://src.example/b", Length: 1, Lastmod: t1, Set: 515})
+	require.NoError(t, c.Seal())
+	assert.Empty(t, c.Upsert(&Resource{URI: "http://src.example/a", Length: 1, Lastmod: t1, Set: 2}), "a new set alone is no change")
+	for _, raw := range []bool{true, false} {
+		rawRecords = raw
+		data := snapshotBytes(t, c, nil)
+		rawRecords = true
+		loaded, _, err := ReadSnapshot(bytes.NewReader(data), Options{Origin: testOrigin})
+		require.NoError(t, err)
+		for uri, want := range map[string]uint16{"http://src.example/a": 2, "http://src.example/b": 515} {
+			id, ok := loaded.ByURI(uri)
+			require.True(t, ok)
+			r, _ := loaded.Resource(id)
+			assert.Equal(t, want, r.Set, "%s (raw records: %v)", uri, raw)
+		}
+	}
+}

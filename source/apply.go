@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
 	"rsfs/catalog"
 	"rsfs/fetch"
@@ -47,8 +46,8 @@ func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change,
 		}
 		ahead := pos.appliedAhead(c, horizon)
 		if last[c.entry.Loc] == i && !ahead {
-			eff, err := f.applyOne(c, lengths[i])
-			if err != nil && !f.giveUp(c, err) {
+			eff, err := f.applyOne(set, c, lengths[i])
+			if err != nil && !f.giveUp(set, c, err) {
 				blocked, failed = true, true
 				continue
 			}
@@ -121,12 +120,13 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 	return out
 }
 
-func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
+func (f *Follower) applyOne(set *Set, c *change, l learned) ([]catalog.Effect, error) {
 	e := c.entry
 	if e.MD.Change == resourcesync.ChangeDeleted {
 		return f.cat.Remove(e.Loc), nil
 	}
 	res := resourceOf(e, c.at)
+	res.Set = f.s.setNumber(set)
 	f.s.allowMirrors(res.Links)
 	if res.Length == resourcesync.NoLength {
 		if l.err != nil || l.n < 0 {
@@ -134,10 +134,14 @@ func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
 		}
 		res.Length = l.n
 	}
+	eff, err := f.cat.TryUpsert(res)
+	if err != nil {
+		return nil, fmt.Errorf("the catalog has no room for it: %w", err)
+	}
 	f.mu.Lock()
 	delete(f.failures, c.key)
 	f.mu.Unlock()
-	return f.cat.Upsert(res), nil
+	return eff, nil
 }
 
 // giveUp counts a failed change and reports whether it has failed too
@@ -145,7 +149,7 @@ func (f *Follower) applyOne(c *change, l learned) ([]catalog.Effect, error) {
 // at its old length with the new version's time and hashes, so reading it
 // fails (EIO, "changed since it was listed" in the log) rather than serve
 // bytes the Source no longer publishes.
-func (f *Follower) giveUp(c *change, err error) bool {
+func (f *Follower) giveUp(set *Set, c *change, err error) bool {
 	f.mu.Lock()
 	f.failures[c.key]++
 	n := f.failures[c.key]
@@ -164,8 +168,10 @@ func (f *Follower) giveUp(c *change, err error) bool {
 	if id, ok := f.cat.ByURI(e.Loc); ok {
 		if old, ok := f.cat.Resource(id); ok {
 			res := resourceOf(e, c.at)
-			res.Length = old.Length
-			f.cat.Upsert(res)
+			res.Length, res.Set = old.Length, f.s.setNumber(set)
+			if _, err := f.cat.TryUpsert(res); err != nil {
+				f.s.log.Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
+			}
 		}
 	}
 	return true
@@ -200,28 +206,29 @@ func (f *Follower) Reload(ctx context.Context) error {
 	return f.reload(ctx)
 }
 
-// reload reads with no lock held; only the reconciling holds applyMu.
+// reload reads with no lock held; only the reconciling, and the new list
+// times, hold applyMu (a snapshot reads the sets under it). A resource the
+// catalog has no room for fails the reload, which keeps what it had.
 func (f *Follower) reload(ctx context.Context) error {
 	f.s.log.Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
 	seen := map[string]struct{}{}
 	var effects []catalog.Effect
 	var mu sync.Mutex
-	sink := func(r *catalog.Resource) {
-		eff := f.cat.Upsert(r)
+	sink := func(r *catalog.Resource) error {
+		eff, err := f.cat.TryUpsert(r)
+		if err != nil {
+			return err
+		}
 		mu.Lock()
 		seen[r.URI] = struct{}{}
 		effects = append(effects, eff...)
 		mu.Unlock()
+		return nil
 	}
-	listed := make([]time.Time, len(f.s.Sets))
-	for i, set := range f.s.Sets {
-		listed[i], set.ListedAt = set.ListedAt, time.Time{}
-	}
-	if _, err := f.s.loadInto(ctx, sink, nil); err != nil {
-		for i, set := range f.s.Sets {
-			if set.ListedAt.IsZero() {
-				set.ListedAt = listed[i]
-			}
+	st, err := f.s.loadChecked(ctx, sink, nil)
+	if err != nil {
+		if len(effects) > 0 && f.effects != nil {
+			f.effects(effects)
 		}
 		return fmt.Errorf("reload: %w", err)
 	}
@@ -234,6 +241,7 @@ func (f *Follower) reload(ctx context.Context) error {
 	f.mu.Lock()
 	f.positions = map[*Set]*Position{}
 	for _, set := range f.s.Sets {
+		set.ListedAt = st.listed[set]
 		f.positions[set] = &Position{Time: set.ListedAt}
 	}
 	f.validators = map[string]*fetch.Validators{}

@@ -172,6 +172,10 @@ type dumpCopies struct {
 	merged  map[string]bool
 	deleted map[string]time.Time // by URI, the latest deletion a Change Dump manifest lists
 	dropped int                  // dump-only copies left out: deleted or older than a Resource List
+	// listedAt is, per set, the oldest time its Resource Lists speak for
+	// (set once they are read, before unlisted).
+	listedAt map[*Set]time.Time
+	number   func(*Set) uint16 // a set's number for the catalog (Source.setNumber)
 }
 
 type dumpCopy struct {
@@ -224,7 +228,8 @@ func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 		return true
 	}
 	set := c.set
-	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !set.ListedAt.IsZero() && c.at.Before(set.ListedAt)
+	listed := d.listedAt[set]
+	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !listed.IsZero() && c.at.Before(listed)
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -278,6 +283,9 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 		link.Pri = 1
 		r := resourceOf(&newest.entry, link.Modified)
 		r.Length, r.Hashes, r.Links = link.Length, link.Hashes, []resourcesync.Link{link}
+		if d.number != nil {
+			r.Set = d.number(newest.set)
+		}
 		out = append(out, r)
 	}
 	return out
@@ -363,8 +371,13 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		l.skipped.Add(1)
 		return nil
 	}
+	var skipped nonWebLocs
+	defer skipped.warn(l.s.log, url)
 	for i := range man.Entries {
 		e := &man.Entries[i]
+		if skipped.skip(e.Loc) {
+			continue
+		}
 		if e.MD.Change == resourcesync.ChangeDeleted {
 			l.dumps.noteDeleted(e.Loc, changeTime(e))
 			continue

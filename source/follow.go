@@ -54,6 +54,8 @@ type Follower struct {
 	failures   map[string]int                  // by change key: polls it failed to apply at
 	gapChecked map[*Set]bool                   // a gap was met and the Resource Lists checked
 	retired    map[*Set][]string               // Change Lists a Capability List stopped naming, to read once more
+	soonSets   map[uint16]bool                 // the sets an early poll is asked for, by number (0: all)
+	closedTo   map[string]string               // a closed Change List polled directly → the index that replaced it
 	polls      int64
 	applied    int64
 	reloads    int64
@@ -82,6 +84,8 @@ func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored 
 		failures:   map[string]int{},
 		gapChecked: map[*Set]bool{},
 		retired:    map[*Set][]string{},
+		soonSets:   map[uint16]bool{},
+		closedTo:   map[string]string{},
 	}
 	f.discovered.Store(true)
 	for _, set := range s.Sets {
@@ -124,9 +128,14 @@ func (f *Follower) Stats() FollowStats {
 	return FollowStats{f.polls, f.applied, f.reloads, f.docs}
 }
 
-// PollSoon asks Run for a poll as soon as one may run (at most one a
-// second): a reader learned that a file changed.
-func (f *Follower) PollSoon() {
+// PollSoon asks Run for a poll of the resource set numbered set
+// (catalog.Resource.Set) as soon as one may run (at most one a second): a
+// reader learned that one of its files changed. Set 0 (unknown) asks for a
+// poll of every set.
+func (f *Follower) PollSoon(set uint16) {
+	f.mu.Lock()
+	f.soonSets[set] = true
+	f.mu.Unlock()
 	select {
 	case f.soon <- struct{}{}:
 	default:
@@ -151,6 +160,9 @@ func (f *Follower) Run(ctx context.Context) {
 				case <-time.After(wait):
 				}
 			}
+			last = time.Now()
+			f.pollEarly(ctx)
+			continue
 		}
 		last = time.Now()
 		if f.held != nil && f.held() {
@@ -161,6 +173,42 @@ func (f *Follower) Run(ctx context.Context) {
 		if ctx.Err() == nil {
 			f.failing.log(f.s.log, err)
 		}
+	}
+}
+
+// pollEarly polls the sets PollSoon asked for: their change documents
+// only, not the structure nor the other sets. An unknown set polls them
+// all.
+func (f *Follower) pollEarly(ctx context.Context) {
+	f.mu.Lock()
+	asked := f.soonSets
+	f.soonSets = map[uint16]bool{}
+	f.mu.Unlock()
+	if f.held != nil && f.held() {
+		f.s.log.Debug("changes held back; early poll skipped")
+		return
+	}
+	all := f.sets()
+	var sets []*Set
+	for n := range asked {
+		if n == 0 || int(n) > len(all) {
+			sets = all
+			break
+		}
+		sets = append(sets, all[n-1])
+	}
+	if len(sets) == 0 || !f.polling.CompareAndSwap(false, true) {
+		return
+	}
+	defer f.polling.Store(false)
+	f.mu.Lock()
+	f.polls++
+	f.mu.Unlock()
+	start := time.Now()
+	err := f.pollSets(ctx, sets)
+	f.notePoll(start, err)
+	if ctx.Err() == nil {
+		f.failing.log(f.s.log, err)
 	}
 }
 
@@ -187,8 +235,20 @@ func (f *Follower) Poll(ctx context.Context) error {
 			return failed
 		}
 	}
+	if err := f.pollSets(ctx, f.sets()); err != nil {
+		errs = append(errs, err)
+	}
+	failed := errors.Join(errs...)
+	f.notePoll(start, failed)
+	return failed
+}
+
+// pollSets reads the change documents of sets and applies what is new; a
+// gap costs one check of the Resource Lists, never a loop.
+func (f *Follower) pollSets(ctx context.Context, sets []*Set) error {
+	var errs []error
 	var gaps []*Set
-	for _, set := range f.sets() {
+	for _, set := range sets {
 		gap, err := f.pollSet(ctx, set)
 		if err != nil {
 			errs = append(errs, err)
@@ -207,9 +267,7 @@ func (f *Follower) Poll(ctx context.Context) error {
 			}
 		}
 	}
-	err = errors.Join(errs...)
-	f.notePoll(start, err)
-	return err
+	return errors.Join(errs...)
 }
 
 // pollRead is what one read of a set's change documents found.
@@ -355,7 +413,12 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
 	cs, cov := datedChanges(u, h, entries, r.pos.Time)
 	r.cov = r.cov.earlier(cov)
+	var skipped nonWebLocs
+	defer skipped.warn(f.s.log, u)
 	for i := range cs {
+		if skipped.skip(cs[i].entry.Loc) {
+			continue
+		}
 		if cs[i].entry.MD.Change != "" && !r.pos.passed(&cs[i]) {
 			r.changes = append(r.changes, cs[i])
 		}

@@ -40,13 +40,17 @@ type SetReport struct {
 	Follow         FollowPlan      `json:"follow"`
 }
 
-// FollowPlan is how a mount would follow a set's changes.
+// FollowPlan is how a mount would follow a set's changes, as the follower
+// does it (follow.go, changedump.go).
 type FollowPlan struct {
-	// Polled are the documents each poll reads: the Change Lists, and of an
-	// index the children that reach the position.
+	// Polled are the documents each poll reads: the Change Lists and Change
+	// Dumps the Capability List names, and of an index the children its
+	// entries do not close (until) before the position.
 	Polled []string `json:"polled"`
-	// Position is where following starts: the newest change seen (changes
-	// dated in the future aside), else the Resource Lists' time.
+	// Position is where following stands once caught up: the newest change
+	// the Change Lists date (1.1's datetime; lastmod only in a 1.0 list),
+	// changes dated more than a day ahead aside, else the Resource Lists'
+	// time.
 	Position *time.Time `json:"position,omitempty"`
 	// Warnings say what would keep following from being exact.
 	Warnings []string `json:"warnings,omitempty"`
@@ -115,19 +119,58 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 type inspection struct {
 	now      time.Time
 	listedAt time.Time
-	newest   time.Time // the newest change not dated in the future
 	lists    []*changeDoc
+	until    map[string]time.Time // children closed by their index's entry
 }
 
-// changeDoc is a Change List, or a child of a Change List Index.
+// changeDoc is a Change List or Change Dump, or a child of an index of
+// them.
 type changeDoc struct {
-	url          string
-	from, until  time.Time
-	err          string
+	url         string
+	dump        bool
+	from, until time.Time
+	err         string
+	index       bool
+	// child: named by an index, whose entry closes it at entryUntil.
+	child      bool
+	entryUntil time.Time
+	// legacy: a 1.0 list (no interval in its header): lastmod dates its
+	// entries if none has a datetime. Both are kept until the list is read.
+	legacy bool
+	dt, lm entryTimes
+}
+
+// entryTimes is what one way of dating a list's entries gives.
+type entryTimes struct {
 	undated      int
 	future       int
 	futureNewest time.Time
-	index        bool
+	newest       time.Time // not dated in the future
+}
+
+func (et *entryTimes) note(t, horizon time.Time) {
+	switch {
+	case t.IsZero():
+		et.undated++
+	case t.After(horizon):
+		et.future++
+		if t.After(et.futureNewest) {
+			et.futureNewest = t
+		}
+	case t.After(et.newest):
+		et.newest = t
+	}
+}
+
+// times is how the follower dates cd's entries (datedChanges): by
+// datetime, or by lastmod in a 1.0 list, one with no interval in its
+// header and no datetime on any entry.
+func (cd *changeDoc) times() *entryTimes {
+	hasDatetime := cd.dt.future > 0 || !cd.dt.newest.IsZero()
+	if cd.legacy && !hasDatetime {
+		return &cd.lm
+	}
+	return &cd.dt
 }
 
 func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport, in *inspection) *DocReport {
@@ -154,8 +197,13 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 	dr.Index = true
 	dr.Documents = len(children)
 	for _, child := range children {
+		n := len(in.lists)
 		if _, err := s.countDoc(ctx, c, child, dr, sr, in); err != nil {
 			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
+		}
+		if len(in.lists) > n {
+			cd := in.lists[n]
+			cd.child, cd.entryUntil = true, in.until[child]
 		}
 	}
 	return dr
@@ -165,8 +213,8 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 // URLs; otherwise it adds the entries to the reports.
 func (s *Source) countDoc(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection) ([]string, error) {
 	var cd *changeDoc
-	if c == resourcesync.CapChangeList {
-		cd = &changeDoc{url: u}
+	if c == resourcesync.CapChangeList || c == resourcesync.CapChangeDump {
+		cd = &changeDoc{url: u, dump: c == resourcesync.CapChangeDump}
 		in.lists = append(in.lists, cd)
 	}
 	children, err := s.readCounted(ctx, c, u, dr, sr, in, cd)
@@ -202,7 +250,9 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 		}
 	}
 	if cd != nil {
-		cd.from, cd.until, cd.index = h.MD.From, h.MD.Until, h.Root == resourcesync.SitemapIndex
+		md := &h.MD
+		cd.from, cd.until, cd.index = md.From, md.Until, h.Root == resourcesync.SitemapIndex
+		cd.legacy = md.From.IsZero() && md.Until.IsZero() && md.At.IsZero() && md.Completed.IsZero()
 	}
 	var children []string
 	for {
@@ -215,6 +265,9 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 		}
 		if h.Root == resourcesync.SitemapIndex {
 			children = append(children, e.Loc)
+			if !e.MD.Until.IsZero() {
+				in.closes(e.Loc, e.MD.Until)
+			}
 			continue
 		}
 		dr.Entries++
@@ -242,25 +295,25 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport, in *
 		}
 	case resourcesync.CapChangeList:
 		sr.Changes++
+		horizon := in.now.Add(futureBound)
+		cd.dt.note(e.MD.Datetime, horizon)
+		cd.lm.note(e.Lastmod, horizon)
 		t := e.MD.Datetime
 		if t.IsZero() {
 			t = e.Lastmod
-		}
-		switch {
-		case t.IsZero():
-			cd.undated++
-		case t.After(in.now.Add(futureBound)):
-			cd.future++
-			if t.After(cd.futureNewest) {
-				cd.futureNewest = t
-			}
-		case t.After(in.newest):
-			in.newest = t
 		}
 		if !t.IsZero() && (sr.NewestChange == nil || t.After(*sr.NewestChange)) {
 			sr.NewestChange = &t
 		}
 	}
+}
+
+// closes notes that an index's entry closes the child u at until.
+func (in *inspection) closes(u string, until time.Time) {
+	if in.until == nil {
+		in.until = map[string]time.Time{}
+	}
+	in.until[u] = until
 }
 
 // plan says how a mount would follow the set.
@@ -271,8 +324,10 @@ func (in *inspection) plan(sr *SetReport) FollowPlan {
 		sr.ListedAt = &t
 	}
 	pos := in.listedAt
-	if in.newest.After(pos) {
-		pos = in.newest
+	for _, cd := range in.lists {
+		if t := cd.times().newest; !cd.dump && t.After(pos) {
+			pos = t
+		}
 	}
 	if !pos.IsZero() {
 		p.Position = &pos
@@ -282,10 +337,15 @@ func (in *inspection) plan(sr *SetReport) FollowPlan {
 		return p
 	}
 	for _, cd := range in.lists {
-		if cd.until.IsZero() || !cd.until.Before(pos) || cd.index {
+		// As readChildren and readChangeDump: a child is skipped when its
+		// index's entry closes it before the position; a document the
+		// Capability List names is always read.
+		if !cd.child || cd.entryUntil.IsZero() || !cd.entryUntil.Before(pos) {
 			p.Polled = append(p.Polled, cd.url)
 		}
-		p.Warnings = append(p.Warnings, cd.warnings(in.listedAt)...)
+		if !cd.dump {
+			p.Warnings = append(p.Warnings, cd.warnings(in.listedAt)...)
+		}
 	}
 	return p
 }
@@ -307,11 +367,16 @@ func (cd *changeDoc) warnings(listedAt time.Time) []string {
 		out = append(out, fmt.Sprintf("%s starts at %s, after the Resource Lists' time %s: changes in between are not listed",
 			cd.url, rfc(cd.from), rfc(listedAt)))
 	}
-	if cd.undated > 0 {
-		out = append(out, fmt.Sprintf("%s has %d entries with neither datetime nor lastmod", cd.url, cd.undated))
+	et := cd.times()
+	if et.undated > 0 {
+		what := "datetime"
+		if et == &cd.lm {
+			what = "datetime or lastmod (a 1.0 list)"
+		}
+		out = append(out, fmt.Sprintf("%s has %d entries without %s: each is ordered by its place in the list", cd.url, et.undated, what))
 	}
-	if cd.future > 0 {
-		out = append(out, fmt.Sprintf("%s has %d changes dated in the future (the latest %s)", cd.url, cd.future, rfc(cd.futureNewest)))
+	if et.future > 0 {
+		out = append(out, fmt.Sprintf("%s has %d changes dated in the future (the latest %s)", cd.url, et.future, rfc(et.futureNewest)))
 	}
 	return out
 }

@@ -31,6 +31,8 @@ type LoadStats struct {
 	// opened or read (each is logged with its URL).
 	SkippedPackages int64
 	Duration        time.Duration
+
+	listed map[*Set]time.Time // per set, the oldest time its Resource Lists speak for
 }
 
 // Load reads every Resource List (and Resource List Index) of every set into
@@ -43,23 +45,24 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 	if err != nil {
 		return nil, err
 	}
+	for _, set := range s.Sets { // no follower yet: nothing reads the sets meanwhile
+		set.ListedAt = st.listed[set]
+	}
 	if err := cat.Seal(); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	return st, nil
 }
 
-// loadInto reads every Resource List and hands each resource to sink.
-func (s *Source) loadInto(ctx context.Context, sink func(*catalog.Resource), progress func(Progress)) (*LoadStats, error) {
-	return s.loadChecked(ctx, func(r *catalog.Resource) error { sink(r); return nil }, progress)
-}
-
-// loadChecked is loadInto with a sink that may refuse a resource (a
-// catalog at a capacity limit): loading then stops with an error naming the
-// document the resource came from.
+// loadChecked reads every Resource List and hands each resource to sink,
+// which may refuse one (a catalog at a capacity limit): loading then stops
+// with an error naming the document the resource came from. The sets are
+// only read: the time each set's lists speak for is returned in the stats,
+// for the caller to store under its own lock.
 func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error, progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
+	l.dumps.number = s.setNumber
 	s.lists.reset()
 	dumps := 0
 	for _, set := range s.Sets {
@@ -83,6 +86,7 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	if err := l.readLists(ctx); err != nil {
 		return nil, err
 	}
+	l.dumps.listedAt = l.listed
 	dropped, err := l.learnLengths(ctx)
 	if err != nil {
 		return nil, err
@@ -97,7 +101,8 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		s.log.Info("dump copies of resources deleted since, or older than the Resource Lists that leave them out, not mounted", "resources", n)
 	}
 	l.warnForeign()
-	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), Duration: time.Since(start)}
+	l.report() // the last report is final, whatever order the workers' reached the callback in
+	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), Duration: time.Since(start), listed: l.listed}
 	if st.Missing > 0 {
 		s.log.Info("learned lengths the Resource Lists omitted", "missing", st.Missing, "learned", st.Learned, "dropped", dropped)
 	}
@@ -117,6 +122,7 @@ type loader struct {
 	foreign                   map[string]int // resources by origin, other than the Source's
 	dumps                     dumpCopies
 	pkgSets                   map[string]*Set // the set of each dump package
+	listed                    map[*Set]time.Time
 }
 
 // missingLength is a resource whose length its list did not give.
@@ -136,8 +142,11 @@ type listDoc struct {
 func (l *loader) noteListTime(set *Set, at time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if set.ListedAt.IsZero() || (!at.IsZero() && at.Before(set.ListedAt)) {
-		set.ListedAt = at
+	if l.listed == nil {
+		l.listed = map[*Set]time.Time{}
+	}
+	if old, ok := l.listed[set]; !ok || old.IsZero() || (!at.IsZero() && at.Before(old)) {
+		l.listed[set] = at
 	}
 }
 
@@ -253,7 +262,7 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	}
 	at := listTime(&h.MD)
 	l.noteListTime(d.set, at)
-	return l.readEntries(r, resp.URL, at)
+	return l.readEntries(r, resp.URL, at, l.s.setNumber(d.set))
 }
 
 func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
@@ -270,8 +279,10 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 	}
 }
 
-func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time) error {
+func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time, set uint16) error {
 	n := 0
+	var skipped nonWebLocs
+	defer skipped.warn(l.s.log, doc)
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -280,7 +291,11 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 		if err != nil {
 			return fmt.Errorf("read resource list: %w", err)
 		}
+		if skipped.skip(e.Loc) {
+			continue
+		}
 		res := resourceOf(e, fallback)
+		res.Set = set
 		l.s.allowMirrors(res.Links)
 		if !strings.HasPrefix(res.URI, l.s.Origin+"/") {
 			l.noteForeign(res.URI)

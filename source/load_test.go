@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,10 +21,13 @@ func load(t *testing.T, url string) (*Source, *catalog.Catalog, *LoadStats, erro
 	cat := catalog.New(catalog.Options{Origin: s.Origin})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	var mu sync.Mutex // progress is reported from the loading workers
 	var last Progress
-	st, err := s.Load(ctx, cat, func(p Progress) { last = p })
+	st, err := s.Load(ctx, cat, func(p Progress) { mu.Lock(); last = p; mu.Unlock() })
 	if err == nil {
+		mu.Lock()
 		assert.Equal(t, st.Resources, last.Resources, "the last progress report is final")
+		mu.Unlock()
 	}
 	return s, cat, st, err
 }

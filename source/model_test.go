@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -190,9 +191,9 @@ func TestSnapshotPositionRoundTrips(t *testing.T) {
 
 func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
-	listed := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceList: {"rl"}}, ListedAt: day(5)}
+	listed := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceList: {"rl"}}}
 	dumpOnly := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceDump: {"rd"}}}
-	var d dumpCopies
+	d := dumpCopies{listedAt: map[*Set]time.Time{listed: day(5)}}
 	add := func(uri string, at time.Time, set *Set) {
 		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
 			entry: resourcesync.Entry{Loc: uri, Lastmod: at}, at: at, set: set})
@@ -214,7 +215,9 @@ func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 
 func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	var base string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var later atomic.Value
+	later.Store("")
+	srv := httptest.NewServer(withETags(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/caps.xml":
 			fmt.Fprintf(w, `<urlset %s><rs:md capability="capabilitylist"/>
@@ -233,7 +236,7 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 <sitemap><loc>%s/cl-2.xml</loc><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/></sitemap></sitemapindex>`, nsXML, base, base)
 		case "/cl-2.xml":
 			fmt.Fprintf(w, `<urlset %s><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/>
-<url><loc>%s/c.txt</loc><rs:md change="created" datetime="2024-01-02T12:00:00Z" length="1"/></url></urlset>`, nsXML, base)
+<url><loc>%s/c.txt</loc><rs:md change="created" datetime="2024-01-02T12:00:00Z" length="1"/></url>%s</urlset>`, nsXML, base, later.Load())
 		default:
 			http.NotFound(w, r)
 		}
@@ -250,6 +253,14 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	_, ok = cat.ByURI(base + "/c.txt")
 	assert.True(t, ok, "the next list is found through the closed list's index")
 	assert.Equal(t, "2024-01-02T12:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
+
+	// The Capability List still names the closed list: re-read at every
+	// poll, it must not lead the set back to it, away from the index.
+	later.Store(fmt.Sprintf(`<url><loc>%s/d.txt</loc><rs:md change="created" datetime="2024-01-03T00:00:00Z" length="1"/></url>`, base))
+	pollOnce(t, f)
+	pollOnce(t, f)
+	_, ok = cat.ByURI(base + "/d.txt")
+	assert.True(t, ok, "changes after the closed list are still followed through its index")
 }
 
 func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
@@ -324,4 +335,74 @@ func TestSourceDescriptionAddingASetReloads(t *testing.T) {
 	assert.Equal(t, int64(1), f.Stats().Reloads)
 	pollOnce(t, f)
 	assert.Equal(t, int64(1), f.Stats().Reloads, "once")
+}
+
+func TestSnapshotDuringReloadDoesNotRace(t *testing.T) {
+	_, f, _ := startScripted(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		for range 5 {
+			if err = f.Reload(ctx); err != nil {
+				break
+			}
+		}
+		done <- err
+	}()
+	var st *State
+	for range 50 { // run with -race: a list time written without applyMu is flagged
+		require.NoError(t, f.Snapshot(func(data []byte) error {
+			var err error
+			st, err = DecodeState(data)
+			return err
+		}))
+	}
+	require.NoError(t, <-done)
+	assert.Equal(t, "2024-01-01T00:00:00Z", st.Sets[0].ListedAt.UTC().Format(time.RFC3339), "the list time survives a reload")
+}
+
+func TestChangeRefusedByAFullCatalogIsRetriedThenGivenUp(t *testing.T) {
+	cs := &scriptedSource{}
+	srv := httptest.NewServer(http.HandlerFunc(cs.serve))
+	t.Cleanup(srv.Close)
+	cs.base = srv.URL
+	s, err := discover(t, srv.URL+"/caps.xml")
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: s.Origin, Limits: catalog.Limits{Records: 2}})
+	_, err = s.Load(context.Background(), cat, nil)
+	require.NoError(t, err)
+	f := s.NewFollower(cat, FollowOptions{}, nil)
+	cs.add("created", "b.txt", "2024-01-02T00:00:00Z", 2)
+	for i := 1; i < maxAttempts; i++ {
+		pollOnce(t, f)
+		_, ok := cat.ByURI(cs.base + "/b.txt")
+		require.False(t, ok, "no room: not applied")
+		assert.Equal(t, "2024-01-01T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "poll %d: the position stays before the refused change", i)
+	}
+	pollOnce(t, f)
+	assert.Equal(t, "2024-01-02T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "given up after %d polls: following goes on", maxAttempts)
+	assert.Equal(t, 1, cat.Len())
+}
+
+// withETags serves h's responses with an ETag of their bytes, and 304 to
+// a request that already has them.
+func withETags(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		h(rec, r)
+		if rec.Code != http.StatusOK {
+			w.WriteHeader(rec.Code)
+			w.Write(rec.Body.Bytes())
+			return
+		}
+		etag := fmt.Sprintf(`"%x"`, sha256.Sum256(rec.Body.Bytes()))
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Write(rec.Body.Bytes())
+	})
 }

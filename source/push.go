@@ -54,9 +54,9 @@ func (f *Follower) RunPush(ctx context.Context, notes <-chan notify.Notification
 }
 
 // applyNotification applies a pushed notification without moving the
-// position: a Change Notification's changes, or the Change Lists a
-// Framework Notification names, are applied and marked ahead, so the poll
-// still reads every change before them. Applying takes applyMu only while
+// position: a Change Notification's changes, or what the documents a
+// Framework Notification names say (framework.go), are applied and marked
+// ahead, so the poll still reads every change before them. Applying takes applyMu only while
 // the catalog changes; documents are read with no lock held.
 func (f *Follower) applyNotification(ctx context.Context, n notify.Notification) error {
 	set := f.setOfTopic(n.Topic)
@@ -71,28 +71,6 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 	f.noteNewest(set, r.changes)
 	f.applyChanges(ctx, set, r.changes, true)
 	return nil
-}
-
-// applyFramework re-reads exactly the Change Lists a Framework
-// Notification names. Any other document it names (a Capability List, a
-// Resource List) asks for an early poll.
-func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notification) error {
-	r := f.newRead(set, false)
-	var errs []error
-	for i := range n.Doc.Entries {
-		e := &n.Doc.Entries[i]
-		if e.MD.Capability != resourcesync.CapChangeList || e.MD.Change == resourcesync.ChangeDeleted || !f.knownChangeDoc(set, e.Loc) {
-			f.s.log.Info("framework notification: polling early", "document", e.Loc, "capability", e.MD.Capability, "change", e.MD.Change)
-			f.PollSoon()
-			continue
-		}
-		if err := f.readChangeDoc(ctx, e.Loc, r, 1); err != nil {
-			errs = append(errs, fmt.Errorf("framework notification: %w", err))
-		}
-	}
-	f.noteNewest(set, r.changes)
-	f.applyChanges(ctx, set, r.changes, true)
-	return errors.Join(errs...)
 }
 
 // knownChangeDoc reports whether u is one of set's Change Lists or a child

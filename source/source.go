@@ -104,6 +104,18 @@ func (o *Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
+// setNumber is set's number in the catalog (catalog.Resource.Set): its
+// place in Sets, from 1; 0 for a set not (or no longer) among them. A
+// change of sets reloads every Resource List, which renumbers them.
+func (s *Source) setNumber(set *Set) uint16 {
+	for i, x := range s.Sets {
+		if x == set && i < 0xffff {
+			return uint16(i + 1)
+		}
+	}
+	return 0
+}
+
 // addSetDoc records a document of a set. The Source names it, so its
 // origin may be fetched from (a Capability List may place its lists on
 // another host, a CDN say).

@@ -102,6 +102,7 @@ func (f *Follower) sets() []*Set {
 // List it no longer names is read once more (it may hold changes past the
 // position), then dropped.
 func (f *Follower) adoptDocs(set *Set, fresh *Set) {
+	f.replaceClosed(fresh)
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	if maps.EqualFunc(set.Docs, fresh.Docs, slices.Equal) {
@@ -117,6 +118,27 @@ func (f *Follower) adoptDocs(set *Set, fresh *Set) {
 	f.s.log.Info("capability list changed; following what it names now", "set", set.URL,
 		"changelists", fresh.Docs[resourcesync.CapChangeList], "changedumps", fresh.Docs[resourcesync.CapChangeDump])
 	set.Docs, set.Hubs, set.Links = fresh.Docs, fresh.Hubs, fresh.Links
+}
+
+// replaceClosed puts in fresh's Change Lists, for each closed one already
+// replaced by its index (followClosed), the index: a Capability List that
+// still names the closed list must not lead the set back to it.
+func (f *Follower) replaceClosed(fresh *Set) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	lists := fresh.Docs[resourcesync.CapChangeList]
+	var out []string
+	for _, u := range lists {
+		if idx, ok := f.closedTo[u]; ok {
+			u = idx
+		}
+		if !slices.Contains(out, u) {
+			out = append(out, u)
+		}
+	}
+	if len(lists) > 0 {
+		fresh.Docs[resourcesync.CapChangeList] = out
+	}
 }
 
 // adoptSetURLs compares the Capability Lists a re-read Source Description
@@ -227,6 +249,9 @@ func (f *Follower) followClosed(set *Set, u string, h *resourcesync.Header) {
 		return
 	}
 	f.s.log.Info("change list closed; following its index", "set", setKey(set), "changelist", u, "index", index)
+	f.mu.Lock()
+	f.closedTo[u] = index
+	f.mu.Unlock()
 	fresh := maps.Clone(set.Docs)
 	fresh[resourcesync.CapChangeList] = slices.Replace(slices.Clone(docs), i, i+1, index)
 	set.Docs = fresh

@@ -60,7 +60,7 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDi
 	fsys = fs.New(fs.Config{
 		Catalog: cat,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{feed.OriginOf(r), follower} },
+		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{feed.OriginOf(r), follower.PollSoon} },
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})

@@ -270,10 +270,12 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Status:  report.json,
 		Catalog: l.Catalog,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{l.Source.OriginOf(r), follower} },
-		Batch:   l.Source.ReadDumpBatch,
-		UID:     uint32(mf.uid),
-		GID:     uint32(mf.gid),
+		Origin: func(r *catalog.Resource) cache.Origin {
+			return staleWatch{l.Source.OriginOf(r), func() { follower.PollSoon(r.Set) }}
+		},
+		Batch: l.Source.ReadDumpBatch,
+		UID:   uint32(mf.uid),
+		GID:   uint32(mf.gid),
 	})
 	follower = l.Source.NewFollower(l.Catalog, source.FollowOptions{
 		Interval: mf.pollInterval,
@@ -386,17 +388,18 @@ func startCPUProfile(path string) (func(), error) {
 }
 
 // staleWatch is a resource's origin that, when a read finds the resource
-// changed since it was listed, asks the follower for an early poll: the
-// change then shows in about a second, not a poll interval.
+// changed since it was listed, asks the follower for an early poll of the
+// resource's set: the change then shows in about a second, not a poll
+// interval.
 type staleWatch struct {
 	*source.Origin
-	follower interface{ PollSoon() }
+	pollSoon func() // the follower's early poll of the resource's set; nil for none
 }
 
 func (w staleWatch) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	rc, toEnd, err := w.Origin.OpenRange(ctx, off, n)
-	if errors.Is(err, source.ErrVersionChanged) && w.follower != nil {
-		w.follower.PollSoon()
+	if errors.Is(err, source.ErrVersionChanged) && w.pollSoon != nil {
+		w.pollSoon()
 	}
 	return rc, toEnd, err
 }

@@ -529,7 +529,9 @@ func sourceDownAtMount(t *testing.T) {
 // local files, at other schemes, at paths that climb out of the tree, or
 // carry bytes no file name may hold. The mount comes up, no name it shows
 // is one a file system cannot hold, nothing is fetched from a host the
-// Source did not name, and no local file's bytes are ever served.
+// Source did not name, no local file's bytes are ever served, and the
+// <loc>s that are not http or https (file:, javascript:, gopher:) are not in
+// the tree at all.
 func hostileURIs(t *testing.T) {
 	var trapHits atomic.Int64
 	trap := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -584,6 +586,8 @@ func hostileURIs(t *testing.T) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
+		uri := getxattr(t, p, "user.resourcesync.uri")
+		require.True(t, strings.HasPrefix(uri, "http://") || strings.HasPrefix(uri, "https://"), "%s is %s: only http and https <loc>s are in the tree", p, uri)
 		out, code := tool(t, time.Minute, "cat", p)
 		if code != 0 {
 			return nil
@@ -595,6 +599,13 @@ func hostileURIs(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Positive(t, names)
+	top, err := os.ReadDir(e.m.dir)
+	require.NoError(t, err)
+	for _, d := range top {
+		for _, gone := range []string{"@", "@javascript:", "@127.0.0.1:70"} {
+			assert.NotEqual(t, gone, d.Name(), "a <loc> that is not http or https is left out")
+		}
+	}
 	assert.Equal(t, int64(0), trapHits.Load(), "requests to a host the Source did not name")
 	e.alive(t)
 	assert.GreaterOrEqual(t, readable, 1, "good.bin at least")

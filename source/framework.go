@@ -1,0 +1,211 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/notify"
+	"rsfs/resourcesync"
+)
+
+// applyFramework re-reads exactly the documents a Framework Notification
+// names, each as what it is to the set: a Change List (or a child of its
+// index) is read and its changes applied; a Resource List is read by
+// conditional GET and its differences from the catalog applied as changes;
+// the set's Capability List is re-read and what it names adopted. Any
+// other document, or one deleted, asks for an early poll of the set.
+func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notification) error {
+	r := f.newRead(set, false)
+	var errs []error
+	for i := range n.Doc.Entries {
+		e := &n.Doc.Entries[i]
+		var err error
+		switch {
+		case e.MD.Change == resourcesync.ChangeDeleted:
+			f.pollSetSoon(set, e)
+		case f.knownChangeDoc(set, e.Loc):
+			err = f.readChangeDoc(ctx, e.Loc, r, 1)
+		case f.knownResourceList(set, e.Loc):
+			err = f.rereadResourceList(ctx, set, e.Loc)
+		case e.Loc == set.URL:
+			err = f.refreshSet(ctx, set)
+		default:
+			f.pollSetSoon(set, e)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("framework notification: %w", err))
+		}
+	}
+	f.noteNewest(set, r.changes)
+	f.applyChanges(ctx, set, r.changes, true)
+	return errors.Join(errs...)
+}
+
+func (f *Follower) pollSetSoon(set *Set, e *resourcesync.Entry) {
+	f.s.log.Info("framework notification: polling the set early", "set", setKey(set), "document", e.Loc,
+		"capability", e.MD.Capability, "change", e.MD.Change)
+	f.applyMu.Lock()
+	n := f.s.setNumber(set)
+	f.applyMu.Unlock()
+	f.PollSoon(n)
+}
+
+// knownResourceList reports whether u is one of set's Resource Lists (not
+// an index's child: those are read through a poll's gap check).
+func (f *Follower) knownResourceList(set *Set, u string) bool {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	return slices.Contains(set.Docs[resourcesync.CapResourceList], u)
+}
+
+// refreshSet re-reads set's Capability List by conditional GET and adopts
+// what it names now.
+func (f *Follower) refreshSet(ctx context.Context, set *Set) error {
+	doc, err := f.getIfChanged(ctx, set.URL)
+	if err != nil || doc == nil {
+		return err
+	}
+	if c := doc.Header.Capability(); c != resourcesync.CapCapabilityList {
+		return fmt.Errorf("re-read capability list %s: capability is %q; kept what it said before", set.URL, c)
+	}
+	f.adoptDocs(set, f.s.setFromCapabilityList(set.URL, doc))
+	return nil
+}
+
+// rereadResourceList reads one of set's Resource Lists by conditional GET
+// (with the validators of its last load) and applies where it differs from
+// the catalog: a resource it lists that the catalog lacks or holds in
+// another version is created or updated. When it is the set's only list,
+// a resource of the set it no longer lists is deleted. The changes are
+// marked ahead of the position, like pushed ones: a Change List entry
+// older than them is not applied over them.
+func (f *Follower) rereadResourceList(ctx context.Context, set *Set, u string) error {
+	doc, vals, err := f.s.getDocIfChanged(ctx, u, f.s.lists.of(set)[u])
+	f.mu.Lock()
+	f.docs++
+	f.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("re-read resource list: %w", err)
+	}
+	if doc == nil {
+		return nil // unchanged since it was loaded
+	}
+	if doc.Header.Root == resourcesync.SitemapIndex {
+		f.s.log.Info("framework notification names a Resource List Index: polling the set early", "document", u)
+		f.pollSetSoon(set, &resourcesync.Entry{Loc: u})
+		return nil
+	}
+	at := listTime(&doc.Header.MD)
+	changes := f.listDifferences(set, u, doc, at)
+	f.s.lists.note(set, u, vals)
+	if len(changes) == 0 {
+		return nil
+	}
+	f.applyListed(ctx, set, changes)
+	return nil
+}
+
+// listDifferences returns, as changes, where a Resource List differs from
+// the catalog.
+func (f *Follower) listDifferences(set *Set, u string, doc *resourcesync.Document, at time.Time) []change {
+	var out []change
+	listed := make(map[string]bool, len(doc.Entries))
+	var skipped nonWebLocs
+	defer skipped.warn(f.s.log, u)
+	for i := range doc.Entries {
+		e := doc.Entries[i]
+		if skipped.skip(e.Loc) {
+			continue
+		}
+		listed[e.Loc] = true
+		e.MD.Change = resourcesync.ChangeCreated
+		if id, ok := f.cat.ByURI(e.Loc); ok {
+			old, _ := f.cat.Resource(id)
+			if old != nil && sameListedVersion(old, &e, at) {
+				continue
+			}
+			e.MD.Change = resourcesync.ChangeUpdated
+		}
+		when := e.Lastmod
+		if when.IsZero() {
+			when = at
+		}
+		out = append(out, change{at: when, key: baseKey(&e), entry: &e, doc: u})
+	}
+	f.applyMu.Lock()
+	only := slices.Equal(set.Docs[resourcesync.CapResourceList], []string{u})
+	n := f.s.setNumber(set)
+	f.applyMu.Unlock()
+	if !only || n == 0 {
+		return out
+	}
+	for _, uri := range f.cat.URIs() {
+		if listed[uri] {
+			continue
+		}
+		if id, ok := f.cat.ByURI(uri); ok {
+			if r, ok := f.cat.Resource(id); ok && r.Set == n {
+				e := &resourcesync.Entry{Loc: uri, MD: resourcesync.MD{Change: resourcesync.ChangeDeleted, Length: resourcesync.NoLength}}
+				out = append(out, change{at: at, key: baseKey(e), entry: e, doc: u})
+			}
+		}
+	}
+	return out
+}
+
+// sameListedVersion reports whether a listed entry is the version the
+// catalog holds: same length (when listed), lastmod and hashes.
+func sameListedVersion(old *catalog.Resource, e *resourcesync.Entry, at time.Time) bool {
+	lastmod := e.Lastmod
+	if lastmod.IsZero() {
+		lastmod = at
+	}
+	if e.MD.Length != resourcesync.NoLength && e.MD.Length != old.Length {
+		return false
+	}
+	if !lastmod.Equal(old.Lastmod) {
+		return false
+	}
+	return len(e.MD.Hashes) == 0 || slices.Equal(e.MD.Hashes, old.Hashes)
+}
+
+// applyListed applies a Resource List's differences: lengths are learned
+// first, with no lock held; each change is applied whatever the position,
+// and one past it is marked ahead. A change that fails is left to the
+// polls (the Change List carries it).
+func (f *Follower) applyListed(ctx context.Context, set *Set, changes []change) {
+	last := make(map[string]int, len(changes))
+	for i := range changes {
+		last[changes[i].entry.Loc] = i
+	}
+	lengths := f.learnLengths(ctx, changes, last)
+	horizon := f.now().Add(futureBound)
+	var effects []catalog.Effect
+	applied := 0
+	f.applyMu.Lock()
+	pos := f.positions[set]
+	for i := range changes {
+		c := &changes[i]
+		eff, err := f.applyOne(set, c, lengths[i])
+		if err != nil {
+			f.s.log.Warn("a Resource List difference not applied; the polls will carry it", "uri", c.entry.Loc, "document", c.doc, "err", err)
+			continue
+		}
+		effects = append(effects, eff...)
+		applied++
+		f.mu.Lock()
+		if pos != nil && !c.at.Before(pos.Time) && !c.at.After(horizon) {
+			pos.markAhead(c)
+		}
+		f.mu.Unlock()
+	}
+	f.applyMu.Unlock()
+	if len(effects) > 0 && f.effects != nil {
+		f.effects(effects)
+	}
+	f.s.log.Info("resource list re-read after a framework notification", "set", setKey(set), "changes", applied, "effects", len(effects))
+}
