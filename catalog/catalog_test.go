@@ -288,3 +288,14 @@ func TestHashAlgCodesAreStable(t *testing.T) {
 	assert.Equal(t, byte(3), algCode("sha-256"))
 	assert.Equal(t, algOther, algCode("sha-512"))
 }
+
+func TestCountBySet(t *testing.T) {
+	c := New(Options{Origin: "http://src.example"})
+	for i, set := range []uint16{1, 1, 2, 0, 2, 2} {
+		require.NoError(t, c.Add(&Resource{URI: fmt.Sprintf("http://src.example/r%d", i), Length: 1, Set: set}))
+	}
+	require.NoError(t, c.Seal())
+	assert.Equal(t, map[uint16]int{0: 1, 1: 2, 2: 3}, c.CountBySet())
+	c.Remove("http://src.example/r4")
+	assert.Equal(t, map[uint16]int{0: 1, 1: 2, 2: 2}, c.CountBySet(), "a removed resource is not counted")
+}

@@ -274,6 +274,21 @@ func (c *Catalog) Len() int {
 	return c.live
 }
 
+// CountBySet returns the number of live resources by Resource.Set (0:
+// resources whose set is not known). It walks every record: for a scrape
+// or a status report, not a hot path.
+func (c *Catalog) CountBySet() map[uint16]int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	counts := map[uint16]int{}
+	for id := NodeID(1); id < c.files.next; id++ {
+		if f := c.liveFile(id); f != nil {
+			counts[f.set]++
+		}
+	}
+	return counts
+}
+
 // Stats reports the catalog's size.
 func (c *Catalog) Stats() Stats {
 	c.mu.RLock()

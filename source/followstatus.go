@@ -26,6 +26,8 @@ type SetStatus struct {
 	// notifications) listed so far; zero before any was seen. Newest minus
 	// Position is how far behind the Source the set is.
 	Newest time.Time
+	// Resources is how many resources in the tree the set lists.
+	Resources int
 }
 
 // followState is what FollowStatus reports beyond the counters; guarded by
@@ -43,6 +45,7 @@ type followState struct {
 // Status returns a copy of the Follower's state.
 func (f *Follower) Status() FollowStatus {
 	sets := f.sets()
+	counts := f.cat.CountBySet()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := FollowStatus{
@@ -53,7 +56,7 @@ func (f *Follower) Status() FollowStatus {
 	}
 	for _, set := range sets {
 		pos := f.positions[set]
-		ss := SetStatus{Set: setKey(set), Newest: f.st.newest[set]}
+		ss := SetStatus{Set: setKey(set), Newest: f.st.newest[set], Resources: counts[f.s.setNumber(set)]}
 		if pos != nil {
 			ss.Position = pos.Time
 		}

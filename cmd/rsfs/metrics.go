@@ -116,13 +116,14 @@ var (
 	descLag          = desc("rsfs_change_lag_seconds", "How far a set's position is behind the newest change its Change Lists listed, by set.", "set")
 	descPosition     = desc("rsfs_set_position_timestamp_seconds", "A set's follow position: every change up to it is applied (Unix time), by set.", "set")
 	descResources    = desc("rsfs_resources", "Resources in the tree.")
+	descSetResources = desc("rsfs_set_resources", "Resources in the tree, by the resource set that lists them.", "set")
 	descHeld         = desc("rsfs_held", "1 while changes are held back (rsfs hold), else 0.")
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBytes, descRetries, descCacheHits, descCacheMisses,
 		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPolls, descPollDuration, descPollTime,
-		descApplied, descReloads, descPushed, descLag, descPosition, descResources, descHeld} {
+		descApplied, descReloads, descPushed, descLag, descPosition, descResources, descSetResources, descHeld} {
 		ch <- d
 	}
 }
@@ -170,6 +171,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range st.Sets {
 		gauge(descLag, s.Newest.Sub(s.Position).Seconds(), s.Set)
 		gauge(descPosition, float64(s.Position.UnixNano())/1e9, s.Set)
+		gauge(descSetResources, float64(s.Resources), s.Set)
 	}
 	gauge(descResources, float64(c.r.count()))
 	held := 0.0

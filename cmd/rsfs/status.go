@@ -87,7 +87,7 @@ func printStatus(w io.Writer, r *statusReport) {
 			r.PollInterval, r.Polls.Count, r.Polls.Failures, r.Polls.Applied, r.Polls.Reloads)
 	}
 	for _, s := range r.Sets {
-		fmt.Fprintf(w, "  set %s\n    position %s, newest change %s, behind %s\n", s.Set,
+		fmt.Fprintf(w, "  set %s: %d resources\n    position %s, newest change %s, behind %s\n", s.Set, s.Resources,
 			s.Position.Format(time.RFC3339), s.NewestChange.Format(time.RFC3339),
 			(time.Duration(s.BehindSeconds * float64(time.Second))).String())
 	}

@@ -46,6 +46,7 @@ type setReport struct {
 	Position      time.Time `json:"position"`
 	NewestChange  time.Time `json:"newest_change"`
 	BehindSeconds float64   `json:"behind_seconds"`
+	Resources     int       `json:"resources"`
 }
 
 type pollReport struct {
@@ -112,7 +113,7 @@ func (r *reporter) report() *statusReport {
 	for _, s := range st.Sets {
 		rep.Sets = append(rep.Sets, setReport{
 			Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
-			BehindSeconds: s.Newest.Sub(s.Position).Seconds(),
+			BehindSeconds: s.Newest.Sub(s.Position).Seconds(), Resources: s.Resources,
 		})
 	}
 	rep.Polls = pollReport{Count: st.Polls, Failures: st.PollFailures, Applied: st.Applied, Reloads: st.Reloads}

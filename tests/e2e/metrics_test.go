@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -120,4 +122,44 @@ func TestMetricsAddressInUseIsAClearError(t *testing.T) {
 	assert.Equal(t, 1, exit.ExitCode())
 	assert.Contains(t, stderr, "rsfs: --metrics-addr: listen tcp "+ln.Addr().String()+": bind: address already in use")
 	assert.False(t, isMountPoint(dir))
+}
+
+// TestResourcesBySet: with three resource sets of 3, 3 and 4 resources
+// (sourcetest splits 10 as lo=i*n/k), the per-set gauge and rsfs status
+// count each set's own, and a deletion in the third set is counted there.
+func TestResourcesBySet(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 10, ResourceSets: 3})
+	addr := freeAddr(t)
+	m := mount(t, src.URL(), append(pollFlags, "--metrics-addr", addr)...)
+	metric := func(k int) string {
+		return fmt.Sprintf(`rsfs_set_resources{set="%sset%d/capabilitylist.xml"}`, src.URL(), k)
+	}
+	got, text := scrape(t, addr)
+	require.Equal(t, 3.0, got[metric(1)], text)
+	assert.Equal(t, 3.0, got[metric(2)])
+	assert.Equal(t, 4.0, got[metric(3)])
+	assert.Equal(t, 10.0, got["rsfs_resources"])
+
+	require.NoError(t, src.Delete(src.Resources()[9].URI))
+	eventually(t, "the deletion counted in the third set", func() bool {
+		got, _ = scrape(t, addr)
+		return got[metric(3)] == 3
+	})
+	assert.Equal(t, 3.0, got[metric(1)])
+	assert.Equal(t, 9.0, got["rsfs_resources"])
+
+	out, stderr, err := run(t, 30*time.Second, rsfsBin, "status", "--json", m.dir)
+	require.NoError(t, err, stderr)
+	var st map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &st))
+	counts := map[string]float64{}
+	for _, s := range st["sets"].([]any) {
+		set := s.(map[string]any)
+		counts[set["set"].(string)] = set["resources"].(float64)
+	}
+	assert.Equal(t, map[string]float64{
+		src.URL() + "set1/capabilitylist.xml": 3,
+		src.URL() + "set2/capabilitylist.xml": 3,
+		src.URL() + "set3/capabilitylist.xml": 3,
+	}, counts)
 }
