@@ -2,7 +2,10 @@ package source
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -25,6 +28,39 @@ func TestDiscoverAtomFeedByContent(t *testing.T) {
 	base := site(t, map[string]page{"/records.atom": {body: atomFeedDoc, ctype: "text/xml"}})
 	_, err := discover(t, base+"records.atom")
 	assert.Equal(t, base+"records.atom", feedFound(t, err))
+}
+
+func gzipped(t *testing.T, doc string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write([]byte(doc))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.String()
+}
+
+// A gzip-compressed feed is a feed, told by the root element it
+// decompresses to; a gzip-compressed Sitemap is still a Sitemap.
+func TestDiscoverGzipAtomFeed(t *testing.T) {
+	base := site(t, map[string]page{
+		"/records.atom.gz": {body: gzipped(t, atomFeedDoc), ctype: "application/gzip"},
+	})
+	_, err := discover(t, base+"records.atom.gz")
+	assert.Equal(t, base+"records.atom.gz", feedFound(t, err))
+
+	assert.True(t, isSitemap(bufReader(gzipped(t, resList))))
+	assert.False(t, isAtomFeed(bufReader(gzipped(t, resList))))
+	assert.True(t, isAtomFeed(bufReader(gzipped(t, atomFeedDoc))))
+	assert.False(t, isAtomFeed(bufReader("\x1f\x8bnot gzip")), "a bad gzip stream is no feed")
+	var big strings.Builder // compressed, far longer than the bytes peeked at
+	big.WriteString(`<feed xmlns="http://www.w3.org/2005/Atom">`)
+	for i := range 20000 {
+		fmt.Fprintf(&big, "<entry><id>urn:%x</id></entry>", i*7919)
+	}
+	big.WriteString(`</feed>`)
+	require.Greater(t, len(gzipped(t, big.String())), 4*4096)
+	assert.True(t, isAtomFeed(bufReader(gzipped(t, big.String()))), "told from the first bytes of a long stream")
 }
 
 func TestDiscoverAtomFeedByHTMLLink(t *testing.T) {
