@@ -132,7 +132,7 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	}
 	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
 	if isAtomFeed(br) { // before isSitemap, which takes any gzip stream
-		return false, &FeedFound{URL: resp.URL}
+		return false, feedFound(resp, br, d.s.maxDoc())
 	}
 	if isSitemap(br) {
 		return true, d.start(ctx, resp.URL, br)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
+
+	"rsfs/fetch"
 )
 
 // atomNS is the Atom namespace (RFC 4287), whose feed root marks an Atom
@@ -27,6 +29,23 @@ var gzipMagic = []byte{0x1f, 0x8b}
 // ResourceSync document was found around it.
 type FeedFound struct {
 	URL string // the feed document's URL
+	// Document is the feed document as discovery read it, when it did
+	// (nil when a page only linked to it, or it was too long to keep);
+	// Validators are its answer's. The first harvest reads it instead
+	// of fetching it again.
+	Document   []byte
+	Validators *fetch.Validators
+}
+
+// feedFound is the FeedFound of the feed document answered in resp, whose
+// body br holds (read through a limit of max bytes).
+func feedFound(resp *fetch.Response, br *bufio.Reader, max int64) *FeedFound {
+	ff := &FeedFound{URL: resp.URL}
+	doc, err := io.ReadAll(br)
+	if err == nil && int64(len(doc)) < max { // at the limit it may be cut short: the harvest reads it again
+		ff.Document, ff.Validators = doc, resp.Validators()
+	}
+	return ff
 }
 
 func (f *FeedFound) Error() string {

@@ -17,24 +17,25 @@ import (
 	"rsfs/catalog"
 	"rsfs/fs"
 	"rsfs/remember"
+	"rsfs/source"
 )
 
-// openFeed returns the Atom-PMH feed at feedURL, read with the client
+// openFeed returns the Atom-PMH feed discovery found, read with the client
 // built for rawURL (the URL the user gave, whose origin gets credentials).
-func openFeed(sf *sourceFlags, rawURL, feedURL string) (*atomfeed.Feed, error) {
+func openFeed(sf *sourceFlags, rawURL string, found *source.FeedFound) (*atomfeed.Feed, error) {
 	client, err := sf.client(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	return atomfeed.New(feedURL, atomfeed.Options{Client: client, Parse: atompmh.Options{MaxBytes: sf.maxDoc}})
+	return atomfeed.New(found.URL, atomfeed.Options{Client: client, Parse: atompmh.Options{MaxBytes: sf.maxDoc}, Discovered: found})
 }
 
-// serveFeed harvests the Atom-PMH feed at feedURL (or rebuilds it from
+// serveFeed harvests the Atom-PMH feed discovery found (or rebuilds it from
 // what stateDir remembers) and mounts it on dir through the same catalog,
 // cache and file system as a ResourceSync Source.
-func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDir string) (*mountedFS, error) {
-	slog.Info("mounting an Atom-PMH feed", "feed", feedURL)
-	feed, err := openFeed(&mf.sourceFlags, rawURL, feedURL)
+func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL string, found *source.FeedFound, dir, stateDir string) (*mountedFS, error) {
+	slog.Info("mounting an Atom-PMH feed", "feed", found.URL)
+	feed, err := openFeed(&mf.sourceFlags, rawURL, found)
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +106,9 @@ func loadFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string, opts at
 	return fl, nil
 }
 
-// inspectFeed prints what the Atom-PMH feed at feedURL publishes.
-func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL, feedURL string, asJSON bool) error {
-	feed, err := openFeed(sf, rawURL, feedURL)
+// inspectFeed prints what the Atom-PMH feed discovery found publishes.
+func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *source.FeedFound, asJSON bool) error {
+	feed, err := openFeed(sf, rawURL, found)
 	if err != nil {
 		return err
 	}

@@ -254,7 +254,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	l, err := load(cmd, mf, rawURL, stateDir, newProgress(term))
 	var feed *source.FeedFound
 	if errors.As(err, &feed) {
-		return serveFeed(cmd, mf, rawURL, feed.URL, dir, stateDir)
+		return serveFeed(cmd, mf, rawURL, feed, dir, stateDir)
 	}
 	if err != nil {
 		return nil, err

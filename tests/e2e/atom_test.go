@@ -437,3 +437,42 @@ func TestAtomArchiveChangedBetweenPolls(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(log), "archive document changed since the last harvest read it")
 }
+
+// The subscription document is fetched once at mount: the harvest reads
+// the document discovery fetched. At a remount, that one fetch is also
+// all the catching up costs when the feed did not change.
+func TestAtomSubscriptionFetchedOnceAtMount(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 3})
+	for _, n := range []string{"a", "b", "c", "d"} {
+		m.create(t, n, "xml")
+	}
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	mnt := mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", "1h")
+	assert.Equal(t, 1, m.src.Requests("/feed"), "GETs of the subscription document at mount")
+	assert.Equal(t, 1, m.src.Requests("/archive/1"))
+	m.waitPool(t, mnt, "mount")
+	mnt.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+
+	m.src.ResetRequests()
+	mnt = mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", "1h")
+	assert.Equal(t, 1, m.src.Requests("/feed"), "GETs of the subscription document at a remount")
+	assert.Zero(t, m.src.Requests("/archive/1"))
+	m.waitPool(t, mnt, "remount")
+}
+
+// A feed whose documents are gzip-compressed is mounted, not taken for a
+// Sitemap.
+func TestAtomGzipFeed(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 2, Gzip: true})
+	for _, n := range []string{"a", "b", "c"} {
+		m.create(t, n, "xml", "txt")
+	}
+	mnt := mountAtom(t, m.src.URL())
+	m.waitPool(t, mnt, "mount")
+	m.checkBytes(t, mnt)
+	m.create(t, "d", "json")
+	m.waitPool(t, mnt, "a creation")
+}
