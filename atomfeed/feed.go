@@ -86,6 +86,9 @@ func New(url string, opts Options) (*Feed, error) {
 	return f, nil
 }
 
+// Client is the client the feed is read through.
+func (f *Feed) Client() *fetch.Client { return f.opts.Client }
+
 // NewCatalog returns an empty catalog for the feed's representations.
 func (f *Feed) NewCatalog() *catalog.Catalog {
 	return catalog.New(catalog.Options{Origin: f.Origin, Protocol: Protocol})

@@ -55,6 +55,9 @@ type Follower struct {
 	soon                     chan struct{}
 	polls, docs, applied     atomic.Int64
 	lastWarnedForeignOrigins map[string]bool
+
+	mu sync.Mutex // guards st
+	st followState
 }
 
 // NewFollower returns a follower filling cat (from NewCatalog).
@@ -75,6 +78,7 @@ func (fl *Follower) Load(ctx context.Context) error {
 	if err := fl.Poll(ctx); err != nil {
 		return err
 	}
+	fl.noteLoaded()
 	if err := fl.cat.Seal(); err != nil {
 		return fmt.Errorf("load %s: %w", fl.f.URL, err)
 	}
@@ -105,6 +109,7 @@ func (fl *Follower) Run(ctx context.Context) {
 	for {
 		wait := fl.opts.Interval + time.Duration((rand.Float64()*0.2-0.1)*float64(fl.opts.Interval))
 		t := time.NewTimer(wait)
+		fl.noteNext(time.Now().Add(wait))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -141,6 +146,13 @@ func (fl *Follower) save() {
 // Poll harvests the feed once and applies what changed, in atom:updated
 // order, then tells Effects.
 func (fl *Follower) Poll(ctx context.Context) error {
+	start := time.Now()
+	err := fl.poll(ctx)
+	fl.notePoll(start, err)
+	return err
+}
+
+func (fl *Follower) poll(ctx context.Context) error {
 	fl.polls.Add(1)
 	res, err := fl.f.harvester(func(string) { fl.docs.Add(1) }).Harvest(ctx, fl.f.URL, fl.state)
 	if err != nil {
@@ -152,6 +164,7 @@ func (fl *Follower) Poll(ctx context.Context) error {
 	if !res.NotModified {
 		fl.f.keepValidators()
 	}
+	fl.noteNewest(res.Changes)
 	todo := fl.todo(res.Changes)
 	if len(todo) == 0 {
 		return nil

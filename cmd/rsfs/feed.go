@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/spf13/cobra"
 
 	"rsfs/atomfeed"
@@ -58,14 +57,19 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL string, found *source.
 	if err != nil {
 		return nil, err
 	}
+	report := newReporter(mf, rawURL, dir, stateDir)
 	fsys = fs.New(fs.Config{
+		Status:  report.json,
 		Catalog: cat,
 		Cache:   blocks,
 		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{feed.OriginOf(r), follower.PollSoon} },
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})
-	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(feed.Origin, mf.allowOther))
+	report.attach(mountParts{protocol: atomfeed.Protocol, origin: feed.Origin, client: feed.Client(),
+		fsys: fsys, follower: follower, blocks: blocks, count: cat.Len})
+	mf.serveMetrics(cmd.Context(), report)
+	server, err := mf.mountFS(dir, fsys.Root(), fsys.MountOptions(feed.Origin, mf.allowOther))
 	if err != nil {
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
@@ -128,9 +132,6 @@ func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *sour
 func (m *mountedFS) runFeed(ctx context.Context, mf *mountFlags) <-chan struct{} {
 	if mf.notifyAddr != "" {
 		slog.Warn("--notify-addr: an Atom-PMH feed has no notification channels; polling only")
-	}
-	if mf.metricsAddr != "" {
-		slog.Warn("--metrics-addr: not served for an Atom-PMH feed yet")
 	}
 	done := make(chan struct{})
 	go func() {

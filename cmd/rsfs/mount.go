@@ -282,7 +282,8 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Effects:  fsys.Notify,
 		Held:     func() bool { return mountutil.Held(dir) },
 	}, l.Positions)
-	report.attach(l, fsys, follower, blocks)
+	report.attach(mountParts{protocol: "resourcesync", origin: l.Source.Origin, client: l.Source.Client(),
+		fsys: fsys, follower: follower, blocks: blocks, count: l.Catalog.Len})
 	mf.serveMetrics(cmd.Context(), report)
 	if err := l.CatchUp(cmd.Context(), follower); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
