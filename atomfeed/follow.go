@@ -27,6 +27,9 @@ type FollowOptions struct {
 	// changes, at most once per SaveEvery, and once more when Run ends.
 	Save      func([]byte) error
 	SaveEvery time.Duration
+	// Held, when it returns true, holds changes back (rsfs hold): Run
+	// skips its polls, and the first one after the hold harvests them.
+	Held func() bool
 }
 
 // Stats count what a Follower did.
@@ -117,6 +120,10 @@ func (fl *Follower) Run(ctx context.Context) {
 		case <-t.C:
 		case <-fl.soon:
 			t.Stop()
+		}
+		if fl.opts.Held != nil && fl.opts.Held() {
+			fl.f.log.Debug("changes held back; poll skipped")
+			continue
 		}
 		if err := fl.Poll(ctx); err != nil && ctx.Err() == nil {
 			fl.f.log.Warn("polling the feed; the tree stays as it was", "err", err)

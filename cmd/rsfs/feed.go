@@ -15,6 +15,7 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/fs"
+	"rsfs/mountutil"
 	"rsfs/remember"
 	"rsfs/source"
 )
@@ -48,6 +49,7 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL string, found *source.
 		},
 		Save:      func(data []byte) error { return remember.SaveFeed(stateDir, data) },
 		SaveEvery: 2 * time.Minute,
+		Held:      func() bool { return mountutil.Held(dir) },
 	})
 	if err != nil {
 		return nil, err

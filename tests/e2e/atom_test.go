@@ -536,3 +536,26 @@ func TestAtomStatusAndMetrics(t *testing.T) {
 	assert.Positive(t, got[`rsfs_http_requests_total{kind="get",origin="`+origin+`",status="200"}`])
 	assert.GreaterOrEqual(t, got[`rsfs_fuse_operation_duration_seconds_count{op="read"}`], 5.0, "each file read")
 }
+
+// `rsfs hold` holds a feed's changes back, as a Source's, and the status
+// says so; after `rsfs release` they show.
+func TestAtomHold(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 2})
+	for _, n := range []string{"a", "b"} {
+		m.create(t, n, "xml")
+	}
+	mnt := mountAtom(t, m.src.URL())
+	m.waitPool(t, mnt, "mount")
+	before := m.src.Pool()
+	_, stderr, err := run(t, 10*time.Second, rsfsBin, "hold", mnt.dir, "--for", "1h")
+	require.NoError(t, err, stderr)
+	m.create(t, "held", "xml")
+	time.Sleep(3 * atomPoll) // a poll that applied the change would show it by now
+	got, err := atomTree(mnt.dir)
+	require.NoError(t, err)
+	assert.Equal(t, before, got, "no change while held")
+	assert.NotNil(t, readStatus(t, mnt.dir).Hold)
+	_, stderr, err = run(t, 10*time.Second, rsfsBin, "release", mnt.dir)
+	require.NoError(t, err, stderr)
+	m.waitPool(t, mnt, "the change after release")
+}
