@@ -13,6 +13,7 @@
 package atomfeed
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,6 +43,9 @@ type Options struct {
 	// MaxDocuments bounds the documents one harvest walks; 0 means
 	// atompmh.DefaultMaxDocuments.
 	MaxDocuments int
+	// Discovered, if it holds the subscription document (as discovery
+	// read it), is read by the first harvest instead of a second GET.
+	Discovered *source.FeedFound
 }
 
 // Feed is one Atom-PMH feed, harvested into a catalog.
@@ -56,9 +60,10 @@ type Feed struct {
 	log    *slog.Logger
 	reader *source.URIReader
 
-	mu   sync.Mutex        // guards etag and seen
-	etag *fetch.Validators // of the subscription document last harvested
-	seen *fetch.Validators // of the one being harvested; kept if it is read
+	mu    sync.Mutex        // guards etag, seen and first
+	etag  *fetch.Validators // of the subscription document last harvested
+	seen  *fetch.Validators // of the one being harvested; kept if it is read
+	first *source.FeedFound // the subscription document discovery read; nil once used
 }
 
 // New returns the feed whose subscription document is at url, and lets
@@ -74,8 +79,15 @@ func New(url string, opts Options) (*Feed, error) {
 	}
 	log = log.With("feed", url)
 	opts.Client.AllowOrigin(o)
-	return &Feed{URL: url, Origin: o, opts: opts, log: log, reader: source.NewURIReader(opts.Client, log)}, nil
+	f := &Feed{URL: url, Origin: o, opts: opts, log: log, reader: source.NewURIReader(opts.Client, log)}
+	if d := opts.Discovered; d != nil && d.URL == url && d.Document != nil {
+		f.first = d
+	}
+	return f, nil
 }
+
+// Client is the client the feed is read through.
+func (f *Feed) Client() *fetch.Client { return f.opts.Client }
 
 // NewCatalog returns an empty catalog for the feed's representations.
 func (f *Feed) NewCatalog() *catalog.Catalog {
@@ -115,6 +127,11 @@ func (f *Feed) fetch(ctx context.Context, url string, conditional bool, count fu
 	if count != nil {
 		count(url)
 	}
+	if subscription {
+		if rc, ok, err := f.fromDiscovery(v); ok {
+			return rc, err
+		}
+	}
 	resp, err := f.opts.Client.Get(ctx, url, v)
 	if errors.Is(err, fetch.ErrNotModified) {
 		return nil, atompmh.ErrNotModified
@@ -128,4 +145,31 @@ func (f *Feed) fetch(ctx context.Context, url string, conditional bool, count fu
 		f.mu.Unlock()
 	}
 	return resp.Body, nil
+}
+
+// fromDiscovery answers the first fetch of the subscription document with
+// the document discovery read (ok), as the server would have: "not
+// modified" when it is the version v, the one last harvested.
+func (f *Feed) fromDiscovery(v *fetch.Validators) (io.ReadCloser, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	d := f.first
+	if d == nil {
+		return nil, false, nil
+	}
+	f.first = nil
+	if v != nil && d.Validators != nil && sameVersion(*v, *d.Validators) {
+		return nil, true, atompmh.ErrNotModified
+	}
+	f.seen = d.Validators
+	return io.NopCloser(bytes.NewReader(d.Document)), true, nil
+}
+
+// sameVersion reports whether two answers' validators name one version:
+// the same ETag, or, without ETags, the same Last-Modified.
+func sameVersion(a, b fetch.Validators) bool {
+	if a.ETag != "" || b.ETag != "" {
+		return a.ETag == b.ETag
+	}
+	return a.LastModified != "" && a.LastModified == b.LastModified
 }

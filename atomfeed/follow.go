@@ -27,6 +27,9 @@ type FollowOptions struct {
 	// changes, at most once per SaveEvery, and once more when Run ends.
 	Save      func([]byte) error
 	SaveEvery time.Duration
+	// Held, when it returns true, holds changes back (rsfs hold): Run
+	// skips its polls, and the first one after the hold harvests them.
+	Held func() bool
 }
 
 // Stats count what a Follower did.
@@ -55,6 +58,9 @@ type Follower struct {
 	soon                     chan struct{}
 	polls, docs, applied     atomic.Int64
 	lastWarnedForeignOrigins map[string]bool
+
+	mu sync.Mutex // guards st
+	st followState
 }
 
 // NewFollower returns a follower filling cat (from NewCatalog).
@@ -75,6 +81,7 @@ func (fl *Follower) Load(ctx context.Context) error {
 	if err := fl.Poll(ctx); err != nil {
 		return err
 	}
+	fl.noteLoaded()
 	if err := fl.cat.Seal(); err != nil {
 		return fmt.Errorf("load %s: %w", fl.f.URL, err)
 	}
@@ -105,6 +112,7 @@ func (fl *Follower) Run(ctx context.Context) {
 	for {
 		wait := fl.opts.Interval + time.Duration((rand.Float64()*0.2-0.1)*float64(fl.opts.Interval))
 		t := time.NewTimer(wait)
+		fl.noteNext(time.Now().Add(wait))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -112,6 +120,10 @@ func (fl *Follower) Run(ctx context.Context) {
 		case <-t.C:
 		case <-fl.soon:
 			t.Stop()
+		}
+		if fl.opts.Held != nil && fl.opts.Held() {
+			fl.f.log.Debug("changes held back; poll skipped")
+			continue
 		}
 		if err := fl.Poll(ctx); err != nil && ctx.Err() == nil {
 			fl.f.log.Warn("polling the feed; the tree stays as it was", "err", err)
@@ -141,6 +153,13 @@ func (fl *Follower) save() {
 // Poll harvests the feed once and applies what changed, in atom:updated
 // order, then tells Effects.
 func (fl *Follower) Poll(ctx context.Context) error {
+	start := time.Now()
+	err := fl.poll(ctx)
+	fl.notePoll(start, err)
+	return err
+}
+
+func (fl *Follower) poll(ctx context.Context) error {
 	fl.polls.Add(1)
 	res, err := fl.f.harvester(func(string) { fl.docs.Add(1) }).Harvest(ctx, fl.f.URL, fl.state)
 	if err != nil {
@@ -152,6 +171,7 @@ func (fl *Follower) Poll(ctx context.Context) error {
 	if !res.NotModified {
 		fl.f.keepValidators()
 	}
+	fl.noteNewest(res.Changes)
 	todo := fl.todo(res.Changes)
 	if len(todo) == 0 {
 		return nil

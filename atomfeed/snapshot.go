@@ -90,6 +90,7 @@ func (f *Feed) Restore(data []byte, opts FollowOptions) (*Follower, error) {
 	if err := fl.cat.Seal(); err != nil {
 		return nil, fmt.Errorf("feed snapshot: %w", err)
 	}
+	fl.noteRestored()
 	return fl, nil
 }
 

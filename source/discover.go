@@ -131,11 +131,11 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 		return d.tryURL(ctx, link, hops+1, false)
 	}
 	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
+	if isAtomFeed(br) { // before isSitemap, which takes any gzip stream
+		return false, feedFound(resp, br, d.s.maxDoc())
+	}
 	if isSitemap(br) {
 		return true, d.start(ctx, resp.URL, br)
-	}
-	if isAtomFeed(br) {
-		return false, &FeedFound{URL: resp.URL}
 	}
 	link, feed := htmlLinks(br)
 	if link != "" {

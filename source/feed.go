@@ -7,11 +7,20 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"rsfs/fetch"
 )
 
 // atomNS is the Atom namespace (RFC 4287), whose feed root marks an Atom
 // feed; package atompmh reads it.
 const atomNS = "http://www.w3.org/2005/Atom"
+
+// sniffPeek is how much of a body is looked at to tell what it is.
+const sniffPeek = 4096
+
+var gzipMagic = []byte{0x1f, 0x8b}
 
 // FeedFound is what Discover returns when the URL is not a ResourceSync
 // Source but an Atom feed (an Atom-PMH feed, mounted by package atomfeed):
@@ -20,16 +29,33 @@ const atomNS = "http://www.w3.org/2005/Atom"
 // ResourceSync document was found around it.
 type FeedFound struct {
 	URL string // the feed document's URL
+	// Document is the feed document as discovery read it, when it did
+	// (nil when a page only linked to it, or it was too long to keep);
+	// Validators are its answer's. The first harvest reads it instead
+	// of fetching it again.
+	Document   []byte
+	Validators *fetch.Validators
+}
+
+// feedFound is the FeedFound of the feed document answered in resp, whose
+// body br holds (read through a limit of max bytes).
+func feedFound(resp *fetch.Response, br *bufio.Reader, max int64) *FeedFound {
+	ff := &FeedFound{URL: resp.URL}
+	doc, err := io.ReadAll(br)
+	if err == nil && int64(len(doc)) < max { // at the limit it may be cut short: the harvest reads it again
+		ff.Document, ff.Validators = doc, resp.Validators()
+	}
+	return ff
 }
 
 func (f *FeedFound) Error() string {
 	return fmt.Sprintf("%s is an Atom feed, not a ResourceSync Source", f.URL)
 }
 
-// isAtomFeed reports whether the document's first element is an Atom feed.
+// isAtomFeed reports whether the document's first element is an Atom
+// feed, looking through gzip (package atompmh reads a gzip stream too).
 func isAtomFeed(br *bufio.Reader) bool {
-	head, _ := br.Peek(4096)
-	dec := xml.NewDecoder(bytes.NewReader(head))
+	dec := xml.NewDecoder(bytes.NewReader(xmlHead(br)))
 	dec.Strict = false
 	for {
 		tok, err := dec.Token()
@@ -40,6 +66,21 @@ func isAtomFeed(br *bufio.Reader) bool {
 			return se.Name.Local == "feed" && se.Name.Space == atomNS
 		}
 	}
+}
+
+// xmlHead peeks at the start of a body as XML: its first bytes, or, when
+// they are a gzip stream, what they decompress to (as much as they do).
+func xmlHead(br *bufio.Reader) []byte {
+	head, _ := br.Peek(sniffPeek)
+	if !bytes.HasPrefix(head, gzipMagic) {
+		return head
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(head))
+	if err != nil {
+		return nil
+	}
+	out, _ := io.ReadAll(io.LimitReader(zr, sniffPeek)) // a truncated stream gives what it holds
+	return out
 }
 
 // htmlLinks finds, in HTML, the first <link rel="resourcesync" href>

@@ -2,7 +2,10 @@ package source
 
 import (
 	"bufio"
+	"bytes"
+	"compress/gzip"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,7 +17,7 @@ const atomFeedDoc = `<?xml version="1.0" encoding="utf-8"?>
 <!-- a comment first -->
 <feed xmlns="http://www.w3.org/2005/Atom"><id>urn:x</id><updated>2024-01-01T00:00:00Z</updated></feed>`
 
-func feedFound(t *testing.T, err error) string {
+func foundFeed(t *testing.T, err error) string {
 	t.Helper()
 	var ff *FeedFound
 	require.True(t, errors.As(err, &ff), "want FeedFound, got %v", err)
@@ -22,9 +25,47 @@ func feedFound(t *testing.T, err error) string {
 }
 
 func TestDiscoverAtomFeedByContent(t *testing.T) {
-	base := site(t, map[string]page{"/records.atom": {body: atomFeedDoc, ctype: "text/xml"}})
+	base := site(t, map[string]page{"/records.atom": {body: atomFeedDoc, ctype: "text/xml", headers: map[string]string{"ETag": `"v1"`}}})
 	_, err := discover(t, base+"records.atom")
-	assert.Equal(t, base+"records.atom", feedFound(t, err))
+	assert.Equal(t, base+"records.atom", foundFeed(t, err))
+	var ff *FeedFound
+	require.ErrorAs(t, err, &ff)
+	assert.Equal(t, atomFeedDoc, string(ff.Document), "the document read is kept for the harvest")
+	require.NotNil(t, ff.Validators)
+	assert.Equal(t, `"v1"`, ff.Validators.ETag)
+}
+
+func gzipped(t *testing.T, doc string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	_, err := zw.Write([]byte(doc))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	return buf.String()
+}
+
+// A gzip-compressed feed is a feed, told by the root element it
+// decompresses to; a gzip-compressed Sitemap is still a Sitemap.
+func TestDiscoverGzipAtomFeed(t *testing.T) {
+	base := site(t, map[string]page{
+		"/records.atom.gz": {body: gzipped(t, atomFeedDoc), ctype: "application/gzip"},
+	})
+	_, err := discover(t, base+"records.atom.gz")
+	assert.Equal(t, base+"records.atom.gz", foundFeed(t, err))
+
+	assert.True(t, isSitemap(bufReader(gzipped(t, resList))))
+	assert.False(t, isAtomFeed(bufReader(gzipped(t, resList))))
+	assert.True(t, isAtomFeed(bufReader(gzipped(t, atomFeedDoc))))
+	assert.False(t, isAtomFeed(bufReader("\x1f\x8bnot gzip")), "a bad gzip stream is no feed")
+	var big strings.Builder // compressed, far longer than the bytes peeked at
+	big.WriteString(`<feed xmlns="http://www.w3.org/2005/Atom">`)
+	for i := range 20000 {
+		fmt.Fprintf(&big, "<entry><id>urn:%x</id></entry>", i*7919)
+	}
+	big.WriteString(`</feed>`)
+	require.Greater(t, len(gzipped(t, big.String())), 4*4096)
+	assert.True(t, isAtomFeed(bufReader(gzipped(t, big.String()))), "told from the first bytes of a long stream")
 }
 
 func TestDiscoverAtomFeedByHTMLLink(t *testing.T) {
@@ -34,9 +75,9 @@ func TestDiscoverAtomFeedByHTMLLink(t *testing.T) {
 		"/page.html": {body: `<html><link rel="alternate" type="application/atom+xml" href="feed"></html>`, ctype: "text/html"},
 	})
 	_, err := discover(t, base)
-	assert.Equal(t, base+"feed", feedFound(t, err), "from the home page")
+	assert.Equal(t, base+"feed", foundFeed(t, err), "from the home page")
 	_, err = discover(t, base+"page.html")
-	assert.Equal(t, base+"feed", feedFound(t, err), "from a page, relative")
+	assert.Equal(t, base+"feed", foundFeed(t, err), "from a page, relative")
 }
 
 // A page linking to both is a ResourceSync Source: its feed is not

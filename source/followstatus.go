@@ -4,7 +4,14 @@ import (
 	"time"
 )
 
-// FollowStatus is what a Follower has done and will do, for `rsfs status`
+// Following is a follower as `rsfs status` and metrics see it, whichever
+// protocol it follows: a ResourceSync Follower, or an Atom-PMH feed's
+// (package atomfeed), whose one set is the feed.
+type Following interface {
+	Status() FollowStatus
+}
+
+// FollowStatus is what a follower has done and will do, for `rsfs status`
 // and metrics.
 type FollowStatus struct {
 	Polls, Applied, Reloads int64
@@ -17,9 +24,10 @@ type FollowStatus struct {
 	Sets                    []SetStatus
 }
 
-// SetStatus is one resource set's follow position.
+// SetStatus is one resource set's follow position (an Atom-PMH feed's:
+// its harvest mark).
 type SetStatus struct {
-	Set string // its Capability List URL (or first Resource List)
+	Set string // its Capability List URL (or first Resource List); a feed's URL
 	// Position: every change up to this time is applied.
 	Position time.Time
 	// Newest is the newest change the set's Change Lists (or its pushed

@@ -8,7 +8,6 @@ import (
 	"sort"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/spf13/cobra"
 
 	"rsfs/atomfeed"
@@ -16,25 +15,27 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/fs"
+	"rsfs/mountutil"
 	"rsfs/remember"
+	"rsfs/source"
 )
 
-// openFeed returns the Atom-PMH feed at feedURL, read with the client
+// openFeed returns the Atom-PMH feed discovery found, read with the client
 // built for rawURL (the URL the user gave, whose origin gets credentials).
-func openFeed(sf *sourceFlags, rawURL, feedURL string) (*atomfeed.Feed, error) {
+func openFeed(sf *sourceFlags, rawURL string, found *source.FeedFound) (*atomfeed.Feed, error) {
 	client, err := sf.client(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	return atomfeed.New(feedURL, atomfeed.Options{Client: client, Parse: atompmh.Options{MaxBytes: sf.maxDoc}})
+	return atomfeed.New(found.URL, atomfeed.Options{Client: client, Parse: atompmh.Options{MaxBytes: sf.maxDoc}, Discovered: found})
 }
 
-// serveFeed harvests the Atom-PMH feed at feedURL (or rebuilds it from
+// serveFeed harvests the Atom-PMH feed discovery found (or rebuilds it from
 // what stateDir remembers) and mounts it on dir through the same catalog,
 // cache and file system as a ResourceSync Source.
-func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDir string) (*mountedFS, error) {
-	slog.Info("mounting an Atom-PMH feed", "feed", feedURL)
-	feed, err := openFeed(&mf.sourceFlags, rawURL, feedURL)
+func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL string, found *source.FeedFound, dir, stateDir string) (*mountedFS, error) {
+	slog.Info("mounting an Atom-PMH feed", "feed", found.URL)
+	feed, err := openFeed(&mf.sourceFlags, rawURL, found)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +49,7 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDi
 		},
 		Save:      func(data []byte) error { return remember.SaveFeed(stateDir, data) },
 		SaveEvery: 2 * time.Minute,
+		Held:      func() bool { return mountutil.Held(dir) },
 	})
 	if err != nil {
 		return nil, err
@@ -57,14 +59,19 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL, feedURL, dir, stateDi
 	if err != nil {
 		return nil, err
 	}
+	report := newReporter(mf, rawURL, dir, stateDir)
 	fsys = fs.New(fs.Config{
+		Status:  report.json,
 		Catalog: cat,
 		Cache:   blocks,
 		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{feed.OriginOf(r), follower.PollSoon} },
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})
-	server, err := gofs.Mount(dir, fsys.Root(), fsys.MountOptions(feed.Origin, mf.allowOther))
+	report.attach(mountParts{protocol: atomfeed.Protocol, origin: feed.Origin, client: feed.Client(),
+		fsys: fsys, follower: follower, blocks: blocks, count: cat.Len})
+	mf.serveMetrics(cmd.Context(), report)
+	server, err := mf.mountFS(dir, fsys.Root(), fsys.MountOptions(feed.Origin, mf.allowOther))
 	if err != nil {
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
@@ -105,9 +112,9 @@ func loadFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string, opts at
 	return fl, nil
 }
 
-// inspectFeed prints what the Atom-PMH feed at feedURL publishes.
-func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL, feedURL string, asJSON bool) error {
-	feed, err := openFeed(sf, rawURL, feedURL)
+// inspectFeed prints what the Atom-PMH feed discovery found publishes.
+func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *source.FeedFound, asJSON bool) error {
+	feed, err := openFeed(sf, rawURL, found)
 	if err != nil {
 		return err
 	}
@@ -127,9 +134,6 @@ func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL, feedURL string, as
 func (m *mountedFS) runFeed(ctx context.Context, mf *mountFlags) <-chan struct{} {
 	if mf.notifyAddr != "" {
 		slog.Warn("--notify-addr: an Atom-PMH feed has no notification channels; polling only")
-	}
-	if mf.metricsAddr != "" {
-		slog.Warn("--metrics-addr: not served for an Atom-PMH feed yet")
 	}
 	done := make(chan struct{})
 	go func() {

@@ -38,7 +38,7 @@ when nothing could be discovered.`,
 			src, err := source.Discover(cmd.Context(), args[0], opts)
 			var feed *source.FeedFound
 			if errors.As(err, &feed) {
-				return inspectFeed(cmd, &sf, args[0], feed.URL, asJSON)
+				return inspectFeed(cmd, &sf, args[0], feed, asJSON)
 			}
 			if err != nil {
 				return err

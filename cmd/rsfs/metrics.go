@@ -107,14 +107,14 @@ var (
 	descCacheBytes   = desc("rsfs_cache_bytes", "Bytes cached now, by tier.", "tier")
 	descVerify       = desc("rsfs_verification_failures_total", "Contents whose bytes disagreed with their published length or hash.")
 	descReadErrors   = desc("rsfs_read_errors_total", "Reads answered with EIO.")
-	descPolls        = desc("rsfs_polls_total", "Polls of the Change Lists, by result (ok, error).", "result")
+	descPolls        = desc("rsfs_polls_total", "Polls of the Change Lists (of an Atom-PMH feed: of its subscription document), by result (ok, error).", "result")
 	descPollDuration = desc("rsfs_last_poll_duration_seconds", "How long the last poll took.")
 	descPollTime     = desc("rsfs_last_poll_timestamp_seconds", "When the last poll started (Unix time).")
 	descApplied      = desc("rsfs_changes_applied_total", "Changes applied, polled or pushed.")
 	descReloads      = desc("rsfs_reloads_total", "Reloads of the Resource Lists.")
 	descPushed       = desc("rsfs_notifications_pushed_total", "Notifications pushed by hubs.")
-	descLag          = desc("rsfs_change_lag_seconds", "How far a set's position is behind the newest change its Change Lists listed, by set.", "set")
-	descPosition     = desc("rsfs_set_position_timestamp_seconds", "A set's follow position: every change up to it is applied (Unix time), by set.", "set")
+	descLag          = desc("rsfs_change_lag_seconds", "How far a set's position is behind the newest change its Change Lists listed (a feed's harvest mark behind the newest atom:updated read), by set (a feed: its URL).", "set")
+	descPosition     = desc("rsfs_set_position_timestamp_seconds", "A set's follow position: every change up to it is applied (a feed's: its harvest mark) (Unix time), by set.", "set")
 	descResources    = desc("rsfs_resources", "Resources in the tree.")
 	descSetResources = desc("rsfs_set_resources", "Resources in the tree, by the resource set that lists them.", "set")
 	descHeld         = desc("rsfs_held", "1 while changes are held back (rsfs hold), else 0.")
@@ -135,7 +135,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	client := c.r.src.Client()
+	client := c.r.client
 	for _, t := range client.Traffic() {
 		counter(descRequests, float64(t.Requests), t.Origin, t.Kind, strconv.Itoa(t.Status))
 	}

@@ -254,7 +254,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	l, err := load(cmd, mf, rawURL, stateDir, newProgress(term))
 	var feed *source.FeedFound
 	if errors.As(err, &feed) {
-		return serveFeed(cmd, mf, rawURL, feed.URL, dir, stateDir)
+		return serveFeed(cmd, mf, rawURL, feed, dir, stateDir)
 	}
 	if err != nil {
 		return nil, err
@@ -282,7 +282,8 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Effects:  fsys.Notify,
 		Held:     func() bool { return mountutil.Held(dir) },
 	}, l.Positions)
-	report.attach(l, fsys, follower, blocks)
+	report.attach(mountParts{protocol: "resourcesync", origin: l.Source.Origin, client: l.Source.Client(),
+		fsys: fsys, follower: follower, blocks: blocks, count: l.Catalog.Len})
 	mf.serveMetrics(cmd.Context(), report)
 	if err := l.CatchUp(cmd.Context(), follower); err != nil {
 		slog.Warn("catching up with the Source", "err", err)

@@ -86,8 +86,12 @@ func printStatus(w io.Writer, r *statusReport) {
 		fmt.Fprintf(w, "Following:  every %s: %d polls (%d failed), %d changes applied, %d reloads\n",
 			r.PollInterval, r.Polls.Count, r.Polls.Failures, r.Polls.Applied, r.Polls.Reloads)
 	}
+	kind := "set"
+	if r.Protocol == "atompmh" {
+		kind = "feed" // its position is the harvest mark
+	}
 	for _, s := range r.Sets {
-		fmt.Fprintf(w, "  set %s: %d resources\n    position %s, newest change %s, behind %s\n", s.Set, s.Resources,
+		fmt.Fprintf(w, "  %s %s: %d resources\n    position %s, newest change %s, behind %s\n", kind, s.Set, s.Resources,
 			s.Position.Format(time.RFC3339), s.NewestChange.Format(time.RFC3339),
 			(time.Duration(s.BehindSeconds * float64(time.Second))).String())
 	}

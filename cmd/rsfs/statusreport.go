@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"rsfs/cache"
+	"rsfs/fetch"
 	"rsfs/fs"
 	"rsfs/mountutil"
 	"rsfs/recent"
-	"rsfs/remember"
 	"rsfs/source"
 )
 
@@ -24,6 +24,7 @@ const (
 // statusReport is what `rsfs status` prints, as the mount renders it.
 type statusReport struct {
 	Source       string         `json:"source"`
+	Protocol     string         `json:"protocol"` // "resourcesync" or "atompmh"
 	Origin       string         `json:"origin"`
 	Dir          string         `json:"dir"`
 	PID          int            `json:"pid"`
@@ -91,9 +92,17 @@ type reporter struct {
 	interval time.Duration
 	memMax   int64
 	diskMax  int64 // 0: no disk cache
-	src      *source.Source
+	mountParts
+}
+
+// mountParts are what a reporter reads of a mount, whichever protocol it
+// serves.
+type mountParts struct {
+	protocol string // "resourcesync" or "atompmh"
+	origin   string
+	client   *fetch.Client
 	fsys     *fs.FS
-	follower *source.Follower
+	follower source.Following
 	blocks   *cache.Cache
 	count    func() int
 }
@@ -102,7 +111,7 @@ func (r *reporter) report() *statusReport {
 	now := time.Now()
 	st := r.follower.Status()
 	rep := &statusReport{
-		Source: r.url, Origin: r.src.Origin, Dir: r.dir, PID: os.Getpid(),
+		Source: r.url, Protocol: r.protocol, Origin: r.origin, Dir: r.dir, PID: os.Getpid(),
 		Started: r.started.UTC(), Now: now.UTC(), Resources: r.count(),
 		PollInterval: r.interval.String(), Pushed: st.Pushed,
 		Verification: r.blocks.VerifyFailures(statusWindow, statusLatest),
@@ -132,9 +141,9 @@ func (r *reporter) report() *statusReport {
 		rep.Hold = &holdReport{Until: until.UTC()}
 	}
 	rep.Cache = r.cacheReport()
-	bytes := r.src.Client().BytesByOrigin()
+	bytes := r.client.BytesByOrigin()
 	byOrigin := map[string]int{}
-	for _, t := range r.src.Client().Traffic() {
+	for _, t := range r.client.Traffic() {
 		i, ok := byOrigin[t.Origin]
 		if !ok {
 			i = len(rep.Fetched)
@@ -191,9 +200,7 @@ func newReporter(mf *mountFlags, rawURL, dir, stateDir string) *reporter {
 }
 
 // attach gives the reporter the mount's parts; before the mount serves.
-func (r *reporter) attach(l *remember.Loaded, fsys *fs.FS, f *source.Follower, blocks *cache.Cache) {
-	r.src, r.fsys, r.follower, r.blocks, r.count = l.Source, fsys, f, blocks, l.Catalog.Len
-}
+func (r *reporter) attach(p mountParts) { r.mountParts = p }
 
 // heldUntil is mountutil.HeldUntil, for the metrics.
 var heldUntil = mountutil.HeldUntil

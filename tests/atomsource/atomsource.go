@@ -52,6 +52,9 @@ type Config struct {
 	// PerDocument is the number of entries after which the subscription
 	// document becomes an archive; 0 means 10.
 	PerDocument int
+	// Gzip serves the feed's documents gzip-compressed (as their bytes,
+	// not as a Content-Encoding), as a Sitemap may be.
+	Gzip bool
 }
 
 // Source is a running producer.

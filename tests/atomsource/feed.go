@@ -2,6 +2,7 @@ package atomsource
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"net/http"
 	"slices"
@@ -169,6 +170,18 @@ func (s *Source) serve(w http.ResponseWriter, req *http.Request) {
 	w.Write(resp.body)
 }
 
+// gzipLocked compresses a document's body when the feed is served gzipped.
+func (s *Source) gzipLocked(body []byte) []byte {
+	if !s.cfg.Gzip {
+		return body
+	}
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(body)
+	zw.Close()
+	return buf.Bytes()
+}
+
 func text(status int) response {
 	return response{status: status, header: map[string]string{"Content-Type": "text/plain"},
 		body: []byte(http.StatusText(status) + "\n")}
@@ -188,7 +201,7 @@ func (s *Source) respondLocked(req *http.Request) response {
 		if err != nil || n < 1 || n > len(s.archives) {
 			return text(http.StatusNotFound)
 		}
-		return response{status: http.StatusOK, header: map[string]string{"Content-Type": atomType}, body: s.archiveLocked(n)}
+		return response{status: http.StatusOK, header: map[string]string{"Content-Type": atomType}, body: s.gzipLocked(s.archiveLocked(n))}
 	case strings.HasPrefix(path, "/rec/"):
 		return s.repResponseLocked(strings.TrimPrefix(path, "/rec/"))
 	}
@@ -204,7 +217,7 @@ func (s *Source) subscriptionResponseLocked(req *http.Request) response {
 		return response{status: http.StatusNotModified, header: map[string]string{"ETag": etag}}
 	}
 	return response{status: http.StatusOK, header: map[string]string{"ETag": etag, "Content-Type": atomType},
-		body: s.subscriptionLocked()}
+		body: s.gzipLocked(s.subscriptionLocked())}
 }
 
 // repResponseLocked serves NAME.EXT: the current bytes, 410 for a deleted

@@ -437,3 +437,125 @@ func TestAtomArchiveChangedBetweenPolls(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(log), "archive document changed since the last harvest read it")
 }
+
+// The subscription document is fetched once at mount: the harvest reads
+// the document discovery fetched. At a remount, that one fetch is also
+// all the catching up costs when the feed did not change.
+func TestAtomSubscriptionFetchedOnceAtMount(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 3})
+	for _, n := range []string{"a", "b", "c", "d"} {
+		m.create(t, n, "xml")
+	}
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	mnt := mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", "1h")
+	assert.Equal(t, 1, m.src.Requests("/feed"), "GETs of the subscription document at mount")
+	assert.Equal(t, 1, m.src.Requests("/archive/1"))
+	m.waitPool(t, mnt, "mount")
+	mnt.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+
+	m.src.ResetRequests()
+	mnt = mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", "1h")
+	assert.Equal(t, 1, m.src.Requests("/feed"), "GETs of the subscription document at a remount")
+	assert.Zero(t, m.src.Requests("/archive/1"))
+	m.waitPool(t, mnt, "remount")
+}
+
+// A feed whose documents are gzip-compressed is mounted, not taken for a
+// Sitemap.
+func TestAtomGzipFeed(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 2, Gzip: true})
+	for _, n := range []string{"a", "b", "c"} {
+		m.create(t, n, "xml", "txt")
+	}
+	mnt := mountAtom(t, m.src.URL())
+	m.waitPool(t, mnt, "mount")
+	m.checkBytes(t, mnt)
+	m.create(t, "d", "json")
+	m.waitPool(t, mnt, "a creation")
+}
+
+// `rsfs status` and the metrics of a feed mount that followed a change:
+// the feed's position is its harvest mark (the subscription document's
+// atom:updated), its polls and the change applied are counted.
+func TestAtomStatusAndMetrics(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 2})
+	for _, n := range []string{"a", "b", "c"} {
+		m.create(t, n, "xml")
+	}
+	addr := freeAddr(t)
+	mnt := mountAtom(t, m.src.URL(), "--metrics-addr", addr)
+	m.create(t, "new", "xml", "txt")
+	m.waitPool(t, mnt, "a creation")
+	m.checkBytes(t, mnt)
+	info, err := os.Stat(mnt.path("rec/new.xml"))
+	require.NoError(t, err)
+	updated := info.ModTime().UTC() // the producer's clock: the subscription document's atom:updated too
+
+	var st status
+	eventually(t, "the change counted in the status", func() bool {
+		st = readStatus(t, mnt.dir)
+		return st.Polls.Applied == 1
+	})
+	assert.Equal(t, m.src.URL(), st.Source)
+	assert.Equal(t, "atompmh", st.Protocol)
+	assert.Equal(t, mnt.dir, st.Dir)
+	assert.Equal(t, 5, st.Resources)
+	require.Len(t, st.Sets, 1)
+	assert.Equal(t, m.src.URL(), st.Sets[0].Set)
+	assert.Equal(t, updated, st.Sets[0].Position, "position: the harvest mark")
+	assert.Equal(t, updated, st.Sets[0].NewestChange)
+	assert.Zero(t, st.Sets[0].BehindSeconds)
+	assert.Equal(t, 5, st.Sets[0].Resources)
+	assert.Equal(t, "ok", st.Polls.Result)
+	assert.GreaterOrEqual(t, st.Polls.Count, int64(2), "the harvest at mount and a poll")
+	require.NotNil(t, st.Polls.Last)
+	require.NotNil(t, st.Polls.Next)
+	assert.True(t, st.Polls.Next.After(*st.Polls.Last))
+	origin := strings.TrimSuffix(m.src.URL(), "/feed")
+	require.Len(t, st.Fetched, 1)
+	assert.Equal(t, origin, st.Fetched[0].Origin)
+	assert.GreaterOrEqual(t, st.Fetched[0].Requests, int64(m.src.DocumentRequests()))
+
+	out, stderr, err := run(t, 10*time.Second, rsfsBin, "status", mnt.dir)
+	require.NoError(t, err, stderr)
+	t.Logf("rsfs status %s:\n%s", mnt.dir, out)
+	assert.Contains(t, out, "Source:     "+m.src.URL()+" ")
+	assert.Contains(t, out, "  feed "+m.src.URL()+": 5 resources\n    position "+updated.Format(time.RFC3339))
+
+	got, _ := scrape(t, addr)
+	assert.Equal(t, 1.0, got["rsfs_changes_applied_total"])
+	assert.Equal(t, 5.0, got["rsfs_resources"])
+	assert.Equal(t, 5.0, got[`rsfs_set_resources{set="`+m.src.URL()+`"}`])
+	assert.Equal(t, float64(updated.Unix()), got[`rsfs_set_position_timestamp_seconds{set="`+m.src.URL()+`"}`])
+	assert.Equal(t, 0.0, got[`rsfs_change_lag_seconds{set="`+m.src.URL()+`"}`])
+	assert.GreaterOrEqual(t, got[`rsfs_polls_total{result="ok"}`], 2.0)
+	assert.Equal(t, 0.0, got[`rsfs_polls_total{result="error"}`])
+	assert.Positive(t, got[`rsfs_http_requests_total{kind="get",origin="`+origin+`",status="200"}`])
+	assert.GreaterOrEqual(t, got[`rsfs_fuse_operation_duration_seconds_count{op="read"}`], 5.0, "each file read")
+}
+
+// `rsfs hold` holds a feed's changes back, as a Source's, and the status
+// says so; after `rsfs release` they show.
+func TestAtomHold(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 2})
+	for _, n := range []string{"a", "b"} {
+		m.create(t, n, "xml")
+	}
+	mnt := mountAtom(t, m.src.URL())
+	m.waitPool(t, mnt, "mount")
+	before := m.src.Pool()
+	_, stderr, err := run(t, 10*time.Second, rsfsBin, "hold", mnt.dir, "--for", "1h")
+	require.NoError(t, err, stderr)
+	m.create(t, "held", "xml")
+	time.Sleep(3 * atomPoll) // a poll that applied the change would show it by now
+	got, err := atomTree(mnt.dir)
+	require.NoError(t, err)
+	assert.Equal(t, before, got, "no change while held")
+	assert.NotNil(t, readStatus(t, mnt.dir).Hold)
+	_, stderr, err = run(t, 10*time.Second, rsfsBin, "release", mnt.dir)
+	require.NoError(t, err, stderr)
+	m.waitPool(t, mnt, "the change after release")
+}

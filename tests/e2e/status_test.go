@@ -18,6 +18,7 @@ import (
 // status is the part of `rsfs status --json` the tests read.
 type status struct {
 	Source    string `json:"source"`
+	Protocol  string `json:"protocol"`
 	Dir       string `json:"dir"`
 	PID       int    `json:"pid"`
 	Resources int    `json:"resources"`
@@ -26,6 +27,7 @@ type status struct {
 		Position      time.Time `json:"position"`
 		NewestChange  time.Time `json:"newest_change"`
 		BehindSeconds float64   `json:"behind_seconds"`
+		Resources     int       `json:"resources"`
 	} `json:"sets"`
 	Polls struct {
 		Count   int64      `json:"count"`
