@@ -28,11 +28,16 @@ var (
 	_ gofs.NodeListxattrer    = (*dirNode)(nil)
 )
 
+// Lookup answers LOOKUP. A process that looks up a file by name is taken to
+// stat what it lists (plus.go).
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	id, a, ok := d.fsys.cfg.Catalog.Lookup(d.id, name)
 	if !ok {
 		out.SetEntryTimeout(d.fsys.cfg.Timeout)
 		return nil, syscall.ENOENT
+	}
+	if !a.Dir {
+		d.fsys.statters.mark(ctx)
 	}
 	return d.child(ctx, id, a, out), 0
 }
@@ -142,16 +147,31 @@ func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	return 0
 }
 
-// Lookup is called for the entry Readdirent returned last.
+// errNoPlus is the answer that leaves a READDIRPLUS entry without
+// attributes: go-fuse then sends node ID 0, which the kernel takes as a
+// plain entry (plus.go).
+const errNoPlus = syscall.EAGAIN
+
+// Lookup is called by READDIRPLUS, for the entry Readdirent returned last
+// (or, when go-fuse replays an interrupted read, another).
 func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	fsys := h.dir.fsys
+	var id catalog.NodeID
+	var a catalog.Attr
+	ok := false
 	if i := h.next - 1; i >= 0 && i < len(h.entries) && h.entries[i].name == name {
-		e := &h.entries[i]
-		if a, ok := h.dir.fsys.cfg.Catalog.Attr(e.id); ok {
-			return h.dir.child(ctx, e.id, a, out), 0
-		}
-		return nil, syscall.ENOENT
+		id = h.entries[i].id
+		a, ok = fsys.cfg.Catalog.Attr(id)
+	} else {
+		id, a, ok = fsys.cfg.Catalog.Lookup(h.dir.id, name)
 	}
-	return h.dir.Lookup(ctx, name, out)
+	switch {
+	case !ok:
+		return nil, syscall.ENOENT
+	case !a.Dir && !fsys.statters.has(ctx):
+		return nil, errNoPlus
+	}
+	return h.dir.child(ctx, id, a, out), 0
 }
 
 func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) { h.entries = nil }

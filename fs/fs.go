@@ -58,6 +58,7 @@ type FS struct {
 	// readErrors are the reads that failed (EIO), for Status.
 	readErrors recent.Log
 	status     statusCache
+	statters   statters
 }
 
 // New returns a file system over cfg's catalog.
@@ -117,8 +118,8 @@ func (f *FS) MountOptions(name string, allowOther bool) *gofs.Options {
 		MaxReadAhead:         1 << 20,
 		MaxBackground:        64,
 		IgnoreSecurityLabels: false, // rsfs answers the ACL names itself: ENOTSUP (xattr.go)
-		// READDIRPLUS only where the program stats what it lists (ls -l,
-		// rsync): a plain find then creates no inode per entry.
+		// READDIRPLUS answers files in full only to a program that stats
+		// what it lists (plus.go): a plain find creates no inode per file.
 		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
 	}
 	return opts

@@ -131,8 +131,12 @@ func TestReaddirSeekAndLookupFromHandle(t *testing.T) {
 	require.Equal(t, syscall.Errno(0), errno)
 	require.Equal(t, "a.txt", first.Name)
 
-	// READDIRPLUS looks up the entry just returned.
+	// READDIRPLUS looks up the entry just returned: a file in full only for
+	// a process that has looked a file up by name (plus.go).
 	var out fuse.EntryOut
+	_, errno = h.Lookup(testCtx(t), "a.txt", &out)
+	require.Equal(t, errNoPlus, errno, "no process has looked up a file yet")
+	tf.file(t, "top.txt")
 	child, errno := h.Lookup(testCtx(t), "a.txt", &out)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.IsType(t, &fileNode{}, child.Operations())
