@@ -145,33 +145,49 @@ func New(opts Options) *Catalog {
 // that would pass a capacity limit is refused with an error wrapping
 // ErrFull, and the catalog is left as it was.
 func (c *Catalog) Add(r *Resource) error {
+	var stack [128]byte
+	p := prepare(r, stack[:0])
+	a := &p
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.room(r); err != nil {
+	id, shared := c.findOrShared(a.h, r.URI)
+	if err := c.room(a, id != 0); err != nil {
 		return err
 	}
 	if c.sealed {
-		c.upsertLocked(r)
+		c.upsertLocked(a, id)
 		return nil
 	}
-	c.addLocked(r, false)
+	c.addLocked(a, id, shared, false)
 	return nil
 }
 
-// addLocked records a resource before Seal; an existing record of the URI is
-// replaced when always is set or r is not older.
-func (c *Catalog) addLocked(r *Resource, always bool) {
-	h := uriHash(r.URI)
-	id, shared := c.findOrShared(h, r.URI)
+// addition is what Add and TryUpsert compute about a resource before they
+// take the lock: its URI hash and its hashes as stored.
+type addition struct {
+	r    *Resource
+	h    uint64
+	blob []byte
+}
+
+// prepare computes r's addition, the hash blob appended to buf.
+func prepare(r *Resource, buf []byte) addition {
+	return addition{r: r, h: uriHash(r.URI), blob: appendHashes(buf, r.Hashes)}
+}
+
+// addLocked records a resource before Seal, given what findOrShared found;
+// an existing record of the URI is replaced when always is set or the
+// resource is not older.
+func (c *Catalog) addLocked(a *addition, id NodeID, shared, always bool) {
 	if id != 0 {
-		if always || timeNanos(r.Lastmod) >= c.files.at(id).mtime {
-			c.setVersion(id, r)
+		if always || timeNanos(a.r.Lastmod) >= c.files.at(id).mtime {
+			c.setVersion(id, a)
 		}
 		return
 	}
-	c.newFile(r, h)
+	c.newFile(a)
 	if shared {
-		c.markHashShared(h)
+		c.markHashShared(a.h)
 	}
 }
 
@@ -183,16 +199,16 @@ func (c *Catalog) Sealed() bool {
 }
 
 // newFile stores a record for a URI not yet in the catalog and indexes it.
-func (c *Catalog) newFile(r *Resource, h uint64) NodeID {
-	prefix, suffix := splitURI(r.URI)
+func (c *Catalog) newFile(a *addition) NodeID {
+	prefix, suffix := splitURI(a.r.URI)
 	id := c.files.add()
 	f := c.files.at(id)
 	f.prefix = c.internPrefix(prefix)
 	f.suffix = c.arena.addPrefixed(suffix)
-	f.ino = h
+	f.ino = a.h
 	f.mtime = noTime
-	c.setVersion(id, r)
-	c.indexURI(h, id)
+	c.setVersion(id, a)
+	c.indexURI(a.h, id)
 	c.live++
 	return id
 }
@@ -210,7 +226,8 @@ func (c *Catalog) internPrefix(p string) uint32 {
 
 // setVersion stores r's version fields (not its URI) in the record of id and
 // reports whether any changed.
-func (c *Catalog) setVersion(id NodeID, r *Resource) bool {
+func (c *Catalog) setVersion(id NodeID, a *addition) bool {
+	r := a.r
 	f := c.files.at(id)
 	f.set = r.Set
 	changed := false
@@ -220,7 +237,7 @@ func (c *Catalog) setVersion(id NodeID, r *Resource) bool {
 		f.size, f.mtime, f.tzMin = r.Length, mt, tz
 		changed = true
 	}
-	if c.setHashes(f, r.Hashes) {
+	if c.setHashes(f, a.blob) {
 		changed = true
 	}
 	if c.setType(id, f, r.Type) {
@@ -235,9 +252,7 @@ func (c *Catalog) setVersion(id NodeID, r *Resource) bool {
 	return changed
 }
 
-func (c *Catalog) setHashes(f *fileRec, hs []resourcesync.Hash) bool {
-	var stack [128]byte
-	blob := appendHashes(stack[:0], hs)
+func (c *Catalog) setHashes(f *fileRec, blob []byte) bool {
 	if f.hash != 0 {
 		old := c.arena.tail(f.hash)
 		if len(blob) == hashBlobLen(old) && string(blob) == string(old[:len(blob)]) {

@@ -50,10 +50,9 @@ func (l Limits) indexBits() int {
 // needs a record, an index slot and arena room for its URI (and, after Seal,
 // for its name and the directories it may create); any version needs arena
 // room for its hashes.
-func (c *Catalog) room(r *Resource) error {
-	h := uriHash(r.URI)
-	blob := appendHashes(nil, r.Hashes)
-	if _, found := c.findURI(h, r.URI); found {
+func (c *Catalog) room(a *addition, exists bool) error {
+	r, blob := a.r, a.blob
+	if exists {
 		if !c.arena.fits(len(blob)) {
 			return c.fullf("%d bytes of names, URIs and hashes", c.arena.limit())
 		}
@@ -66,7 +65,8 @@ func (c *Catalog) room(r *Resource) error {
 		return c.fullf("a URI index of 2^%d slots", c.lim.indexBits())
 	}
 	prefix, suffix := splitURI(r.URI)
-	sizes := []int{len(suffix) + 10, len(blob)}
+	var room [8]int
+	sizes := append(room[:0], len(suffix)+10, len(blob))
 	if _, ok := c.prefixIndex[prefix]; !ok {
 		sizes = append(sizes, len(prefix))
 	}

@@ -52,29 +52,34 @@ func (c *Catalog) Upsert(r *Resource) []Effect {
 // TryUpsert is Upsert that returns an error wrapping ErrFull when r would
 // pass a capacity limit; the catalog is then unchanged.
 func (c *Catalog) TryUpsert(r *Resource) ([]Effect, error) {
+	var stack [128]byte
+	p := prepare(r, stack[:0])
+	a := &p
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err := c.room(r); err != nil {
+	id, shared := c.findOrShared(a.h, r.URI)
+	if err := c.room(a, id != 0); err != nil {
 		return nil, err
 	}
 	if !c.sealed {
-		c.addLocked(r, true)
+		c.addLocked(a, id, shared, true)
 		return nil, nil
 	}
-	return c.upsertLocked(r), nil
+	return c.upsertLocked(a, id), nil
 }
 
-func (c *Catalog) upsertLocked(r *Resource) []Effect {
-	h := uriHash(r.URI)
-	if id, ok := c.findURI(h, r.URI); ok {
-		if !c.setVersion(id, r) {
+// upsertLocked stores a after Seal; id is its URI's record, 0 if none.
+func (c *Catalog) upsertLocked(a *addition, id NodeID) []Effect {
+	r, h := a.r, a.h
+	if id != 0 {
+		if !c.setVersion(id, a) {
 			return nil
 		}
 		f := c.files.at(id)
 		c.raiseMtime(f.parent, f.mtime)
 		return []Effect{{Kind: ContentChanged, Parent: dirID(f.parent), Name: c.fileName(f), ID: id, Ino: f.ino}}
 	}
-	id := c.newFile(r, h)
+	id = c.newFile(a)
 	f := c.files.at(id)
 	effects := c.placeNewFile(id, f)
 	c.newFileIno(id, f, r.URI, h)
