@@ -10,8 +10,8 @@ import (
 // The kernel, in READDIRPLUS_AUTO mode, asks for READDIRPLUS on the first
 // read of every directory, whatever the program does next. Answering it in
 // full creates an inode per entry: a plain find over a million files would
-// then hold a million go-fuse inodes (about 700 bytes each with the GC's
-// headroom) and spend most of its time making them. So READDIRPLUS
+// then hold a million go-fuse inodes (about 500 bytes of RSS each, with the
+// collector's headroom) and spend most of its CPU making them. So READDIRPLUS
 // answers directories in full, and files in full only to a process known to
 // stat what it lists: one that has looked up a file by name (ls -l stats its
 // first directory's files one LOOKUP each, then gets every later listing in
