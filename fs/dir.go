@@ -57,14 +57,25 @@ func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	return 0
 }
 
-// OpendirHandle lets the kernel cache the listing. The handle snapshots the
-// directory when it is first read, so a listing is consistent; an open the
-// kernel answers from its cache costs no snapshot.
+// OpendirHandle lets the kernel cache the listing, when the opener stats
+// what it lists: its READDIRPLUS is answered in full, so a later stat of
+// any entry finds the kernel's inode. The listing a plain find reads (files
+// without attributes, plus.go) is not cached: a program that stats what it
+// lists would otherwise be served the cached names and LOOKUP every file,
+// one round trip each, where a READDIRPLUS answers a hundred. The handle
+// snapshots the directory when it is first read, so a listing is
+// consistent; an open the kernel answers from its cache costs no snapshot.
 func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if a, ok := d.fsys.cfg.Catalog.Attr(d.id); !ok || !a.Dir {
 		return nil, 0, syscall.ENOENT
 	}
-	return &dirHandle{dir: d}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+	// go-fuse sets both flags if either is set, so a listing is either
+	// cached or not kept at all.
+	open := uint32(0)
+	if d.fsys.statters.has(ctx) {
+		open = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	}
+	return &dirHandle{dir: d}, open, 0
 }
 
 func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
