@@ -57,23 +57,22 @@ func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	return 0
 }
 
-// OpendirHandle lets the kernel cache the listing, when the opener stats
-// what it lists: its READDIRPLUS is answered in full, so a later stat of
-// any entry finds the kernel's inode. The listing a plain find reads (files
-// without attributes, plus.go) is not cached: a program that stats what it
-// lists would otherwise be served the cached names and LOOKUP every file,
-// one round trip each, where a READDIRPLUS answers a hundred. The handle
-// snapshots the directory when it is first read, so a listing is
-// consistent; an open the kernel answers from its cache costs no snapshot.
+// OpendirHandle lets the kernel cache the listing for a process that does
+// not stat what it lists (find): its names are all it needs. For one that
+// does, the cached names would cost a LOOKUP per file, one round trip each,
+// where a READDIRPLUS answered in full (plus.go) costs one per hundred: its
+// open drops the cached listing (go-fuse sets FOPEN_CACHE_DIR and
+// FOPEN_KEEP_CACHE together, so it is both or neither) and reads the
+// directory through rsfs. The handle snapshots the directory when it is
+// first read, so a listing is consistent; an open the kernel answers from
+// its cache costs no snapshot.
 func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if a, ok := d.fsys.cfg.Catalog.Attr(d.id); !ok || !a.Dir {
 		return nil, 0, syscall.ENOENT
 	}
-	// go-fuse sets both flags if either is set, so a listing is either
-	// cached or not kept at all.
-	open := uint32(0)
+	open := uint32(fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE)
 	if d.fsys.statters.has(ctx) {
-		open = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+		open = 0
 	}
 	return &dirHandle{dir: d}, open, 0
 }
