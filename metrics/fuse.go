@@ -37,79 +37,61 @@ func WrapFUSE(raw fuse.RawFileSystem, reg prometheus.Registerer) *FUSE {
 	return f
 }
 
-func (f *FUSE) done(op string, start time.Time, st fuse.Status) {
+// done records an operation that started at start and answered *st (read
+// when the deferred call runs, after the operation returned).
+func (f *FUSE) done(op string, start time.Time, st *fuse.Status) {
 	f.latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
-	if st != fuse.OK && st != fuse.ENOENT && st != fuse.ENODATA {
+	if s := *st; s != fuse.OK && s != fuse.ENOENT && s != fuse.ENODATA {
 		f.errors.WithLabelValues(op).Inc()
 	}
 }
 
-func (f *FUSE) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.Lookup(cancel, h, name, out)
-	f.done("lookup", start, st)
-	return st
+func (f *FUSE) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) (st fuse.Status) {
+	defer f.done("lookup", time.Now(), &st)
+	return f.RawFileSystem.Lookup(cancel, h, name, out)
 }
 
-func (f *FUSE) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.GetAttr(cancel, in, out)
-	f.done("getattr", start, st)
-	return st
+func (f *FUSE) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) (st fuse.Status) {
+	defer f.done("getattr", time.Now(), &st)
+	return f.RawFileSystem.GetAttr(cancel, in, out)
 }
 
-func (f *FUSE) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.Open(cancel, in, out)
-	f.done("open", start, st)
-	return st
+func (f *FUSE) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) (st fuse.Status) {
+	defer f.done("open", time.Now(), &st)
+	return f.RawFileSystem.Open(cancel, in, out)
 }
 
-func (f *FUSE) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	start := time.Now()
-	r, st := f.RawFileSystem.Read(cancel, in, buf)
-	f.done("read", start, st)
-	return r, st
+func (f *FUSE) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (r fuse.ReadResult, st fuse.Status) {
+	defer f.done("read", time.Now(), &st)
+	return f.RawFileSystem.Read(cancel, in, buf)
 }
 
-func (f *FUSE) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.OpenDir(cancel, in, out)
-	f.done("opendir", start, st)
-	return st
+func (f *FUSE) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) (st fuse.Status) {
+	defer f.done("opendir", time.Now(), &st)
+	return f.RawFileSystem.OpenDir(cancel, in, out)
 }
 
-func (f *FUSE) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.ReadDir(cancel, in, out)
-	f.done("readdir", start, st)
-	return st
+func (f *FUSE) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) (st fuse.Status) {
+	defer f.done("readdir", time.Now(), &st)
+	return f.RawFileSystem.ReadDir(cancel, in, out)
 }
 
-func (f *FUSE) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.ReadDirPlus(cancel, in, out)
-	f.done("readdirplus", start, st)
-	return st
+func (f *FUSE) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) (st fuse.Status) {
+	defer f.done("readdirplus", time.Now(), &st)
+	return f.RawFileSystem.ReadDirPlus(cancel, in, out)
 }
 
-func (f *FUSE) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	start := time.Now()
-	n, st := f.RawFileSystem.GetXAttr(cancel, h, attr, dest)
-	f.done("getxattr", start, st)
-	return n, st
+func (f *FUSE) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (n uint32, st fuse.Status) {
+	defer f.done("getxattr", time.Now(), &st)
+	return f.RawFileSystem.GetXAttr(cancel, h, attr, dest)
 }
 
-func (f *FUSE) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	start := time.Now()
-	n, st := f.RawFileSystem.ListXAttr(cancel, h, dest)
-	f.done("listxattr", start, st)
-	return n, st
+func (f *FUSE) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (n uint32, st fuse.Status) {
+	defer f.done("listxattr", time.Now(), &st)
+	return f.RawFileSystem.ListXAttr(cancel, h, dest)
 }
 
-func (f *FUSE) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	start := time.Now()
-	st := f.RawFileSystem.StatFs(cancel, h, out)
-	f.done("statfs", start, st)
-	return st
+func (f *FUSE) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) (st fuse.Status) {
+	defer f.done("statfs", time.Now(), &st)
+	return f.RawFileSystem.StatFs(cancel, h, out)
 }
