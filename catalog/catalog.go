@@ -145,6 +145,14 @@ func New(opts Options) *Catalog {
 // that would pass a capacity limit is refused with an error wrapping
 // ErrFull, and the catalog is left as it was.
 func (c *Catalog) Add(r *Resource) error {
+	_, err := c.put(r, false)
+	return err
+}
+
+// put is Add (newer wins before Seal) and TryUpsert (always: the call
+// wins). The URI is hashed and the hashes prepared before the lock; after
+// Seal both are an upsert, with its effects.
+func (c *Catalog) put(r *Resource, always bool) ([]Effect, error) {
 	var stack [128]byte
 	p := prepare(r, stack[:0])
 	a := &p
@@ -152,14 +160,13 @@ func (c *Catalog) Add(r *Resource) error {
 	defer c.mu.Unlock()
 	id, shared := c.findOrShared(a.h, r.URI)
 	if err := c.room(a, id != 0); err != nil {
-		return err
+		return nil, err
 	}
 	if c.sealed {
-		c.upsertLocked(a, id)
-		return nil
+		return c.upsertLocked(a, id), nil
 	}
-	c.addLocked(a, id, shared, false)
-	return nil
+	c.addLocked(a, id, shared, always)
+	return nil, nil
 }
 
 // addition is what Add and TryUpsert compute about a resource before they

@@ -52,20 +52,7 @@ func (c *Catalog) Upsert(r *Resource) []Effect {
 // TryUpsert is Upsert that returns an error wrapping ErrFull when r would
 // pass a capacity limit; the catalog is then unchanged.
 func (c *Catalog) TryUpsert(r *Resource) ([]Effect, error) {
-	var stack [128]byte
-	p := prepare(r, stack[:0])
-	a := &p
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	id, shared := c.findOrShared(a.h, r.URI)
-	if err := c.room(a, id != 0); err != nil {
-		return nil, err
-	}
-	if !c.sealed {
-		c.addLocked(a, id, shared, true)
-		return nil, nil
-	}
-	return c.upsertLocked(a, id), nil
+	return c.put(r, true)
 }
 
 // upsertLocked stores a after Seal; id is its URI's record, 0 if none.
