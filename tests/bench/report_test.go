@@ -54,3 +54,28 @@ func TestUpsertSectionKeepsTheRest(t *testing.T) {
 		last = i
 	}
 }
+
+// The overlap reference is the slower of the wire and the hash, by median,
+// and a failed reference gives no figure rather than the other one.
+func TestSlowerOfTakesTheSlowerMedian(t *testing.T) {
+	p := &peerBench{refs: map[string][]sample{
+		"wire": {{secs: 0.2}, {secs: 0.3}, {secs: 0.25}},
+		"hash": {{secs: 0.5}, {secs: 0.4}, {secs: 0.45}},
+		"bad":  {{secs: 0.1}, {err: "exit status 1"}},
+	}}
+	got, ok := p.refSummary(slowerOf("wire", "hash"), mCatFirst)
+	if !ok || got.secs != 0.45 {
+		t.Errorf("slower of wire and hash = %+v, %v; want 0.45 s", got, ok)
+	}
+	got, ok = p.refSummary(slowerOf("hash", "wire"), mCatFirst)
+	if !ok || got.secs != 0.45 {
+		t.Errorf("slower of hash and wire = %+v, %v; want 0.45 s", got, ok)
+	}
+	got, ok = p.refSummary(slowerOf("wire", "bad"), mCatFirst)
+	if !ok || got.err == "" {
+		t.Errorf("with a failed reference = %+v, %v; want the failure", got, ok)
+	}
+	if _, ok := p.refSummary(slowerOf("wire", "missing"), mCatFirst); ok {
+		t.Error("a missing reference gave a figure")
+	}
+}
