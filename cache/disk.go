@@ -46,6 +46,7 @@ type diskStore struct {
 	pending     map[diskKey]*diskWrite
 	queuedBytes int64
 	closed      bool
+	scanned     bool // the index holds every block file on disk: a key it does not know is not there
 
 	queue      chan *diskWrite
 	writerDone chan struct{}
@@ -112,6 +113,9 @@ const tempMarker = ".tmp-"
 // deleted and reported as a miss.
 func (d *diskStore) read(k blockKey) ([]byte, bool) {
 	dk := d.key(k)
+	if !d.mayBeOnDisk(dk) {
+		return nil, false
+	}
 	path := d.path(dk)
 	file, err := readBlockFile(path, d.maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -166,6 +170,15 @@ func (d *diskStore) mayHold(k blockKey) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.index.knows(dk)
+}
+
+// mayBeOnDisk reports whether a block file for dk can exist: until the
+// startup scan has indexed the directory, any can; after it, only those
+// the index knows (a miss then costs no open of a missing file).
+func (d *diskStore) mayBeOnDisk(dk diskKey) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return !d.scanned || d.index.knows(dk)
 }
 
 func (d *diskStore) forget(dk diskKey) {

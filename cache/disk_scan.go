@@ -45,6 +45,7 @@ func (d *diskStore) scan() {
 	for _, f := range found {
 		d.index.addScanned(f.key, f.size)
 	}
+	d.scanned = true
 	victims := d.index.takeOldest(d.maxBytes)
 	bytes := d.index.bytes
 	d.mu.Unlock()

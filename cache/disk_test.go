@@ -374,3 +374,32 @@ func TestDiskAnotherBlockSizeDoesNotReuseBlocks(t *testing.T) {
 	assert.Equal(t, int64(3), origin.calls.Load())
 	assert.Equal(t, uint64(0), second.Stats().DiskHits)
 }
+
+// After the startup scan the index knows every block file on disk, so a
+// miss opens no file: a block file that appears behind the store's back
+// afterwards (here copied in from another cache directory) is not read,
+// and the block is fetched.
+func TestDiskMissAfterTheScanOpensNoFile(t *testing.T) {
+	data := randomBytes(5*testBlock+123, 41)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
+
+	written := t.TempDir()
+	first, _ := newDiskCache(t, written, Config{ReadAhead: -1})
+	assert.Equal(t, data, readContent(t, first, content, &memOrigin{data: data}))
+	waitDiskIdle(t, first)
+	first.Close()
+
+	dir := t.TempDir()
+	second, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
+	waitScanned(t, second)
+	for b := range int64(6) {
+		src, dst := blockPath(first, "v1", b), blockPath(second, "v1", b)
+		raw, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(dst, raw, 0o644))
+	}
+	origin := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, origin))
+	assert.Equal(t, int64(6), origin.calls.Load(), "blocks the scan did not index are fetched")
+	assert.Equal(t, uint64(0), second.Stats().DiskHits)
+}
