@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"rsfs/idle"
 )
 
 // Bounds of the disk write queue: writes beyond them are dropped rather than
@@ -216,7 +218,7 @@ func (d *diskStore) enqueue(k blockKey, data []byte) {
 
 func (d *diskStore) writeLoop() {
 	defer close(d.writerDone)
-	lowerPriority()
+	idle.LockThread()
 	for w := range d.queue {
 		if err := d.write(w); err != nil {
 			d.errs.Add(1)

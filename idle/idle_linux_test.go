@@ -1,4 +1,4 @@
-package cache
+package idle
 
 import (
 	"testing"
@@ -6,12 +6,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The disk writer's thread runs only on CPU time nobody else wants: a
+// A locked thread runs only on CPU time nobody else wants: a
 // first read's disk-cache writes must not take CPU from the read (issue 14).
-func TestLowerPriorityIsSchedIdle(t *testing.T) {
+func TestLockThreadIsSchedIdle(t *testing.T) {
 	got := make(chan uint32, 1)
 	go func() {
-		lowerPriority() // locks this goroutine to its thread, which then exits with it
+		LockThread() // locks this goroutine to its thread, which then exits with it
 		attr, err := unix.SchedGetAttr(0, 0)
 		if err != nil {
 			t.Errorf("sched_getattr: %v", err)
@@ -21,6 +21,6 @@ func TestLowerPriorityIsSchedIdle(t *testing.T) {
 		got <- attr.Policy
 	}()
 	if p := <-got; p != unix.SCHED_IDLE {
-		t.Errorf("disk writer thread policy = %d, want SCHED_IDLE (%d)", p, unix.SCHED_IDLE)
+		t.Errorf("thread policy = %d, want SCHED_IDLE (%d)", p, unix.SCHED_IDLE)
 	}
 }
