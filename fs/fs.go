@@ -108,15 +108,20 @@ func (f *FS) MountOptions(name string, allowOther bool) *gofs.Options {
 		GID:             f.cfg.GID,
 	}
 	opts.MountOptions = fuse.MountOptions{
-		AllowOther:           allowOther,
-		FsName:               name,
-		Name:                 "rsfs",
-		Options:              []string{"ro", "default_permissions"},
-		DirectMount:          true,
-		DirectMountFlags:     syscall.MS_RDONLY | syscall.MS_NOSUID | syscall.MS_NODEV,
-		MaxWrite:             1 << 20,
-		MaxReadAhead:         1 << 20,
-		MaxBackground:        64,
+		AllowOther:       allowOther,
+		FsName:           name,
+		Name:             "rsfs",
+		Options:          []string{"ro", "default_permissions"},
+		DirectMount:      true,
+		DirectMountFlags: syscall.MS_RDONLY | syscall.MS_NOSUID | syscall.MS_NODEV,
+		MaxWrite:         1 << 20,
+		MaxReadAhead:     1 << 20,
+		MaxBackground:    64,
+		// rsfs answers reads from memory (fuse.ReadResultData). go-fuse's
+		// splice path only helps replies backed by a file descriptor; for
+		// bytes in memory it writes the header into a pipe, gives up, and
+		// drains the pipe again: three wasted system calls on every READ.
+		DisableSplice:        true,
 		IgnoreSecurityLabels: false, // rsfs answers the ACL names itself: ENOTSUP (xattr.go)
 		// READDIRPLUS answers files in full only to a program that stats
 		// what it lists (plus.go): a plain find creates no inode per file.
