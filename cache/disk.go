@@ -20,9 +20,14 @@ import (
 // Bounds of the disk write queue: writes beyond them are dropped rather than
 // slowing reads.
 const (
-	diskQueueLen   = 256
+	diskQueueLen   = 8192
 	diskQueueBytes = 64 << 20
-	maxDiskIDLen   = 64 << 10 // contents with longer ids are not written to disk
+	// diskQuiet is how long no block must have been queued before the
+	// writer writes, while the queue is under half its bounds: the writes
+	// of a burst of reads (grep -r) wait for its end instead of competing
+	// with it for the CPU and the file system.
+	diskQuiet    = 100 * time.Millisecond
+	maxDiskIDLen = 64 << 10 // contents with longer ids are not written to disk
 )
 
 // diskStore is the disk cache: one file per block under dir/blocks, written
@@ -39,7 +44,8 @@ type diskStore struct {
 	dir       string // dir/blocks
 	maxBytes  int64
 	blockSize int
-	maxFile   int64 // the largest file a valid block can make
+	maxFile   int64         // the largest file a valid block can make
+	quiet     time.Duration // diskQuiet; tests set it
 	nonce     string
 	log       *slog.Logger
 
@@ -51,11 +57,13 @@ type diskStore struct {
 	scanned     bool // the index holds every block file on disk: a key it does not know is not there
 
 	queue      chan *diskWrite
+	pressed    chan struct{} // signalled when the queue passes half its bounds: stop waiting for quiet
 	writerDone chan struct{}
 	stopScan   chan struct{}
 	scanDone   chan struct{}
 
 	hits, writes, evictions, errs, drops, cleaned atomic.Uint64
+	lastQueued                                    atomic.Int64 // time.Now().UnixNano() of the last enqueue
 }
 
 // diskWrite is one queued block write.
@@ -81,11 +89,13 @@ func openDiskStore(dir string, maxBytes int64, blockSize int, log *slog.Logger) 
 		maxBytes:   maxBytes,
 		blockSize:  blockSize,
 		maxFile:    blockFileFixed + maxDiskIDLen + int64(blockSize),
+		quiet:      diskQuiet,
 		nonce:      hex.EncodeToString(nonce[:]),
 		log:        log,
 		index:      newDiskIndex(),
 		pending:    make(map[diskKey]*diskWrite),
 		queue:      make(chan *diskWrite, diskQueueLen),
+		pressed:    make(chan struct{}, 1),
 		writerDone: make(chan struct{}),
 		stopScan:   make(chan struct{}),
 		scanDone:   make(chan struct{}),
@@ -211,6 +221,13 @@ func (d *diskStore) enqueue(k blockKey, data []byte) {
 	case d.queue <- w:
 		d.pending[dk] = w
 		d.queuedBytes += int64(len(data))
+		d.lastQueued.Store(time.Now().UnixNano())
+		if !d.calmLocked() {
+			select {
+			case d.pressed <- struct{}{}:
+			default:
+			}
+		}
 	default:
 		d.drops.Add(1)
 	}
@@ -220,6 +237,7 @@ func (d *diskStore) writeLoop() {
 	defer close(d.writerDone)
 	idle.LockThread()
 	for w := range d.queue {
+		d.settle()
 		if err := d.write(w); err != nil {
 			d.errs.Add(1)
 			d.log.Warn("disk cache: write failed", "id", w.key.id, "block", w.key.block, "err", err)
@@ -229,6 +247,35 @@ func (d *diskStore) writeLoop() {
 		d.queuedBytes -= int64(len(w.data))
 		d.mu.Unlock()
 	}
+}
+
+// settle waits, while the queue is under half its bounds and the store
+// open, until no block has been queued for d.quiet.
+func (d *diskStore) settle() {
+	for {
+		d.mu.Lock()
+		calm := d.calmLocked()
+		d.mu.Unlock()
+		quiet := time.Since(time.Unix(0, d.lastQueued.Load()))
+		if !calm || quiet >= d.quiet {
+			return
+		}
+		t := time.NewTimer(d.quiet - quiet)
+		select {
+		case <-t.C:
+		case <-d.pressed:
+			t.Stop()
+		case <-d.stopScan: // closing: write what is queued at once
+			t.Stop()
+			return
+		}
+	}
+}
+
+// calmLocked reports whether the writer may wait for quiet: the store is
+// open and the queue under half its bounds. d.mu must be held.
+func (d *diskStore) calmLocked() bool {
+	return !d.closed && d.queuedBytes < diskQueueBytes/2 && len(d.queue) < diskQueueLen/2
 }
 
 // write stores one block: a temporary file renamed into place, then

@@ -403,3 +403,39 @@ func TestDiskMissAfterTheScanOpensNoFile(t *testing.T) {
 	assert.Equal(t, int64(6), origin.calls.Load(), "blocks the scan did not index are fetched")
 	assert.Equal(t, uint64(0), second.Stats().DiskHits)
 }
+
+// Writes wait for the reads to pause: while blocks keep coming (here: the
+// quiet time never passes) and the queue is under half its bounds, nothing
+// is written; closing writes what is queued at once.
+func TestDiskWritesWaitForQuietAndCloseWritesAll(t *testing.T) {
+	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	d.quiet = time.Hour // set before the first enqueue, which orders it before the writer reads it
+	for b := range int64(3) {
+		d.enqueue(blockKey{"v1", b}, randomBytes(testBlock, uint64(b)))
+	}
+	time.Sleep(300 * time.Millisecond) // time enough for a writer that does not wait to write
+	assert.Equal(t, uint64(0), d.writes.Load(), "written during a burst of reads")
+	d.close()
+	assert.Equal(t, uint64(3), d.writes.Load(), "closing writes every queued block")
+	for b := range int64(3) {
+		_, err := os.Stat(d.path(d.key(blockKey{"v1", b})))
+		assert.NoError(t, err, "block %d", b)
+	}
+}
+
+// A queue past half its bound is written without waiting for quiet: a long
+// sequential read keeps its blocks flowing to disk instead of dropping them.
+func TestDiskWritesDoNotWaitUnderPressure(t *testing.T) {
+	const block = 1 << 20
+	d, err := openDiskStore(t.TempDir(), 1<<30, block, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(d.close)
+	d.quiet = time.Hour
+	n := int64(diskQueueBytes/2/block + 2)
+	for b := range n {
+		d.enqueue(blockKey{"big", b}, randomBytes(block, uint64(b)))
+	}
+	eventually(t, func() bool { return d.writes.Load() > 0 }, "writes under pressure")
+	assert.Equal(t, uint64(0), d.drops.Load())
+}
