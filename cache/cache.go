@@ -225,6 +225,14 @@ func (c *Cache) peek(k blockKey) ([]byte, bool) {
 }
 
 // onDisk reports whether the disk cache may hold a block.
+// busy notes that a reader is at work (an open or a read): disk-cache
+// writes wait for a pause (disk.go, settle).
+func (c *Cache) busy() {
+	if c.disk != nil {
+		c.disk.busy()
+	}
+}
+
 func (c *Cache) onDisk(k blockKey) bool {
 	return c.disk != nil && c.disk.mayHold(k)
 }

@@ -22,10 +22,11 @@ import (
 const (
 	diskQueueLen   = 8192
 	diskQueueBytes = 64 << 20
-	// diskQuiet is how long no block must have been queued before the
-	// writer writes, while the queue is under half its bounds: the writes
-	// of a burst of reads (grep -r) wait for its end instead of competing
-	// with it for the CPU and the file system.
+	// diskQuiet is how long no block must have been queued, and no file
+	// opened or read, before the writer writes, while the queue is under
+	// half its bounds: the writes of a burst of reads (grep -r, twice) wait
+	// for its end instead of competing with it for the CPU and the file
+	// system.
 	diskQuiet    = 100 * time.Millisecond
 	maxDiskIDLen = 64 << 10 // contents with longer ids are not written to disk
 )
@@ -63,7 +64,7 @@ type diskStore struct {
 	scanDone   chan struct{}
 
 	hits, writes, evictions, errs, drops, cleaned atomic.Uint64
-	lastQueued                                    atomic.Int64 // time.Now().UnixNano() of the last enqueue
+	lastBusy                                      atomic.Int64 // time.Now().UnixNano() of the last enqueue, open or read
 }
 
 // diskWrite is one queued block write.
@@ -221,7 +222,7 @@ func (d *diskStore) enqueue(k blockKey, data []byte) {
 	case d.queue <- w:
 		d.pending[dk] = w
 		d.queuedBytes += int64(len(data))
-		d.lastQueued.Store(time.Now().UnixNano())
+		d.busy()
 		if !d.calmLocked() {
 			select {
 			case d.pressed <- struct{}{}:
@@ -250,13 +251,14 @@ func (d *diskStore) writeLoop() {
 }
 
 // settle waits, while the queue is under half its bounds and the store
-// open, until no block has been queued for d.quiet.
+// open, until no block has been queued, and no file opened or read, for
+// d.quiet.
 func (d *diskStore) settle() {
 	for {
 		d.mu.Lock()
 		calm := d.calmLocked()
 		d.mu.Unlock()
-		quiet := time.Since(time.Unix(0, d.lastQueued.Load()))
+		quiet := time.Since(time.Unix(0, d.lastBusy.Load()))
 		if !calm || quiet >= d.quiet {
 			return
 		}
@@ -271,6 +273,9 @@ func (d *diskStore) settle() {
 		}
 	}
 }
+
+// busy notes work that the writer should not compete with.
+func (d *diskStore) busy() { d.lastBusy.Store(time.Now().UnixNano()) }
 
 // calmLocked reports whether the writer may wait for quiet: the store is
 // open and the queue under half its bounds. d.mu must be held.

@@ -439,3 +439,21 @@ func TestDiskWritesDoNotWaitUnderPressure(t *testing.T) {
 	eventually(t, func() bool { return d.writes.Load() > 0 }, "writes under pressure")
 	assert.Equal(t, uint64(0), d.drops.Load())
 }
+
+// Opening and reading a file count as reads at work: the disk writer waits
+// for them to pause too (a second grep -r, served from memory, queues
+// nothing but must not share the CPU with the first one's writes).
+func TestDiskOpenAndReadPostponeWrites(t *testing.T) {
+	c, _ := newDiskCache(t, t.TempDir(), Config{ReadAhead: -1})
+	data := randomBytes(testBlock, 42)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
+	c.disk.lastBusy.Store(0)
+	f := c.Open(content, &memOrigin{data: data})
+	defer f.Close()
+	opened := c.disk.lastBusy.Load()
+	assert.NotZero(t, opened, "an open marks the store busy")
+	c.disk.lastBusy.Store(0)
+	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 0)
+	require.NoError(t, err)
+	assert.NotZero(t, c.disk.lastBusy.Load(), "a read marks the store busy")
+}
