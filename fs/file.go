@@ -51,8 +51,9 @@ func (n *fileNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.At
 // fileHandle is an open resource: its pinned version (pin.go), read
 // through the cache.
 type fileHandle struct {
-	file *cache.File
-	uri  string
+	file      *cache.File
+	uri       string
+	contentID string
 }
 
 func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -62,31 +63,59 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if n.fsys.closing.Err() != nil {
 		return nil, 0, syscall.EIO
 	}
-	p, ok := n.fsys.acquire(n.id)
+	if n.fsys.cfg.NoOpen {
+		// The kernel stops sending OPEN and RELEASE for files; reads come
+		// without a handle (noopen.go).
+		return nil, 0, syscall.ENOSYS
+	}
+	h, ok := n.fsys.openHandle(n.id, n.Name())
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	blocks := n.fsys.cfg.Cache
-	f := blocks.Open(p.content, p.origin)
-	if p.content.Size <= int64(blocks.BlockSize()) {
-		n.fsys.warmSiblings(n.id, n.Name())
-	}
 	openFlags := uint32(fuse.FOPEN_KEEP_CACHE)
-	if blocks.Bad(p.content.ID) || !n.fsys.keepsCache(n.id) {
+	if n.fsys.cfg.Cache.Bad(h.contentID) || !n.fsys.keepsCache(n.id) {
 		// The kernel drops the pages it kept: of a bad version, or of an
 		// older one it has not yet been told is gone.
 		openFlags = 0
 	}
-	return &fileHandle{file: f, uri: p.content.Name}, openFlags, 0
+	return h, openFlags, 0
+}
+
+// openHandle pins node id's version and opens it through the cache,
+// warming its small siblings if it is small.
+func (f *FS) openHandle(id catalog.NodeID, name string) (*fileHandle, bool) {
+	p, ok := f.acquire(id)
+	if !ok {
+		return nil, false
+	}
+	blocks := f.cfg.Cache
+	file := blocks.Open(p.content, p.origin)
+	if p.content.Size <= int64(blocks.BlockSize()) {
+		f.warmSiblings(id, name)
+	}
+	return &fileHandle{file: file, uri: p.content.Name, contentID: p.content.ID}, true
+}
+
+// closeHandle closes a handle from openHandle and releases its pin.
+func (f *FS) closeHandle(id catalog.NodeID, name string, h *fileHandle) {
+	h.file.Close()
+	f.release(id, name)
 }
 
 func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := fh.(*fileHandle)
-	if !ok {
-		return nil, syscall.EBADF
-	}
 	if n.fsys.closing.Err() != nil {
 		return nil, syscall.EIO
+	}
+	h, ok := fh.(*fileHandle)
+	if fh == nil && n.fsys.cfg.NoOpen {
+		var done func()
+		if h, done, ok = n.fsys.sharedRead(n.id, n.Name()); !ok {
+			return nil, syscall.ENOENT
+		}
+		defer done()
+	}
+	if !ok {
+		return nil, syscall.EBADF
 	}
 	ctx, done := n.fsys.opContext(ctx)
 	defer done()
@@ -119,8 +148,7 @@ func (n *fileNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno 
 
 func (n *fileNode) Release(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
 	if h, ok := fh.(*fileHandle); ok {
-		h.file.Close()
-		n.fsys.release(n.id, n.Name())
+		n.fsys.closeHandle(n.id, n.Name(), h)
 	}
 	return 0
 }

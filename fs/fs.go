@@ -39,6 +39,10 @@ type Config struct {
 	Logger  *slog.Logger
 	// Status, if set, renders the mount's state for XattrStatus.
 	Status func() []byte
+	// NoOpen answers OPEN with ENOSYS, so the kernel opens files without
+	// asking (noopen.go): faster small-file reads, and a file's version
+	// held while it is being read rather than while it is open.
+	NoOpen bool
 }
 
 // DefaultTimeout is the kernel entry and attribute timeout.
@@ -55,6 +59,7 @@ type FS struct {
 	notes    notifier
 	warm     warmer
 	pins     pins
+	shared   sharedHandles
 	// readErrors are the reads that failed (EIO), for Status.
 	readErrors recent.Log
 	status     statusCache

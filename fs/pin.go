@@ -172,3 +172,12 @@ func (f *FS) told(id catalog.NodeID) {
 	defer p.mu.Unlock()
 	delete(p.unsent, id)
 }
+
+// pinIsStale reports whether id's pinned version has a newer one waiting.
+func (f *FS) pinIsStale(id catalog.NodeID) bool {
+	p := &f.pins
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cur := p.m[id]
+	return cur != nil && cur.stale
+}

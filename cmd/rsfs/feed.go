@@ -67,6 +67,7 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL string, found *source.
 		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{feed.OriginOf(r), follower.PollSoon} },
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
+		NoOpen:  mf.noOpen,
 	})
 	report.attach(mountParts{protocol: atomfeed.Protocol, origin: feed.Origin, client: feed.Client(),
 		fsys: fsys, follower: follower, blocks: blocks, count: cat.Len})
