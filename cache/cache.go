@@ -59,7 +59,7 @@ type Stats struct {
 
 	DiskHits       uint64 // blocks read from disk (each a memory miss)
 	DiskWrites     uint64 // block files written
-	DiskWriteDrops uint64 // block writes dropped because the queue was full
+	DiskWriteDrops uint64 // block writes dropped: the queue was full, or the block left memory before its turn
 	DiskEvictions  uint64 // block files evicted to stay within DiskMaxBytes
 	DiskErrors     uint64 // bad block files discarded, failed writes and removals
 	DiskBytes      int64  // bytes of the block files known now (headers included)
@@ -90,6 +90,10 @@ func NewWithDisk(cfg Config) (*Cache, error) {
 	if err != nil {
 		return c, fmt.Errorf("cache: disk cache: %w", err)
 	}
+	// Queue keys only: a block is written from memory once the reads pause,
+	// so the queue holds no block memory of its own (docs/DESIGN.md §5).
+	// Set before the first enqueue, which orders it before the writer's use.
+	d.lookup = c.peek
 	c.disk = d
 	return c, nil
 }

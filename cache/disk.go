@@ -18,16 +18,20 @@ import (
 )
 
 // Bounds of the disk write queue: writes beyond them are dropped rather than
-// slowing reads.
+// slowing reads. A store handed a lookup (the memory cache's) queues keys
+// only, so the queue holds no block memory of its own; diskQueueBytes then
+// does not apply.
 const (
-	diskQueueLen   = 8192
+	diskQueueLen   = 1 << 16
 	diskQueueBytes = 64 << 20
 	// diskQuiet is how long no block must have been queued, and no file
-	// opened or read, before the writer writes, while the queue is under
-	// half its bounds: the writes of a burst of reads (grep -r, twice) wait
-	// for its end instead of competing with it for the CPU and the file
-	// system.
-	diskQuiet    = 100 * time.Millisecond
+	// opened or read, before the writer writes: the writes of a burst of
+	// reads (grep -r, twice; cat of a large file) wait for its end instead
+	// of competing with it for the CPU and the file system.
+	diskQuiet = 100 * time.Millisecond
+	// diskMaxDefer is how long a write waits for quiet at most: reads that
+	// never pause (a long rsync) still fill the disk cache, at SCHED_IDLE.
+	diskMaxDefer = 5 * time.Second
 	maxDiskIDLen = 64 << 10 // contents with longer ids are not written to disk
 )
 
@@ -47,8 +51,12 @@ type diskStore struct {
 	blockSize int
 	maxFile   int64         // the largest file a valid block can make
 	quiet     time.Duration // diskQuiet; tests set it
-	nonce     string
-	log       *slog.Logger
+	maxDefer  time.Duration // diskMaxDefer; tests set it
+	// lookup, if set, returns a block still in memory: the queue then holds
+	// keys only, and a block evicted before its turn is not written.
+	lookup func(blockKey) ([]byte, bool)
+	nonce  string
+	log    *slog.Logger
 
 	mu          sync.Mutex
 	index       *diskIndex
@@ -58,7 +66,6 @@ type diskStore struct {
 	scanned     bool // the index holds every block file on disk: a key it does not know is not there
 
 	queue      chan *diskWrite
-	pressed    chan struct{} // signalled when the queue passes half its bounds: stop waiting for quiet
 	writerDone chan struct{}
 	stopScan   chan struct{}
 	scanDone   chan struct{}
@@ -71,7 +78,8 @@ type diskStore struct {
 type diskWrite struct {
 	key       blockKey
 	dk        diskKey
-	data      []byte
+	data      []byte // nil when the store looks blocks up at write time
+	queued    time.Time
 	cancelled bool // set by dropID; guarded by diskStore.mu
 }
 
@@ -91,12 +99,12 @@ func openDiskStore(dir string, maxBytes int64, blockSize int, log *slog.Logger) 
 		blockSize:  blockSize,
 		maxFile:    blockFileFixed + maxDiskIDLen + int64(blockSize),
 		quiet:      diskQuiet,
+		maxDefer:   diskMaxDefer,
 		nonce:      hex.EncodeToString(nonce[:]),
 		log:        log,
 		index:      newDiskIndex(),
 		pending:    make(map[diskKey]*diskWrite),
 		queue:      make(chan *diskWrite, diskQueueLen),
-		pressed:    make(chan struct{}, 1),
 		writerDone: make(chan struct{}),
 		stopScan:   make(chan struct{}),
 		scanDone:   make(chan struct{}),
@@ -202,10 +210,13 @@ func (d *diskStore) forget(dk diskKey) {
 
 // enqueue queues block k for writing unless it was written or read since
 // the store opened, or is queued already, or the queue is full (then the
-// write is dropped).
+// write is dropped). With a lookup only the key is queued.
 func (d *diskStore) enqueue(k blockKey, data []byte) {
 	if len(k.id) > maxDiskIDLen {
 		return
+	}
+	if d.lookup != nil {
+		data = nil
 	}
 	dk := d.key(k)
 	d.mu.Lock()
@@ -217,18 +228,12 @@ func (d *diskStore) enqueue(k blockKey, data []byte) {
 		d.drops.Add(1)
 		return
 	}
-	w := &diskWrite{key: k, dk: dk, data: data}
+	w := &diskWrite{key: k, dk: dk, data: data, queued: time.Now()}
 	select {
 	case d.queue <- w:
 		d.pending[dk] = w
 		d.queuedBytes += int64(len(data))
 		d.busy()
-		if !d.calmLocked() {
-			select {
-			case d.pressed <- struct{}{}:
-			default:
-			}
-		}
 	default:
 		d.drops.Add(1)
 	}
@@ -238,7 +243,7 @@ func (d *diskStore) writeLoop() {
 	defer close(d.writerDone)
 	idle.LockThread()
 	for w := range d.queue {
-		d.settle()
+		d.settle(w.queued)
 		if err := d.write(w); err != nil {
 			d.errs.Add(1)
 			d.log.Warn("disk cache: write failed", "id", w.key.id, "block", w.key.block, "err", err)
@@ -250,23 +255,19 @@ func (d *diskStore) writeLoop() {
 	}
 }
 
-// settle waits, while the queue is under half its bounds and the store
-// open, until no block has been queued, and no file opened or read, for
-// d.quiet.
-func (d *diskStore) settle() {
+// settle waits, while the store is open, until no block has been queued,
+// and no file opened or read, for d.quiet, or until the write queued at
+// `queued` has waited d.maxDefer.
+func (d *diskStore) settle(queued time.Time) {
 	for {
-		d.mu.Lock()
-		calm := d.calmLocked()
-		d.mu.Unlock()
 		quiet := time.Since(time.Unix(0, d.lastBusy.Load()))
-		if !calm || quiet >= d.quiet {
+		waited := time.Since(queued)
+		if quiet >= d.quiet || waited >= d.maxDefer {
 			return
 		}
-		t := time.NewTimer(d.quiet - quiet)
+		t := time.NewTimer(min(d.quiet-quiet, d.maxDefer-waited))
 		select {
 		case <-t.C:
-		case <-d.pressed:
-			t.Stop()
 		case <-d.stopScan: // closing: write what is queued at once
 			t.Stop()
 			return
@@ -277,18 +278,26 @@ func (d *diskStore) settle() {
 // busy notes work that the writer should not compete with.
 func (d *diskStore) busy() { d.lastBusy.Store(time.Now().UnixNano()) }
 
-// calmLocked reports whether the writer may wait for quiet: the store is
-// open and the queue under half its bounds. d.mu must be held.
-func (d *diskStore) calmLocked() bool {
-	return !d.closed && d.queuedBytes < diskQueueBytes/2 && len(d.queue) < diskQueueLen/2
+// blockOf returns the bytes to write for w: its own, or the memory
+// cache's; false when the block left memory before its turn.
+func (d *diskStore) blockOf(w *diskWrite) ([]byte, bool) {
+	if w.data != nil || d.lookup == nil {
+		return w.data, true
+	}
+	return d.lookup(w.key)
 }
 
 // write stores one block: a temporary file renamed into place, then
 // evictions to stay within the bound.
 func (d *diskStore) write(w *diskWrite) error {
+	data, ok := d.blockOf(w)
+	if !ok {
+		d.drops.Add(1)
+		return nil
+	}
 	tmp := d.tempPath(w.dk)
-	hdr := blockFileHeader(w.key, d.blockSize, w.data)
-	if err := writeTemp(tmp, hdr, w.data); err != nil {
+	hdr := blockFileHeader(w.key, d.blockSize, data)
+	if err := writeTemp(tmp, hdr, data); err != nil {
 		return err
 	}
 	if d.isCancelled(w) {
@@ -309,7 +318,7 @@ func (d *diskStore) write(w *diskWrite) error {
 		os.Remove(path)
 		return nil
 	}
-	d.index.touch(w.dk, w.key, int64(len(hdr)+len(w.data)))
+	d.index.touch(w.dk, w.key, int64(len(hdr)+len(data)))
 	victims := d.index.takeOldest(d.maxBytes)
 	d.mu.Unlock()
 	d.writes.Add(1)

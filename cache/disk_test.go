@@ -424,20 +424,47 @@ func TestDiskWritesWaitForQuietAndCloseWritesAll(t *testing.T) {
 	}
 }
 
-// A queue past half its bound is written without waiting for quiet: a long
-// sequential read keeps its blocks flowing to disk instead of dropping them.
-func TestDiskWritesDoNotWaitUnderPressure(t *testing.T) {
-	const block = 1 << 20
-	d, err := openDiskStore(t.TempDir(), 1<<30, block, slog.New(slog.DiscardHandler))
+// A write waits for quiet at most maxDefer: reads that never pause (a long
+// rsync) still fill the disk cache.
+func TestDiskWritesWaitAtMostMaxDefer(t *testing.T) {
+	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(d.close)
 	d.quiet = time.Hour
-	n := int64(diskQueueBytes/2/block + 2)
-	for b := range n {
-		d.enqueue(blockKey{"big", b}, randomBytes(block, uint64(b)))
+	d.maxDefer = 200 * time.Millisecond
+	start := time.Now()
+	d.enqueue(blockKey{"busy", 0}, randomBytes(testBlock, 1))
+	for d.writes.Load() == 0 && time.Since(start) < 10*time.Second {
+		d.busy() // reads never pause
+		time.Sleep(10 * time.Millisecond)
 	}
-	eventually(t, func() bool { return d.writes.Load() > 0 }, "writes under pressure")
-	assert.Equal(t, uint64(0), d.drops.Load())
+	assert.Equal(t, uint64(1), d.writes.Load(), "written within maxDefer while reads go on")
+	assert.GreaterOrEqual(t, time.Since(start), d.maxDefer, "written before maxDefer while reads went on")
+}
+
+// A Cache's disk queue holds keys, not blocks: a large read's blocks are
+// written from memory after it, and those evicted meanwhile are dropped,
+// not kept alive by the queue.
+func TestDiskQueueWritesFromMemoryAfterTheReads(t *testing.T) {
+	dir := t.TempDir()
+	c, _ := newDiskCache(t, dir, Config{MaxBytes: 4 * testBlock, ReadAhead: -1})
+	c.disk.quiet = 300 * time.Millisecond
+	data := randomBytes(10*testBlock, 7)
+	content := Content{ID: "big", Name: "u", Size: int64(len(data))}
+	f := c.Open(content, &memOrigin{data: data})
+	buf := make([]byte, testBlock)
+	for b := range int64(10) { // in order: blocks 6 to 9 stay in memory
+		_, err := f.ReadAt(testCtx(t), buf, b*testBlock)
+		require.NoError(t, err)
+	}
+	f.Close()
+	assert.Equal(t, uint64(0), c.disk.writes.Load(), "written during the read")
+	eventually(t, func() bool { return c.disk.writes.Load()+c.disk.drops.Load() == 10 }, "every queued block written or dropped")
+	assert.Equal(t, uint64(4), c.disk.writes.Load(), "the blocks still in memory are written")
+	for b := range int64(10) {
+		_, err := os.Stat(c.disk.path(c.disk.key(blockKey{"big", b})))
+		assert.Equal(t, b >= 6, err == nil, "block %d on disk", b)
+	}
 }
 
 // Opening and reading a file count as reads at work: the disk writer waits

@@ -50,6 +50,7 @@ func main() {
 	base := flag.String("base", "", "-peer: another rsfs binary (e.g. built from main) measured as \"rsfs base\" in the same run")
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
 	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")
+	peerServe := flag.Bool("peer-serve", false, "-peer: only serve the tree from nginx, print its URLs, and wait for an interrupt (for profiling by hand)")
 	flag.Parse()
 
 	b, err := newBench()
@@ -61,7 +62,7 @@ func main() {
 	if *peer {
 		cfg := peerConfig{small: *peerFiles, smallSize: parseSize(*peerSmall), bigSize: parseSize(*peerBig),
 			reps: *peerReps, clients: strings.Split(*peerClients, ","), base: *base, warmServer: *warmServer,
-			dir: *peerDir, out: *out, flags: b.flags}
+			dir: *peerDir, out: *out, flags: b.flags, serveOnly: *peerServe}
 		if err := runPeer(cfg, b.rsfs, b.tmp); err != nil {
 			b.cleanup()
 			log.Fatal(err)

@@ -7,9 +7,11 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -25,6 +27,7 @@ type peerConfig struct {
 	dir        string
 	out        string
 	flags      []string
+	serveOnly  bool // serve the tree and wait for an interrupt; measure nothing
 }
 
 // The measures, in table order.
@@ -70,6 +73,9 @@ func runPeer(cfg peerConfig, rsfsBin, tmp string) error {
 		return err
 	}
 	defer p.srv.stop()
+	if cfg.serveOnly {
+		return p.serve()
+	}
 	p.checkResync()
 	for rep := range cfg.reps {
 		p.references(rep)
@@ -366,4 +372,14 @@ func loadAvg() string {
 		return "?"
 	}
 	return strings.Join(strings.Fields(string(data))[:3], " ")
+}
+
+// serve prints the URLs of the served tree and waits for SIGINT or SIGTERM.
+func (p *peerBench) serve() error {
+	fmt.Printf("md5 lists: %s\nsha-256 lists: %s\nlarge file: %s\naccess log: %s\n",
+		p.srv.url("md5"), p.srv.url("sha-256"), bigRelPath, p.srv.accessLog)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	return nil
 }
