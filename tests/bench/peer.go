@@ -46,7 +46,7 @@ const (
 type sample struct {
 	secs float64
 	req  requests
-	cpu  float64 // the mount process's CPU seconds, /proc/PID/stat delta
+	cpu  float64 // the mount process's CPU seconds (cpuTime) delta
 	err  string
 }
 

@@ -71,7 +71,7 @@ func (s summary) cell(withCPU bool) string {
 		}
 	}
 	if withCPU {
-		out += fmt.Sprintf(", CPU %.2f s", s.cpu)
+		out += ", CPU " + fmtSecs(s.cpu)
 	}
 	return out
 }
@@ -126,7 +126,7 @@ func (p *peerBench) writeHeader(b *bytes.Buffer, loadTo string) {
 	if p.cfg.warmServer {
 		fmt.Fprintf(b, ", then the files the server will send are read back into it (only the client side is cold)")
 	}
-	fmt.Fprintf(b, ". Each mount has a fresh cache directory. A cell reads: time, requests nginx logged, CPU of the mount process (/proc/PID/stat). A failed command gives no figure.\n\n")
+	fmt.Fprintf(b, ". Each mount has a fresh cache directory. A cell reads: time, requests nginx logged, CPU of the mount process (/proc/PID/stat, with each live thread's ticks replaced by its schedstat run time in ns). A failed command gives no figure.\n\n")
 }
 
 func (p *peerBench) clientNames() []string {
