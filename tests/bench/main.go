@@ -47,7 +47,7 @@ func main() {
 	peerReps := flag.Int("peer-reps", 3, "-peer: runs of each measure (the median is reported)")
 	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-noopen,rsfs-base,rclone,rclone-full",
 		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-noopen, rsfs-base, rclone, rclone-full")
-	base := flag.String("base", "", "-peer: another rsfs binary (e.g. built from main) measured as \"rsfs base\" in the same run")
+	base := flag.String("base", "", "another rsfs binary (e.g. built from main) measured in the same run: -peer mounts it as \"rsfs base\"; otherwise the listing benchmarks (-n) run again with it")
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
 	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")
 	peerServe := flag.Bool("peer-serve", false, "-peer: only serve the tree from nginx, print its URLs, and wait for an interrupt (for profiling by hand)")
@@ -71,6 +71,12 @@ func main() {
 	}
 	for _, n := range parseInts(*sizes) {
 		b.listing(n)
+		if *base != "" { // the same, with the other binary, in the same run
+			cur := b.rsfs
+			b.rsfs, b.label = *base, ", base"
+			b.listing(n)
+			b.rsfs, b.label = cur, ""
+		}
 	}
 	if *bigSize > 0 {
 		b.sequential(*bigSize)
@@ -92,6 +98,7 @@ type row struct{ section, what, value string }
 type bench struct {
 	tmp   string
 	rsfs  string
+	label string // appended to the listing sections: ", base" while -base runs
 	flags []string
 	rows  []row
 }
@@ -147,7 +154,7 @@ func (b *bench) unmount(dir string) {
 
 // listing: time to ready, RSS, find and ls -lR over n resources.
 func (b *bench) listing(n int) {
-	sec := fmt.Sprintf("%d resources", n)
+	sec := fmt.Sprintf("%d resources%s", n, b.label)
 	src, err := sourcetest.Start(sourcetest.Config{Resources: n, PerList: 50000})
 	must(err)
 	defer src.Close()
