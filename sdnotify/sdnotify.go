@@ -13,6 +13,10 @@ import (
 // Socket is the variable that names systemd's socket.
 const Socket = "NOTIFY_SOCKET"
 
+// Enabled reports whether $NOTIFY_SOCKET is set: whether Notify sends
+// anything, so that callers can skip building what only systemd would read.
+func Enabled() bool { return os.Getenv(Socket) != "" }
+
 // Notify sends state (e.g. "READY=1", "STATUS=loading") to systemd. It
 // does nothing, and returns nil, when $NOTIFY_SOCKET is not set: the
 // process was not started by systemd as a notify service. A name starting

@@ -56,8 +56,12 @@ func (s *systemd) ready(resources int, origin string) {
 }
 
 // follow reports each poll's outcome until ctx ends; the returned func
-// stops it and waits, so that nothing follows STOPPING=1.
+// stops it and waits, so that nothing follows STOPPING=1. Without
+// $NOTIFY_SOCKET it does nothing.
 func (s *systemd) follow(ctx context.Context, f *source.Follower, count func() int) (stop func()) {
+	if !sdnotify.Enabled() {
+		return func() {}
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -69,17 +73,17 @@ func (s *systemd) follow(ctx context.Context, f *source.Follower, count func() i
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			st := f.Status()
-			if st.LastPoll.Equal(last) {
+			at, applied, pollErr := f.LastPoll()
+			if at.Equal(last) {
 				continue
 			}
-			last = st.LastPoll
+			last = at
 			result := "ok"
-			if st.LastPollErr != "" {
-				result = "failed: " + st.LastPollErr
+			if pollErr != "" {
+				result = "failed: " + pollErr
 			}
 			s.send(fmt.Sprintf("STATUS=following: %d resources, %d changes applied; last poll %s %s",
-				count(), st.Applied, st.LastPoll.UTC().Format(time.TimeOnly), result))
+				count(), applied, at.UTC().Format(time.TimeOnly), result))
 		}
 	}()
 	return func() { cancel(); <-done }

@@ -146,7 +146,7 @@ func findOne(b *testing.B, dir string) string {
 
 // procCPU is the user+system time of a process, from /proc/PID/stat (in
 // clock ticks of 10 ms).
-func procCPU(b *testing.B, pid int) time.Duration {
+func procCPU(b testing.TB, pid int) time.Duration {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		b.Fatal(err)
