@@ -8,14 +8,35 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // lockName is the lock file in a locked directory. It holds the PID and
-// the mount point of the process that holds it.
+// the mount point of the process that holds it, and "closing" once that
+// process's file system is unmounted.
 const lockName = "lock"
 
+// closingMark is the record's third line once the holder is closing.
+const closingMark = "closing"
+
 // DirLock is a directory held by this process (see LockDir).
-type DirLock struct{ f *os.File }
+type DirLock struct {
+	f     *os.File
+	owner string
+}
+
+// MarkClosing records that the holder's file system is unmounted and the
+// process is only finishing its work (saving state, writing its disk
+// cache) before it exits: LockDirWait then waits for it rather than
+// refusing.
+func (l *DirLock) MarkClosing() error {
+	// The record only grows, so a reader sees it whole, with or without
+	// the mark.
+	if _, err := l.f.WriteAt([]byte(recordText(l.owner, closingMark)), 0); err != nil {
+		return fmt.Errorf("lock %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
 
 // Close releases the directory. Exiting releases it too, however the
 // process ends.
@@ -28,11 +49,16 @@ type LockedError struct {
 	// "" if it has not yet.
 	PID   int
 	Owner string
+	// Closing says the holder is unmounted and finishing (MarkClosing).
+	Closing bool
 }
 
 func (e *LockedError) Error() string {
-	if e.PID == 0 {
+	switch {
+	case e.PID == 0:
 		return fmt.Sprintf("%s is in use by another rsfs mount", e.Dir)
+	case e.Closing:
+		return fmt.Sprintf("%s is in use by an rsfs mount that is closing (pid %d, unmounted from %s)", e.Dir, e.PID, e.Owner)
 	}
 	return fmt.Sprintf("%s is in use by another rsfs mount (pid %d, on %s)", e.Dir, e.PID, e.Owner)
 }
@@ -61,7 +87,33 @@ func LockDir(dir, owner string) (*DirLock, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	return &DirLock{f: f}, nil
+	return &DirLock{f: f, owner: owner}, nil
+}
+
+// closingPoll is how often LockDirWait tries a closing holder's lock.
+const closingPoll = 50 * time.Millisecond
+
+// LockDirWait is LockDir, except that a holder that is closing (its file
+// system unmounted, the process finishing before it exits) is waited for,
+// up to wait; waiting, if not nil, is called once when the wait begins. A
+// holder that is still mounted is refused at once, as by LockDir; one still
+// closing after wait is refused with its *LockedError.
+func LockDirWait(dir, owner string, wait time.Duration, waiting func(*LockedError)) (*DirLock, error) {
+	deadline := time.Now().Add(wait)
+	for announced := false; ; announced = true {
+		l, err := LockDir(dir, owner)
+		var locked *LockedError
+		if !errors.As(err, &locked) || !locked.Closing {
+			return l, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("still closing after %s: %w", wait, err)
+		}
+		if !announced && waiting != nil {
+			waiting(locked)
+		}
+		time.Sleep(closingPoll)
+	}
 }
 
 func flock(f *os.File) error {
@@ -78,8 +130,18 @@ func record(f *os.File, owner string) error {
 	if err := f.Truncate(0); err != nil {
 		return err
 	}
-	_, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"+owner+"\n"), 0)
+	_, err := f.WriteAt([]byte(recordText(owner)), 0)
 	return err
+}
+
+// recordText is this process's record: its PID, owner and marks, a line
+// each.
+func recordText(owner string, marks ...string) string {
+	text := strconv.Itoa(os.Getpid()) + "\n" + owner + "\n"
+	for _, m := range marks {
+		text += m + "\n"
+	}
+	return text
 }
 
 // holder reads what the process holding the lock recorded.
@@ -89,12 +151,13 @@ func holder(dir, path string) *LockedError {
 	if err != nil {
 		return e
 	}
-	pid, owner, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), "\n")
-	if !ok {
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) < 2 {
 		return e
 	}
-	if n, err := strconv.Atoi(pid); err == nil && n > 0 {
-		e.PID, e.Owner = n, owner
+	if n, err := strconv.Atoi(lines[0]); err == nil && n > 0 {
+		e.PID, e.Owner = n, lines[1]
+		e.Closing = len(lines) > 2 && lines[2] == closingMark
 	}
 	return e
 }

@@ -72,6 +72,53 @@ func TestLockDir(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/b\n", string(data), "the new holder replaced the record")
 }
 
+// A holder that is unmounted and closing is waited for, not refused; one
+// still mounted is refused at once.
+func TestLockDirWaitWaitsOnlyForAClosingHolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	first, err := LockDir(dir, "/mnt/a")
+	require.NoError(t, err)
+
+	start := time.Now()
+	_, err = LockDirWait(dir, "/mnt/b", 10*time.Second, func(*LockedError) { t.Error("waited for a holder that is still mounted") })
+	var locked *LockedError
+	require.ErrorAs(t, err, &locked, "a mounted holder is refused")
+	assert.False(t, locked.Closing)
+	assert.Less(t, time.Since(start), time.Second, "at once")
+
+	require.NoError(t, first.MarkClosing())
+	data, err := os.ReadFile(filepath.Join(dir, "lock"))
+	require.NoError(t, err)
+	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/a\nclosing\n", string(data))
+
+	_, err = LockDirWait(dir, "/mnt/b", 200*time.Millisecond, nil)
+	require.ErrorAs(t, err, &locked, "still closing when the wait ends")
+	assert.True(t, locked.Closing)
+	assert.Equal(t, "still closing after 200ms: "+dir+" is in use by an rsfs mount that is closing (pid "+strconv.Itoa(os.Getpid())+", unmounted from /mnt/a)", err.Error())
+
+	released := make(chan time.Time, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		released <- time.Now()
+		_ = first.Close()
+	}()
+	var waitedFor []*LockedError
+	second, err := LockDirWait(dir, "/mnt/b", 10*time.Second, func(e *LockedError) { waitedFor = append(waitedFor, e) })
+	require.NoError(t, err, "taken once the closing holder lets go")
+	defer second.Close()
+	select {
+	case at := <-released:
+		assert.False(t, time.Now().Before(at), "not before it was released")
+	default:
+		t.Fatal("took the directory before the holder released it")
+	}
+	require.Len(t, waitedFor, 1, "told once that it waits")
+	assert.Equal(t, "/mnt/a", waitedFor[0].Owner)
+	data, err = os.ReadFile(filepath.Join(dir, "lock"))
+	require.NoError(t, err)
+	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/b\n", string(data), "the new holder's record, without the mark")
+}
+
 func TestLockDirUnwritable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))

@@ -149,12 +149,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 	}
-	unlock, err := lockState(mf, rawURL, dir)
+	lock, err := lockState(mf, rawURL, dir)
 	if err != nil {
 		mountutil.ReportReady(err)
 		return err
 	}
-	defer unlock()
+	defer lock.release()
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
@@ -187,6 +187,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		return err
 	}
 	notifySystemd.ready(m.cat.Len(), rawURL)
+	m.unmounted = lock.closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
 }
@@ -231,6 +232,9 @@ func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, 
 	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { notifySystemd.stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
 	notifySystemd.stopping()
 	slog.Info("unmounted", "dir", dir)
+	if m.unmounted != nil {
+		m.unmounted()
+	}
 	cancel()
 }
 
@@ -244,6 +248,9 @@ type mountedFS struct {
 	cat      *catalog.Catalog
 	blocks   *cache.Cache
 	stateDir string
+	// unmounted, if set, is called once the file system is unmounted,
+	// before the state is saved.
+	unmounted func()
 }
 
 // serve discovers and loads the Source (or remembers it) and mounts it on

@@ -1,7 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +45,47 @@ func TestSecondMountOfOneStateDirIsRefused(t *testing.T) {
 	first.unmount(t)
 	second := mountAt(t, src.URL(), dirB, cacheDir)
 	assert.True(t, isMountPoint(second.dir), "free once the first is unmounted")
+}
+
+// "umount DIR && rsfs mount URL DIR" works while the first process is
+// still closing after its unmount (here: unsubscribing from a hub that takes
+// 3 s to answer), with the same --cache-dir: the second mount waits for the
+// first to let go of the state directory instead of being refused.
+func TestRemountRightAfterUnmountWaitsForTheClosingMount(t *testing.T) {
+	hub := &testHub{subs: map[string]map[string]string{}}
+	hub.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if form, _ := url.ParseQuery(string(body)); form.Get("hub.mode") == "unsubscribe" {
+			time.Sleep(3 * time.Second)
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		hub.serve(w, r)
+	}))
+	t.Cleanup(hub.srv.Close)
+	src := startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	first := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
+	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	pid := first.pid(t)
+
+	_, stderr, err := run(t, 30*time.Second, "umount", dir)
+	require.NoError(t, err, "umount: %s", stderr)
+	require.False(t, exited(pid), "the first mount is still closing when the second starts")
+
+	second := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h")
+	assert.True(t, exited(pid), "the state directory was taken only after the first mount exited")
+	assert.True(t, isMountPoint(dir))
+	uri := src.Resources()[0].URI
+	resp, err := http.Get(uri)
+	require.NoError(t, err)
+	want, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	got, err := os.ReadFile(walkFiles(t, second.dir)[uri])
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the second mount serves the Source's bytes")
 }
 
 // A file held open keeps the mount busy after SIGTERM: the mount is
