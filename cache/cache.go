@@ -86,14 +86,12 @@ func NewWithDisk(cfg Config) (*Cache, error) {
 	if cfg.DiskDir == "" {
 		return c, nil
 	}
-	d, err := openDiskStore(cfg.DiskDir, cfg.DiskMaxBytes, cfg.BlockSize, cfg.Logger)
+	// The disk queue holds keys: a block is written from memory once the
+	// reads pause (docs/DESIGN.md §5).
+	d, err := openDiskStore(cfg.DiskDir, cfg.DiskMaxBytes, cfg.BlockSize, c.peek, cfg.Logger)
 	if err != nil {
 		return c, fmt.Errorf("cache: disk cache: %w", err)
 	}
-	// Queue keys only: a block is written from memory once the reads pause,
-	// so the queue holds no block memory of its own (docs/DESIGN.md §5).
-	// Set before the first enqueue, which orders it before the writer's use.
-	d.lookup = c.peek
 	c.disk = d
 	return c, nil
 }
@@ -143,7 +141,7 @@ func (c *Cache) Put(id string, block int64, data []byte) {
 	c.mu.Lock()
 	c.lru.add(blockKey{id, block}, data)
 	c.mu.Unlock()
-	c.writeToDisk(blockKey{id, block}, data)
+	c.writeToDisk(blockKey{id, block})
 }
 
 // DropContent removes every cached block of a content id, and makes fills
@@ -175,10 +173,11 @@ func (c *Cache) Close() {
 	}
 }
 
-// writeToDisk queues a block for the disk cache, if there is one.
-func (c *Cache) writeToDisk(k blockKey, data []byte) {
+// writeToDisk queues a block held in memory for the disk cache, if there is
+// one.
+func (c *Cache) writeToDisk(k blockKey) {
 	if c.disk != nil {
-		c.disk.enqueue(k, data)
+		c.disk.enqueue(k)
 	}
 }
 

@@ -17,13 +17,11 @@ import (
 	"rsfs/idle"
 )
 
-// Bounds of the disk write queue: writes beyond them are dropped rather than
-// slowing reads. A store handed a lookup (the memory cache's) queues keys
-// only, so the queue holds no block memory of its own; diskQueueBytes then
-// does not apply.
+// The disk write queue holds keys, at most diskQueueLen (more are dropped
+// rather than slowing reads): each block is taken from the memory cache
+// when its turn comes, so the queue holds no block memory of its own.
 const (
-	diskQueueLen   = 1 << 16
-	diskQueueBytes = 64 << 20
+	diskQueueLen = 1 << 16
 	// diskQuiet is how long no block must have been queued, and no file
 	// opened or read, before the writer writes: the writes of a burst of
 	// reads (grep -r, twice; cat of a large file) wait for its end instead
@@ -52,18 +50,17 @@ type diskStore struct {
 	maxFile   int64         // the largest file a valid block can make
 	quiet     time.Duration // diskQuiet; tests set it
 	maxDefer  time.Duration // diskMaxDefer; tests set it
-	// lookup, if set, returns a block still in memory: the queue then holds
-	// keys only, and a block evicted before its turn is not written.
+	// lookup returns a block still in memory; one evicted before its turn
+	// is not written.
 	lookup func(blockKey) ([]byte, bool)
 	nonce  string
 	log    *slog.Logger
 
-	mu          sync.Mutex
-	index       *diskIndex
-	pending     map[diskKey]*diskWrite
-	queuedBytes int64
-	closed      bool
-	scanned     bool // the index holds every block file on disk: a key it does not know is not there
+	mu      sync.Mutex
+	index   *diskIndex
+	pending map[diskKey]*diskWrite
+	closed  bool
+	scanned bool // the index holds every block file on disk: a key it does not know is not there
 
 	queue      chan *diskWrite
 	writerDone chan struct{}
@@ -78,13 +75,13 @@ type diskStore struct {
 type diskWrite struct {
 	key       blockKey
 	dk        diskKey
-	data      []byte // nil when the store looks blocks up at write time
 	queued    time.Time
 	cancelled bool // set by dropID; guarded by diskStore.mu
 }
 
-// openDiskStore prepares dir and starts the writer and the index scan.
-func openDiskStore(dir string, maxBytes int64, blockSize int, log *slog.Logger) (*diskStore, error) {
+// openDiskStore prepares dir and starts the writer and the index scan. The
+// writer takes the blocks it writes from lookup.
+func openDiskStore(dir string, maxBytes int64, blockSize int, lookup func(blockKey) ([]byte, bool), log *slog.Logger) (*diskStore, error) {
 	blocks := filepath.Join(dir, "blocks")
 	for i := range 256 {
 		if err := os.MkdirAll(filepath.Join(blocks, fmt.Sprintf("%02x", i)), 0o755); err != nil {
@@ -100,6 +97,7 @@ func openDiskStore(dir string, maxBytes int64, blockSize int, log *slog.Logger) 
 		maxFile:    blockFileFixed + maxDiskIDLen + int64(blockSize),
 		quiet:      diskQuiet,
 		maxDefer:   diskMaxDefer,
+		lookup:     lookup,
 		nonce:      hex.EncodeToString(nonce[:]),
 		log:        log,
 		index:      newDiskIndex(),
@@ -210,13 +208,10 @@ func (d *diskStore) forget(dk diskKey) {
 
 // enqueue queues block k for writing unless it was written or read since
 // the store opened, or is queued already, or the queue is full (then the
-// write is dropped). With a lookup only the key is queued.
-func (d *diskStore) enqueue(k blockKey, data []byte) {
+// write is dropped).
+func (d *diskStore) enqueue(k blockKey) {
 	if len(k.id) > maxDiskIDLen {
 		return
-	}
-	if d.lookup != nil {
-		data = nil
 	}
 	dk := d.key(k)
 	d.mu.Lock()
@@ -224,15 +219,10 @@ func (d *diskStore) enqueue(k blockKey, data []byte) {
 	if d.closed || d.pending[dk] != nil || d.index.holds(dk) {
 		return
 	}
-	if d.queuedBytes+int64(len(data)) > diskQueueBytes {
-		d.drops.Add(1)
-		return
-	}
-	w := &diskWrite{key: k, dk: dk, data: data, queued: time.Now()}
+	w := &diskWrite{key: k, dk: dk, queued: time.Now()}
 	select {
 	case d.queue <- w:
 		d.pending[dk] = w
-		d.queuedBytes += int64(len(data))
 		d.busy()
 	default:
 		d.drops.Add(1)
@@ -250,7 +240,6 @@ func (d *diskStore) writeLoop() {
 		}
 		d.mu.Lock()
 		delete(d.pending, w.dk)
-		d.queuedBytes -= int64(len(w.data))
 		d.mu.Unlock()
 	}
 }
@@ -278,20 +267,11 @@ func (d *diskStore) settle(queued time.Time) {
 // busy notes work that the writer should not compete with.
 func (d *diskStore) busy() { d.lastBusy.Store(time.Now().UnixNano()) }
 
-// blockOf returns the bytes to write for w: its own, or the memory
-// cache's; false when the block left memory before its turn.
-func (d *diskStore) blockOf(w *diskWrite) ([]byte, bool) {
-	if w.data != nil || d.lookup == nil {
-		return w.data, true
-	}
-	return d.lookup(w.key)
-}
-
 // write stores one block: a temporary file renamed into place, then
 // evictions to stay within the bound.
 func (d *diskStore) write(w *diskWrite) error {
-	data, ok := d.blockOf(w)
-	if !ok {
+	data, ok := d.lookup(w.key)
+	if !ok { // left memory before its turn
 		d.drops.Add(1)
 		return nil
 	}

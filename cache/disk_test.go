@@ -300,10 +300,15 @@ func TestDiskDropContentCancelsQueuedWrites(t *testing.T) {
 	c, _ := newDiskCache(t, dir, Config{})
 	// A write queued (not yet written) when its content is dropped.
 	c.disk.mu.Lock()
-	w := &diskWrite{key: blockKey{"old", 0}, dk: c.disk.key(blockKey{"old", 0}), data: []byte("x")}
+	w := &diskWrite{key: blockKey{"old", 0}, dk: c.disk.key(blockKey{"old", 0})}
 	c.disk.pending[w.dk] = w
 	c.disk.mu.Unlock()
 	c.DropContent("old")
+	// The writer finds the block in memory (as when DropContent comes while
+	// the file is being written): only the cancellation stops it.
+	c.mu.Lock()
+	c.lru.add(w.key, []byte("x"))
+	c.mu.Unlock()
 	require.NoError(t, c.disk.write(w))
 	_, err := os.Stat(blockPath(c, "old", 0))
 	assert.ErrorIs(t, err, os.ErrNotExist)
@@ -404,15 +409,28 @@ func TestDiskMissAfterTheScanOpensNoFile(t *testing.T) {
 	assert.Equal(t, uint64(0), second.Stats().DiskHits)
 }
 
+// lookupIn is a memory cache for a bare diskStore: the blocks of held, which
+// must not change once the store is open.
+func lookupIn(held map[blockKey][]byte) func(blockKey) ([]byte, bool) {
+	return func(k blockKey) ([]byte, bool) {
+		data, ok := held[k]
+		return data, ok
+	}
+}
+
 // Writes wait for the reads to pause: while blocks keep coming (here: the
-// quiet time never passes) and the queue is under half its bounds, nothing
-// is written; closing writes what is queued at once.
+// quiet time never passes), nothing is written; closing writes what is
+// queued at once.
 func TestDiskWritesWaitForQuietAndCloseWritesAll(t *testing.T) {
-	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, slog.New(slog.DiscardHandler))
+	held := map[blockKey][]byte{}
+	for b := range int64(3) {
+		held[blockKey{"v1", b}] = randomBytes(testBlock, uint64(b))
+	}
+	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, lookupIn(held), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	d.quiet = time.Hour // set before the first enqueue, which orders it before the writer reads it
 	for b := range int64(3) {
-		d.enqueue(blockKey{"v1", b}, randomBytes(testBlock, uint64(b)))
+		d.enqueue(blockKey{"v1", b})
 	}
 	time.Sleep(300 * time.Millisecond) // time enough for a writer that does not wait to write
 	assert.Equal(t, uint64(0), d.writes.Load(), "written during a burst of reads")
@@ -427,13 +445,14 @@ func TestDiskWritesWaitForQuietAndCloseWritesAll(t *testing.T) {
 // A write waits for quiet at most maxDefer: reads that never pause (a long
 // rsync) still fill the disk cache.
 func TestDiskWritesWaitAtMostMaxDefer(t *testing.T) {
-	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, slog.New(slog.DiscardHandler))
+	k := blockKey{"busy", 0}
+	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, lookupIn(map[blockKey][]byte{k: randomBytes(testBlock, 1)}), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(d.close)
 	d.quiet = time.Hour
 	d.maxDefer = 200 * time.Millisecond
 	start := time.Now()
-	d.enqueue(blockKey{"busy", 0}, randomBytes(testBlock, 1))
+	d.enqueue(k)
 	for d.writes.Load() == 0 && time.Since(start) < 10*time.Second {
 		d.busy() // reads never pause
 		time.Sleep(10 * time.Millisecond)

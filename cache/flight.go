@@ -131,7 +131,7 @@ func (c *Cache) finish(k blockKey, f *flight, data []byte, err error) {
 	c.warm.pendingBytes -= f.warmBytes
 	c.mu.Unlock()
 	if store && !f.fromDisk {
-		c.writeToDisk(k, data)
+		c.writeToDisk(k)
 	}
 	if err != nil && !errors.Is(err, errReleased) {
 		c.fillErrors.Add(1)
