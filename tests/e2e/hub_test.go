@@ -31,9 +31,17 @@ type testHub struct {
 	log  []string
 }
 
-func startHub(t *testing.T) *testHub {
+func startHub(t *testing.T) *testHub { return startHubBehind(t, nil) }
+
+// startHubBehind is startHub with front, if not nil, wrapped around the
+// hub's handler (to slow or break some of its answers).
+func startHubBehind(t *testing.T, front func(http.Handler) http.Handler) *testHub {
 	h := &testHub{subs: map[string]map[string]string{}}
-	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	var handler http.Handler = http.HandlerFunc(h.serve)
+	if front != nil {
+		handler = front(handler)
+	}
+	h.srv = httptest.NewServer(handler)
 	t.Cleanup(h.srv.Close)
 	return h
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -52,22 +51,8 @@ func TestSecondMountOfOneStateDirIsRefused(t *testing.T) {
 // 3 s to answer), with the same --cache-dir: the second mount waits for the
 // first to let go of the state directory instead of being refused.
 func TestRemountRightAfterUnmountWaitsForTheClosingMount(t *testing.T) {
-	hub := &testHub{subs: map[string]map[string]string{}}
-	hub.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		if form, _ := url.ParseQuery(string(body)); form.Get("hub.mode") == "unsubscribe" {
-			time.Sleep(3 * time.Second)
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		hub.serve(w, r)
-	}))
-	t.Cleanup(hub.srv.Close)
-	src := startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
-	base := t.TempDir()
-	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	first := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
-	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	src, first, cacheDir := mountSubscribed(t, startHubBehind(t, slowToUnsubscribe(3*time.Second)))
+	dir := first.dir
 	pid := first.pid(t)
 
 	_, stderr, err := run(t, 30*time.Second, "umount", dir)
@@ -93,12 +78,8 @@ func TestRemountRightAfterUnmountWaitsForTheClosingMount(t *testing.T) {
 // unsubscribes from the hub before it exits.
 func TestSIGTERMWithAnOpenFileSavesAndUnsubscribes(t *testing.T) {
 	hub := startHub(t)
-	src := startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
-	base := t.TempDir()
-	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	m := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
-	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	src, m, cacheDir := mountSubscribed(t, hub)
+	dir := m.dir
 	var snap string
 	waitFor(t, 10*time.Second, "the first snapshot", func() bool {
 		found, _ := filepath.Glob(filepath.Join(cacheDir, "*", "catalog.snap"))
@@ -123,4 +104,33 @@ func TestSIGTERMWithAnOpenFileSavesAndUnsubscribes(t *testing.T) {
 	after, err := os.Stat(snap)
 	require.NoError(t, err)
 	assert.True(t, after.ModTime().After(before.ModTime()), "snapshot saved on the way out: %s, then %s", before.ModTime(), after.ModTime())
+}
+
+// mountSubscribed starts a Source that advertises hub, mounts it at
+// BASE/mnt with --cache-dir BASE/cache, polling hourly, and returns once the
+// mount has subscribed.
+func mountSubscribed(t *testing.T, hub *testHub) (src *sourcetest.Source, m *mounted, cacheDir string) {
+	t.Helper()
+	src = startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
+	base := t.TempDir()
+	dir := filepath.Join(base, "mnt")
+	cacheDir = filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m = mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
+	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	return src, m, cacheDir
+}
+
+// slowToUnsubscribe delays a hub's answer to an unsubscription by d.
+func slowToUnsubscribe(d time.Duration) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			if form, _ := url.ParseQuery(string(body)); form.Get("hub.mode") == "unsubscribe" {
+				time.Sleep(d)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
 }
