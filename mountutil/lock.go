@@ -32,7 +32,7 @@ type DirLock struct {
 func (l *DirLock) MarkClosing() error {
 	// The record only grows, so a reader sees it whole, with or without
 	// the mark.
-	if _, err := l.f.WriteAt([]byte(recordText(l.owner, closingMark)), 0); err != nil {
+	if _, err := l.f.WriteAt([]byte(recordText(l.owner)+closingMark+"\n"), 0); err != nil {
 		return fmt.Errorf("lock %s: %w", l.f.Name(), err)
 	}
 	return nil
@@ -134,14 +134,9 @@ func record(f *os.File, owner string) error {
 	return err
 }
 
-// recordText is this process's record: its PID, owner and marks, a line
-// each.
-func recordText(owner string, marks ...string) string {
-	text := strconv.Itoa(os.Getpid()) + "\n" + owner + "\n"
-	for _, m := range marks {
-		text += m + "\n"
-	}
-	return text
+// recordText is this process's record: its PID and owner, a line each.
+func recordText(owner string) string {
+	return strconv.Itoa(os.Getpid()) + "\n" + owner + "\n"
 }
 
 // holder reads what the process holding the lock recorded.
