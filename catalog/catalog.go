@@ -66,6 +66,10 @@ type Attr struct {
 	Size  int64 // 0 for a file of unknown length
 	Mtime time.Time
 	Nlink uint32
+	// Gen names the file's version: it changes whenever the length, the
+	// lastmod or the hashes do, so the file system can give each version
+	// an inode of its own (0 for directories).
+	Gen uint64
 }
 
 // Stats describe the catalog's size.

@@ -34,6 +34,10 @@ type Effect struct {
 	Name   string
 	ID     NodeID
 	Ino    uint64
+	// Old is the file's version before the change, for ContentChanged
+	// when the version's Gen changed and for a file's EntryRemoved: the
+	// kernel may hold that version open after the catalog has moved on.
+	Old *FileVersion
 }
 
 // Upsert creates or updates a resource after Seal and returns the effects,
@@ -59,12 +63,17 @@ func (c *Catalog) TryUpsert(r *Resource) ([]Effect, error) {
 func (c *Catalog) upsertLocked(a *addition, id NodeID) []Effect {
 	r, h := a.r, a.h
 	if id != 0 {
+		f := c.files.at(id)
+		var old *FileVersion
+		if c.genOf(f) != versionGen(r.Length, timeNanos(r.Lastmod), a.blob) {
+			v := c.versionOf(id, f)
+			old = &v
+		}
 		if !c.setVersion(id, a) {
 			return nil
 		}
-		f := c.files.at(id)
 		c.raiseMtime(f.parent, f.mtime)
-		return []Effect{{Kind: ContentChanged, Parent: dirID(f.parent), Name: c.fileName(f), ID: id, Ino: f.ino}}
+		return []Effect{{Kind: ContentChanged, Parent: dirID(f.parent), Name: c.fileName(f), ID: id, Ino: f.ino, Old: old}}
 	}
 	id = c.newFile(a)
 	f := c.files.at(id)
@@ -181,6 +190,11 @@ func (c *Catalog) Remove(uri string) []Effect {
 		return nil
 	}
 	f := c.files.at(id)
+	var old *FileVersion
+	if c.sealed {
+		v := c.versionOf(id, f)
+		old = &v
+	}
 	c.unindexURI(h, id)
 	if c.altIno[f.ino] == id {
 		delete(c.altIno, f.ino)
@@ -196,7 +210,7 @@ func (c *Catalog) Remove(uri string) []Effect {
 	}
 	c.removeChild(f.parent, id)
 	f.flags |= flagDeleted
-	effects := []Effect{{Kind: EntryRemoved, Parent: dirID(f.parent), Name: c.fileName(f), ID: id, Ino: f.ino}}
+	effects := []Effect{{Kind: EntryRemoved, Parent: dirID(f.parent), Name: c.fileName(f), ID: id, Ino: f.ino, Old: old}}
 	for d := f.parent; d != 0 && len(c.dirs[d].children) == 0; d = c.dirs[d].parent {
 		effects = append(effects, c.removeDir(d))
 	}

@@ -55,12 +55,17 @@ func TestUpsertNewVersion(t *testing.T) {
 	c := sealedWith(t, "http://src.example/a/x")
 	id, _ := c.ByURI("http://src.example/a/x")
 	before := c.ContentID(id)
+	old, ok := c.Version(id)
+	require.True(t, ok)
 	assert.Nil(t, c.Upsert(&Resource{URI: "http://src.example/a/x", Length: 1, Lastmod: t1}), "no change, no effect")
 	effects := c.Upsert(&Resource{URI: "http://src.example/a/x", Length: 4, Lastmod: t2,
 		Hashes: []resourcesync.Hash{{Alg: "sha-1", Value: "da39a3ee5e6b4b0d3255bfef95601890afd80709"}}})
 	a, _, _ := c.Lookup(RootID, "a")
 	attr, _ := c.Attr(id)
-	require.Equal(t, []Effect{{Kind: ContentChanged, Parent: a, Name: "x", ID: id, Ino: attr.Ino}}, effects)
+	require.Equal(t, []Effect{{Kind: ContentChanged, Parent: a, Name: "x", ID: id, Ino: attr.Ino, Old: &old}}, effects)
+	assert.Equal(t, "http://src.example/a/x", old.Resource.URI)
+	assert.Equal(t, int64(1), old.Attr.Size, "the version before the change")
+	assert.NotEqual(t, old.Attr.Gen, attr.Gen, "a new version has a new Gen")
 	assert.Equal(t, int64(4), attr.Size)
 	assert.True(t, attr.Mtime.Equal(t2))
 	assert.NotEqual(t, before, c.ContentID(id))
@@ -73,9 +78,10 @@ func TestRemoveDeletesEmptyDirectories(t *testing.T) {
 	b, ba, _ := c.Lookup(a, "b")
 	cd, cda, _ := c.Lookup(b, "c")
 	f, fa, _ := c.Lookup(cd, "f")
+	fv, _ := c.Version(f)
 	effects := c.Remove("http://src.example/a/b/c/f")
 	assert.Equal(t, []Effect{
-		{Kind: EntryRemoved, Parent: cd, Name: "f", ID: f, Ino: fa.Ino},
+		{Kind: EntryRemoved, Parent: cd, Name: "f", ID: f, Ino: fa.Ino, Old: &fv},
 		{Kind: EntryRemoved, Parent: b, Name: "c", ID: cd, Ino: cda.Ino},
 		{Kind: EntryRemoved, Parent: a, Name: "b", ID: b, Ino: ba.Ino},
 	}, effects)
@@ -95,9 +101,10 @@ func TestRemoveDeletesEmptyDirectories(t *testing.T) {
 
 	// Removing the last file of a top-level directory removes it, not the root.
 	x, xa, _ := c.Lookup(a, "x")
+	xv, _ := c.Version(x)
 	aAttr, _ := c.Attr(a)
 	assert.Equal(t, []Effect{
-		{Kind: EntryRemoved, Parent: a, Name: "x", ID: x, Ino: xa.Ino},
+		{Kind: EntryRemoved, Parent: a, Name: "x", ID: x, Ino: xa.Ino, Old: &xv},
 		{Kind: EntryRemoved, Parent: RootID, Name: "a", ID: a, Ino: aAttr.Ino},
 	}, c.Remove("http://src.example/a/x"))
 	_, ok = c.Attr(RootID)
@@ -138,9 +145,10 @@ func TestIndexFilesUnderMutation(t *testing.T) {
 	assert.Equal(t, "docs/_index", c.Path(idx), "existing path kept")
 
 	// Removing docs/_index keeps the directory while the other file is there.
+	iv, _ := c.Version(idx)
 	effects = c.Remove("http://src.example/docs/")
 	require.Len(t, effects, 1)
-	assert.Equal(t, Effect{Kind: EntryRemoved, Parent: docs, Name: IndexName, ID: idx, Ino: effects[0].Ino}, effects[0])
+	assert.Equal(t, Effect{Kind: EntryRemoved, Parent: docs, Name: IndexName, ID: idx, Ino: effects[0].Ino, Old: &iv}, effects[0])
 	c.Remove("http://src.example/docs")
 	_, ok = c.Attr(docs)
 	assert.False(t, ok, "empty directory removed")
@@ -251,5 +259,44 @@ func TestUpsertProps(t *testing.T) {
 	}
 	if err := c.SaveSnapshot(t.TempDir()+"/s", nil); err == nil {
 		t.Fatal("a snapshot of an atompmh catalog was written; it would come back without its properties")
+	}
+}
+
+// Gen moves with what the bytes depend on (length, lastmod, hashes) and
+// with nothing else: a new media type is the same version, and its change
+// carries no old version.
+func TestGenChangesWithTheContentOnly(t *testing.T) {
+	c := sealedWith(t, "http://src.example/a/x")
+	id, _ := c.ByURI("http://src.example/a/x")
+	gen := func() uint64 {
+		a, ok := c.Attr(id)
+		require.True(t, ok)
+		return a.Gen
+	}
+	g0 := gen()
+	effects := c.Upsert(&Resource{URI: "http://src.example/a/x", Length: 1, Lastmod: t1, Type: "text/plain"})
+	require.Len(t, effects, 1)
+	assert.Nil(t, effects[0].Old, "same version, nothing to keep")
+	assert.Equal(t, g0, gen(), "a new type is not a new version")
+
+	seen := map[uint64]string{g0: "first"}
+	for _, step := range []struct {
+		name string
+		r    *Resource
+	}{
+		{"length", &Resource{URI: "http://src.example/a/x", Length: 2, Lastmod: t1, Type: "text/plain"}},
+		{"lastmod", &Resource{URI: "http://src.example/a/x", Length: 2, Lastmod: t2, Type: "text/plain"}},
+		{"hash", &Resource{URI: "http://src.example/a/x", Length: 2, Lastmod: t2, Type: "text/plain",
+			Hashes: []resourcesync.Hash{{Alg: "md5", Value: "5eb63bbbe01eeed093cb22bb8f5acdc3"}}}},
+	} {
+		name, r := step.name, step.r
+		before := gen()
+		effects := c.Upsert(r)
+		require.Len(t, effects, 1, name)
+		require.NotNil(t, effects[0].Old, name)
+		assert.Equal(t, before, effects[0].Old.Attr.Gen, name)
+		g := gen()
+		assert.NotContains(t, seen, g, "a new %s is a new Gen", name)
+		seen[g] = name
 	}
 }

@@ -58,7 +58,34 @@ func (c *Catalog) attrOf(id NodeID) (Attr, bool) {
 	if f == nil {
 		return Attr{}, false
 	}
-	return Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1}, true
+	return Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}, true
+}
+
+// genOf is the version number of a file: FNV-1a 64 over its length, its
+// lastmod and its hash blob.
+func (c *Catalog) genOf(f *fileRec) uint64 {
+	var blob []byte
+	if f.hash != 0 {
+		tail := c.arena.tail(f.hash)
+		blob = tail[:hashBlobLen(tail)]
+	}
+	return versionGen(f.size, f.mtime, blob)
+}
+
+func versionGen(size, mtime int64, blob []byte) uint64 {
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for _, v := range [2]uint64{uint64(size), uint64(mtime)} {
+		for i := 0; i < 64; i += 8 {
+			h ^= (v >> i) & 0xff
+			h *= prime64
+		}
+	}
+	for _, b := range blob {
+		h ^= uint64(b)
+		h *= prime64
+	}
+	return h
 }
 
 // childIndex returns the position of name among d's children and whether it
@@ -177,6 +204,34 @@ func (c *Catalog) Resource(id NodeID) (*Resource, bool) {
 	if f == nil {
 		return nil, false
 	}
+	return c.resourceOf(id, f), true
+}
+
+// FileVersion is one version of a file, all of it read at one instant:
+// what reading that version needs once the catalog has moved on.
+type FileVersion struct {
+	Resource  *Resource
+	ContentID string
+	Attr      Attr
+}
+
+// Version returns the current version of a live file.
+func (c *Catalog) Version(id NodeID) (FileVersion, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	f := c.liveFile(id)
+	if f == nil {
+		return FileVersion{}, false
+	}
+	return c.versionOf(id, f), true
+}
+
+func (c *Catalog) versionOf(id NodeID, f *fileRec) FileVersion {
+	a := Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}
+	return FileVersion{Resource: c.resourceOf(id, f), ContentID: c.contentIDOf(f), Attr: a}
+}
+
+func (c *Catalog) resourceOf(id NodeID, f *fileRec) *Resource {
 	r := &Resource{
 		URI:     c.uriOf(f),
 		Length:  f.size,
@@ -191,7 +246,7 @@ func (c *Catalog) Resource(id NodeID) (*Resource, bool) {
 		r.Links = cloneLinks(ls)
 	}
 	r.Props = slices.Clone(c.props[id])
-	return r, true
+	return r
 }
 
 // ContentID returns a file's content identity: its strongest published hash
@@ -205,6 +260,10 @@ func (c *Catalog) ContentID(id NodeID) string {
 	if f == nil {
 		return ""
 	}
+	return c.contentIDOf(f)
+}
+
+func (c *Catalog) contentIDOf(f *fileRec) string {
 	if f.hash != 0 {
 		if h := bestHash(c.arena.tail(f.hash)); h != "" {
 			return h

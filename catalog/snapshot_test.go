@@ -282,16 +282,18 @@ func TestSnapshotLoadedCatalogAcceptsChanges(t *testing.T) {
 	assert.Equal(t, NodeID(4), f, "IDs continue after the loaded ones")
 
 	x, _ := loaded.ByURI("http://src.example/d/x")
+	xv, _ := loaded.Version(x)
 	effects = loaded.Upsert(&Resource{URI: "http://src.example/d/x", Length: 5, Lastmod: t3})
 	xa, _ := loaded.Attr(x)
-	assert.Equal(t, []Effect{{Kind: ContentChanged, Parent: d, Name: "x", ID: x, Ino: xa.Ino}}, effects)
+	assert.Equal(t, []Effect{{Kind: ContentChanged, Parent: d, Name: "x", ID: x, Ino: xa.Ino, Old: &xv}}, effects)
 	assert.Equal(t, int64(5), xa.Size)
 
 	e, ea, _ := loaded.Lookup(RootID, "e")
 	z, za, _ := loaded.Lookup(e, "z")
+	zv, _ := loaded.Version(z)
 	effects = loaded.Remove("http://src.example/e/z")
 	assert.Equal(t, []Effect{
-		{Kind: EntryRemoved, Parent: e, Name: "z", ID: z, Ino: za.Ino},
+		{Kind: EntryRemoved, Parent: e, Name: "z", ID: z, Ino: za.Ino, Old: &zv},
 		{Kind: EntryRemoved, Parent: RootID, Name: "e", ID: e, Ino: ea.Ino},
 	}, effects)
 	_, _, ok = loaded.Lookup(RootID, "e")

@@ -43,7 +43,7 @@ func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (
 }
 
 func (d *dirNode) child(ctx context.Context, id catalog.NodeID, a catalog.Attr, out *fuse.EntryOut) *gofs.Inode {
-	d.fsys.fillEntry(d.fsys.attrOf(id, a), out)
+	d.fsys.fillEntry(a, out)
 	return d.NewInode(ctx, d.fsys.newNode(id, a), stableAttr(a))
 }
 

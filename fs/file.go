@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -12,50 +13,76 @@ import (
 	"rsfs/catalog"
 )
 
-// fileNode is a resource.
+// fileNode is one version of a resource (version.go): the one current
+// when the kernel looked it up, whose Gen is the inode's.
 type fileNode struct {
 	gofs.Inode
 	readOnly
 	fsys *FS
 	id   catalog.NodeID
+	// The version's size and mtime (Unix nanoseconds), which the kernel
+	// was given and keeps: getattr answers them for as long as the inode
+	// lives, after the catalog has moved past it too.
+	size, mtime int64
 }
 
 var (
 	_ gofs.NodeGetattrer   = (*fileNode)(nil)
 	_ gofs.NodeOpener      = (*fileNode)(nil)
 	_ gofs.NodeReader      = (*fileNode)(nil)
-	_ gofs.NodeReleaser    = (*fileNode)(nil)
 	_ gofs.NodeFlusher     = (*fileNode)(nil)
 	_ gofs.NodeGetxattrer  = (*fileNode)(nil)
 	_ gofs.NodeListxattrer = (*fileNode)(nil)
+	_ gofs.NodeOnForgetter = (*fileNode)(nil)
 )
 
-// Name is the file's name in its directory.
+func newFileNode(f *FS, id catalog.NodeID, a catalog.Attr) *fileNode {
+	mtime := int64(0)
+	if !a.Mtime.IsZero() {
+		mtime = a.Mtime.UnixNano()
+	}
+	return &fileNode{fsys: f, id: id, size: a.Size, mtime: mtime}
+}
+
+// Name is the file's name in its directory ("" once a newer version has
+// taken the name).
 func (n *fileNode) Name() string {
 	name, _ := n.Parent()
 	return name
 }
 
-func (n *fileNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	a, ok := n.fsys.pinnedAttr(n.id)
-	if !ok {
-		if a, ok = n.fsys.cfg.Catalog.Attr(n.id); !ok {
-			return syscall.ENOENT
-		}
+// gen is the Gen of the node's version.
+func (n *fileNode) gen() uint64 { return n.StableAttr().Gen }
+
+// current reports whether the node's version is the catalog's.
+func (n *fileNode) current() bool {
+	a, ok := n.fsys.cfg.Catalog.Attr(n.id)
+	return ok && a.Gen == n.gen()
+}
+
+// attr is the node's version as the kernel sees it: linked while current,
+// unlinked (as a replaced or deleted file held open is) once not.
+func (n *fileNode) attr() catalog.Attr {
+	a := catalog.Attr{Ino: n.StableAttr().Ino, Size: n.size, Gen: n.gen()}
+	if n.mtime != 0 {
+		a.Mtime = time.Unix(0, n.mtime).UTC()
 	}
-	n.fsys.fillAttr(a, &out.Attr)
+	if n.current() {
+		a.Nlink = 1
+	}
+	return a
+}
+
+func (n *fileNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	n.fsys.fillAttr(n.attr(), &out.Attr)
 	out.SetTimeout(n.fsys.cfg.Timeout)
 	return 0
 }
 
-// fileHandle is an open resource: its pinned version (pin.go), read
-// through the cache.
-type fileHandle struct {
-	file      *cache.File
-	uri       string
-	contentID string
-}
-
+// Open answers ENOSYS where the kernel allows: the inode is the version,
+// so an open has nothing to pin, and the kernel stops sending OPEN and
+// RELEASE for files. Elsewhere it opens with no handle, keeping the
+// kernel's pages, which are always the inode's version.
 func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR|syscall.O_TRUNC|syscall.O_APPEND) != 0 {
 		return nil, 0, syscall.EROFS
@@ -63,63 +90,25 @@ func (n *fileNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 	if n.fsys.closing.Err() != nil {
 		return nil, 0, syscall.EIO
 	}
-	if n.fsys.cfg.NoOpen {
-		// The kernel stops sending OPEN and RELEASE for files; reads come
-		// without a handle (noopen.go).
+	if n.fsys.noOpen.Load() {
 		return nil, 0, syscall.ENOSYS
 	}
-	h, ok := n.fsys.openHandle(n.id, n.Name())
-	if !ok {
-		return nil, 0, syscall.ENOENT
-	}
-	openFlags := uint32(fuse.FOPEN_KEEP_CACHE)
-	if n.fsys.cfg.Cache.Bad(h.contentID) || !n.fsys.keepsCache(n.id) {
-		// The kernel drops the pages it kept: of a bad version, or of an
-		// older one it has not yet been told is gone.
-		openFlags = 0
-	}
-	return h, openFlags, 0
-}
-
-// openHandle pins node id's version and opens it through the cache,
-// warming its small siblings if it is small.
-func (f *FS) openHandle(id catalog.NodeID, name string) (*fileHandle, bool) {
-	p, ok := f.acquire(id)
-	if !ok {
-		return nil, false
-	}
-	blocks := f.cfg.Cache
-	file := blocks.Open(p.content, p.origin)
-	if p.content.Size <= int64(blocks.BlockSize()) {
-		f.warmSiblings(id, name)
-	}
-	return &fileHandle{file: file, uri: p.content.Name, contentID: p.content.ID}, true
-}
-
-// closeHandle closes a handle from openHandle and releases its pin.
-func (f *FS) closeHandle(id catalog.NodeID, name string, h *fileHandle) {
-	h.file.Close()
-	f.release(id, name)
+	return nil, fuse.FOPEN_KEEP_CACHE, 0
 }
 
 func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if n.fsys.closing.Err() != nil {
 		return nil, syscall.EIO
 	}
-	h, ok := fh.(*fileHandle)
-	if fh == nil && n.fsys.cfg.NoOpen {
-		var done func()
-		if h, done, ok = n.fsys.sharedRead(n.id, n.Name()); !ok {
-			return nil, syscall.ENOENT
-		}
-		defer done()
+	file, uri, done, err := n.fsys.readVersion(n)
+	if err != nil {
+		n.fsys.readFailed("", n.fsys.cfg.Catalog.Path(n.id), off, err)
+		return nil, syscall.EIO
 	}
-	if !ok {
-		return nil, syscall.EBADF
-	}
-	ctx, done := n.fsys.opContext(ctx)
 	defer done()
-	got, err := h.file.ReadAt(ctx, dest, off)
+	ctx, cancel := n.fsys.opContext(ctx)
+	defer cancel()
+	got, err := file.ReadAt(ctx, dest, off)
 	// Only a bare io.EOF is the end of the file: a fetch error may wrap
 	// io.EOF (a connection closed early), and taking it for the end would
 	// hand the reader a silently truncated file.
@@ -130,9 +119,9 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		if ctx.Err() != nil {
 			return nil, syscall.EINTR
 		}
-		n.fsys.readFailed(h.uri, n.fsys.cfg.Catalog.Path(n.id), off, err)
+		n.fsys.readFailed(uri, n.fsys.cfg.Catalog.Path(n.id), off, err)
 		if cache.EndsFile(err) {
-			n.fsys.dropPages(n.id) // pages the kernel kept of this version
+			n.fsys.dropPages(&n.Inode) // pages the kernel kept of this version
 		}
 		return nil, syscall.EIO
 	}
@@ -146,9 +135,5 @@ func (n *fileNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno 
 	return syscall.ENOSYS
 }
 
-func (n *fileNode) Release(ctx context.Context, fh gofs.FileHandle) syscall.Errno {
-	if h, ok := fh.(*fileHandle); ok {
-		n.fsys.closeHandle(n.id, n.Name(), h)
-	}
-	return 0
-}
+// OnForget drops the node's version: the kernel forgot the inode.
+func (n *fileNode) OnForget() { n.fsys.forget(n) }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,10 +40,6 @@ type Config struct {
 	Logger  *slog.Logger
 	// Status, if set, renders the mount's state for XattrStatus.
 	Status func() []byte
-	// NoOpen answers OPEN with ENOSYS, so the kernel opens files without
-	// asking (noopen.go): faster small-file reads, and a file's version
-	// held while it is being read rather than while it is open.
-	NoOpen bool
 }
 
 // DefaultTimeout is the kernel entry and attribute timeout.
@@ -58,8 +55,9 @@ type FS struct {
 	root     *dirNode
 	notes    notifier
 	warm     warmer
-	pins     pins
-	shared   sharedHandles
+	versions versions
+	// noOpen: the kernel opens files without asking (Mounted).
+	noOpen atomic.Bool
 	// readErrors are the reads that failed (EIO), for Status.
 	readErrors recent.Log
 	status     statusCache
@@ -96,6 +94,15 @@ func (f *FS) opContext(ctx context.Context) (context.Context, context.CancelFunc
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(f.closing, cancel)
 	return ctx, func() { stop(); cancel() }
+}
+
+// Mounted tells the file system what the kernel it is mounted in can do;
+// call it once gofs.Mount has returned. Where the kernel opens files
+// without asking (FUSE_NO_OPEN_SUPPORT), OPEN is answered ENOSYS and an
+// open costs no round trip; until then, and in older kernels, files open
+// with no handle (file.go).
+func (f *FS) Mounted(kernel *fuse.InitIn) {
+	f.noOpen.Store(kernel != nil && kernel.Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0)
 }
 
 // Root returns the root node, for gofs.Mount.
@@ -154,7 +161,6 @@ func (f *FS) fillAttr(a catalog.Attr, out *fuse.Attr) {
 		out.Mode = syscall.S_IFDIR | 0o555
 	} else {
 		out.Mode = syscall.S_IFREG | 0o444
-		out.Nlink = 1
 	}
 }
 
@@ -169,7 +175,7 @@ func stableAttr(a catalog.Attr) gofs.StableAttr {
 	if a.Dir {
 		mode = syscall.S_IFDIR
 	}
-	return gofs.StableAttr{Mode: mode, Ino: a.Ino}
+	return gofs.StableAttr{Mode: mode, Ino: a.Ino, Gen: a.Gen}
 }
 
 // newNode returns the node embedder for a catalog node.
@@ -177,5 +183,5 @@ func (f *FS) newNode(id catalog.NodeID, a catalog.Attr) gofs.InodeEmbedder {
 	if a.Dir {
 		return &dirNode{fsys: f, id: id}
 	}
-	return &fileNode{fsys: f, id: id}
+	return newFileNode(f, id, a)
 }

@@ -1,7 +1,9 @@
 package fs
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"rsfs/catalog"
 	"rsfs/resourcesync"
@@ -38,6 +41,7 @@ func mountTestFS(t *testing.T, tf *testFS, readOnly bool) string {
 	dir := t.TempDir()
 	server, err := gofs.Mount(dir, tf.fs.Root(), opts)
 	require.NoError(t, err)
+	tf.fs.Mounted(server.KernelSettings())
 	t.Cleanup(func() {
 		if err := server.Unmount(); err != nil {
 			t.Errorf("unmount %s: %v", dir, err)
@@ -167,5 +171,64 @@ func TestNotifyReachesTheKernel(t *testing.T) {
 	waitFor(t, "the listing", func() bool {
 		entries, err := os.ReadDir(filepath.Join(dir, "data"))
 		return err == nil && len(entries) == 4
+	})
+}
+
+// An open file keeps reading the version it was opened at, from rsfs (its
+// pages dropped from the kernel's cache), while its name leads to the new
+// version; the old inode is unlinked and goes with its last close.
+func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
+	tf := newUnmountedFS(t)
+	dir := mountTestFS(t, tf, true)
+	uri := testOrigin + "/data/three-blocks.bin"
+	oldBody := bytes.Repeat([]byte("old."), 3*4096/4)
+	newBody := bytes.Repeat([]byte("new!"), 2*4096/4)
+	publish := func(body []byte, mtime time.Time) {
+		tf.origin.set(uri, body)
+		tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body)), Lastmod: mtime,
+			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}}))
+	}
+	publish(oldBody, aMtime)
+	path := filepath.Join(dir, "data", "three-blocks.bin")
+	var f *os.File
+	waitFor(t, "the first version", func() bool {
+		var err error
+		f, err = os.Open(path)
+		return err == nil
+	})
+	defer f.Close()
+	got, err := io.ReadAll(f)
+	require.NoError(t, err)
+	require.Equal(t, oldBody, got)
+
+	publish(newBody, aMtime.Add(time.Hour))
+	waitFor(t, "the new version by name", func() bool {
+		got, err := os.ReadFile(path)
+		return err == nil && bytes.Equal(got, newBody)
+	})
+	var st syscall.Stat_t
+	waitFor(t, "the open version to be unlinked", func() bool {
+		require.NoError(t, syscall.Fstat(int(f.Fd()), &st))
+		return st.Nlink == 0
+	})
+	assert.Equal(t, int64(len(oldBody)), st.Size, "fstat: the open version's size")
+	// Drop the kernel's pages of the open inode: what it reads now comes
+	// from rsfs, which must answer the open version, not the Source's new
+	// bytes.
+	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+	again := make([]byte, len(oldBody)+10)
+	n, err := f.ReadAt(again, 0)
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, oldBody, again[:n], "the open version, whole")
+	require.NoError(t, f.Close())
+	waitFor(t, "the kernel to forget the old version", func() bool {
+		tf.fs.versions.mu.Lock()
+		defer tf.fs.versions.mu.Unlock()
+		for _, v := range tf.fs.versions.m {
+			if v.kept {
+				return false
+			}
+		}
+		return true
 	})
 }

@@ -3,11 +3,14 @@ package fs
 import (
 	"syscall"
 	"testing"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/catalog"
 )
 
 // These tests call the nodes' methods directly, with no kernel: what each
@@ -75,14 +78,42 @@ func TestGetattr(t *testing.T) {
 	assert.Equal(t, uint32(testUID), out.Uid)
 }
 
-func TestGetattrOfRemovedResourceIsENOENT(t *testing.T) {
+// An inode whose resource is gone answers as an unlinked file held open
+// on a local disk does: its own size and mtime, no link. Its bytes, never
+// read and not kept (nothing told rsfs to keep them), fail with EIO.
+func TestRemovedResourceIsUnlinked(t *testing.T) {
 	tf := newTestFS(t)
 	top := tf.file(t, "top.txt")
 	tf.cat.Remove(topURI)
 	var out fuse.AttrOut
-	assert.Equal(t, syscall.ENOENT, top.Getattr(testCtx(t), nil, &out))
-	_, _, errno := top.Open(testCtx(t), syscall.O_RDONLY)
-	assert.Equal(t, syscall.ENOENT, errno)
+	require.Equal(t, syscall.Errno(0), top.Getattr(testCtx(t), nil, &out))
+	assert.Equal(t, uint64(len(topBody)), out.Size)
+	assert.Equal(t, uint64(aMtime.Unix()), out.Mtime)
+	assert.Equal(t, uint32(0), out.Nlink)
+	_, errno := top.Read(testCtx(t), nil, make([]byte, 64), 0)
+	assert.Equal(t, syscall.EIO, errno)
+	assert.Zero(t, tf.origin.count(topURI), "nothing fetched for a version that is gone")
+}
+
+// A node is one version: a new version of its resource unlinks it, and a
+// lookup by name makes another node, with the new size and Gen.
+func TestNewVersionIsANewNode(t *testing.T) {
+	tf := newTestFS(t)
+	old := tf.file(t, "top.txt")
+	body := []byte("the second version\n")
+	tf.origin.set(topURI, body)
+	tf.cat.Upsert(&catalog.Resource{URI: topURI, Length: int64(len(body)), Lastmod: aMtime.Add(time.Hour)})
+	var out fuse.AttrOut
+	require.Equal(t, syscall.Errno(0), old.Getattr(testCtx(t), nil, &out))
+	assert.Equal(t, uint64(len(topBody)), out.Size, "the old node keeps its size")
+	assert.Equal(t, uint32(0), out.Nlink)
+
+	n := tf.file(t, "top.txt")
+	assert.NotEqual(t, old.StableAttr().Gen, n.StableAttr().Gen)
+	assert.Equal(t, old.StableAttr().Ino, n.StableAttr().Ino, "one inode number per resource")
+	got, errno := readAll(t, n, nil, 64)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, string(body), string(got))
 }
 
 // readdir lists a directory through an open handle, as the kernel does.
@@ -179,7 +210,7 @@ func TestOpenAndRead(t *testing.T) {
 	fh, flags, errno := n.Open(testCtx(t), syscall.O_RDONLY)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, uint32(fuse.FOPEN_KEEP_CACHE), flags)
-	defer n.Release(testCtx(t), fh)
+	assert.Nil(t, fh, "the inode is the version: an open has nothing to hold")
 
 	got, errno := readAll(t, n, fh, 4)
 	require.Equal(t, syscall.Errno(0), errno)
@@ -199,18 +230,25 @@ func TestOpenAndRead(t *testing.T) {
 func TestReadOfBytesThatDisagreeIsEIO(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "data", "bad.bin")
-	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
-	require.Equal(t, syscall.Errno(0), errno)
-	defer n.Release(testCtx(t), fh)
-	got, errno := readAll(t, n, fh, 64)
+	got, errno := readAll(t, n, nil, 64)
 	assert.Equal(t, syscall.EIO, errno)
 	assert.Empty(t, got, "not one byte that fails the hash")
 }
 
-func TestReadWithForeignHandleIsEBADF(t *testing.T) {
+// Where the kernel opens files without asking, OPEN is ENOSYS: the kernel
+// stops sending it.
+func TestOpenIsENOSYSWhereTheKernelAllows(t *testing.T) {
 	tf := newTestFS(t)
-	_, errno := tf.file(t, "top.txt").Read(testCtx(t), nil, make([]byte, 10), 0)
-	assert.Equal(t, syscall.EBADF, errno)
+	n := tf.file(t, "top.txt")
+	tf.fs.Mounted(&fuse.InitIn{Flags: fuse.CAP_NO_OPEN_SUPPORT})
+	_, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	assert.Equal(t, syscall.ENOSYS, errno)
+	_, _, errno = n.Open(testCtx(t), syscall.O_WRONLY)
+	assert.Equal(t, syscall.EROFS, errno, "writing is refused all the same")
+	tf.fs.Mounted(&fuse.InitIn{})
+	_, flags, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	assert.Equal(t, syscall.Errno(0), errno, "a kernel that cannot open without asking")
+	assert.Equal(t, uint32(fuse.FOPEN_KEEP_CACHE), flags)
 }
 
 func TestOpenForWritingIsEROFS(t *testing.T) {
@@ -227,28 +265,19 @@ func TestOpenForWritingIsEROFS(t *testing.T) {
 func TestShutdownFailsOpenAndRead(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "top.txt")
-	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
-	require.Equal(t, syscall.Errno(0), errno)
-	defer n.Release(testCtx(t), fh)
-	// The open warms the small files of its directory, top.txt among them
-	// (a node with no kernel has no name, so the warm starts at the
-	// directory's first entry): let that fetch finish first, so that what
-	// is counted after the shutdown is the read's and the open's alone.
-	waitFor(t, "the open's warm-up of top.txt", func() bool { return tf.origin.count(topURI) == 1 })
 	tf.fs.Shutdown()
-	_, errno = n.Read(testCtx(t), fh, make([]byte, 10), 0)
+	_, errno := n.Read(testCtx(t), nil, make([]byte, 10), 0)
 	assert.Equal(t, syscall.EIO, errno, "a read after shutdown")
 	_, _, errno = n.Open(testCtx(t), syscall.O_RDONLY)
 	assert.Equal(t, syscall.EIO, errno, "an open after shutdown")
-	assert.Equal(t, 1, tf.origin.count(topURI), "nothing fetched after the shutdown")
+	assert.Zero(t, tf.origin.count(topURI), "nothing fetched after the shutdown")
 }
 
-func TestOpenWarmsTheNextSmallFiles(t *testing.T) {
+func TestFirstReadWarmsTheNextSmallFiles(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "data", "a.txt")
-	fh, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
+	_, errno := n.Read(testCtx(t), nil, make([]byte, 64), 0)
 	require.Equal(t, syscall.Errno(0), errno)
-	defer n.Release(testCtx(t), fh)
 	waitFor(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.count(badURI) > 0 })
 }
 

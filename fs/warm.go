@@ -7,7 +7,7 @@ import (
 	"rsfs/catalog"
 )
 
-// Opening a small file warms the small files that follow it in its
+// Reading a small file warms the small files that follow it in its
 // directory, so tools that read a tree in order (grep -r, rsync, tar) find
 // them in memory instead of paying one round trip each.
 const (

@@ -80,8 +80,16 @@ func xattrs(protocol string, r *catalog.Resource) []xattr {
 	return slices.DeleteFunc(out, func(x xattr) bool { return x.value == "" })
 }
 
+// resource is what the Source published of the node's version.
+func (n *fileNode) resource() (*catalog.Resource, bool) {
+	if v, ok := n.fsys.cfg.Catalog.Version(n.id); ok && v.Attr.Gen == n.gen() {
+		return v.Resource, true
+	}
+	return n.fsys.keptResource(n)
+}
+
 func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	r, ok := n.fsys.cfg.Catalog.Resource(n.id)
+	r, ok := n.resource()
 	if !ok {
 		return 0, syscall.ENOENT
 	}
@@ -94,7 +102,7 @@ func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint
 }
 
 func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	r, ok := n.fsys.cfg.Catalog.Resource(n.id)
+	r, ok := n.resource()
 	if !ok {
 		return 0, syscall.ENOENT
 	}

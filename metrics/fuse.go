@@ -30,7 +30,7 @@ func WrapFUSE(raw fuse.RawFileSystem, reg prometheus.Registerer) *FUSE {
 		}, []string{"op"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "rsfs_fuse_operation_errors_total",
-			Help: "FUSE operations answered with an error other than ENOENT or ENODATA, by operation.",
+			Help: "FUSE operations answered with an error other than ENOENT, ENODATA or ENOSYS, by operation.",
 		}, []string{"op"}),
 	}
 	reg.MustRegister(f.latency, f.errors)
@@ -41,7 +41,9 @@ func WrapFUSE(raw fuse.RawFileSystem, reg prometheus.Registerer) *FUSE {
 // when the deferred call runs, after the operation returned).
 func (f *FUSE) done(op string, start time.Time, st *fuse.Status) {
 	f.latency.WithLabelValues(op).Observe(time.Since(start).Seconds())
-	if s := *st; s != fuse.OK && s != fuse.ENOENT && s != fuse.ENODATA {
+	// ENOSYS is no failure: it tells the kernel not to send an operation
+	// again (OPEN and FLUSH of files).
+	if s := *st; s != fuse.OK && s != fuse.ENOENT && s != fuse.ENODATA && s != fuse.ENOSYS {
 		f.errors.WithLabelValues(op).Inc()
 	}
 }

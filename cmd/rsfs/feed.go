@@ -67,12 +67,11 @@ func serveFeed(cmd *cobra.Command, mf *mountFlags, rawURL string, found *source.
 		Origin:  func(r *catalog.Resource) cache.Origin { return staleWatch{feed.OriginOf(r), follower.PollSoon} },
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
-		NoOpen:  mf.noOpen,
 	})
 	report.attach(mountParts{protocol: atomfeed.Protocol, origin: feed.Origin, client: feed.Client(),
 		fsys: fsys, follower: follower, blocks: blocks, count: cat.Len})
 	mf.serveMetrics(cmd.Context(), report)
-	server, err := mf.mountFS(dir, fsys.Root(), fsys.MountOptions(feed.Origin, mf.allowOther))
+	server, err := mf.mountFS(dir, fsys, feed.Origin, mf.allowOther)
 	if err != nil {
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)

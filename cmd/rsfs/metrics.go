@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/pflag"
 
+	"rsfs/fs"
 	"rsfs/metrics"
 )
 
@@ -56,9 +57,18 @@ func (sf *systemFlags) listenMetrics() error {
 	return nil
 }
 
-// mountFS mounts root on dir as gofs.Mount does, with its FUSE operations
-// measured when metrics are on.
-func (sf *systemFlags) mountFS(dir string, root gofs.InodeEmbedder, opts *gofs.Options) (*fuse.Server, error) {
+// mountFS mounts fsys on dir as gofs.Mount does, with its FUSE operations
+// measured when metrics are on, and tells fsys what the kernel can do.
+func (sf *systemFlags) mountFS(dir string, fsys *fs.FS, name string, allowOther bool) (*fuse.Server, error) {
+	server, err := sf.serveFS(dir, fsys.Root(), fsys.MountOptions(name, allowOther))
+	if err != nil {
+		return nil, err
+	}
+	fsys.Mounted(server.KernelSettings())
+	return server, nil
+}
+
+func (sf *systemFlags) serveFS(dir string, root gofs.InodeEmbedder, opts *gofs.Options) (*fuse.Server, error) {
 	if sf.metrics == nil {
 		return gofs.Mount(dir, root, opts)
 	}

@@ -101,7 +101,8 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.BoolVarP(&mf.foreground, "foreground", "f", false, "stay attached: serve until unmounted or interrupted")
 	fl.BoolVar(&mf.allowNonEmpty, "allow-non-empty", false, "mount over a directory that is not empty")
 	fl.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)")
-	fl.BoolVar(&mf.noOpen, "no-open", false, "let the kernel open files without asking rsfs: far faster repeated reads of small files, but a file's version is held only while it is read (30 s after the last read), not while it is open")
+	fl.BoolVar(&mf.noOpen, "no-open", false, "")
+	_ = fl.MarkDeprecated("no-open", "files always open without a round trip now, and keep their version while open")
 	fl.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file and directory")
 	fl.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file and directory")
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks")
@@ -282,10 +283,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Origin: func(r *catalog.Resource) cache.Origin {
 			return staleWatch{l.Source.OriginOf(r), func() { follower.PollSoon(r.Set) }}
 		},
-		Batch:  l.Source.ReadDumpBatch,
-		UID:    uint32(mf.uid),
-		GID:    uint32(mf.gid),
-		NoOpen: mf.noOpen,
+		Batch: l.Source.ReadDumpBatch,
+		UID:   uint32(mf.uid),
+		GID:   uint32(mf.gid),
 	})
 	follower = l.Source.NewFollower(l.Catalog, source.FollowOptions{
 		Interval: mf.pollInterval,
@@ -298,7 +298,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err := l.CatchUp(cmd.Context(), follower); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
-	server, err := mf.mountFS(dir, fsys.Root(), fsys.MountOptions(l.Source.Origin, mf.allowOther))
+	server, err := mf.mountFS(dir, fsys, l.Source.Origin, mf.allowOther)
 	if err != nil {
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}

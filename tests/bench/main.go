@@ -45,8 +45,8 @@ func main() {
 	peerSmall := flag.String("peer-small", "4KiB", "-peer: size of each small file")
 	peerBig := flag.String("peer-big", "512MiB", "-peer: size of the large file (0: none)")
 	peerReps := flag.Int("peer-reps", 3, "-peer: runs of each measure (the median is reported)")
-	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-noopen,rsfs-base,rclone,rclone-full",
-		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-noopen, rsfs-base, rclone, rclone-full")
+	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-base,rclone,rclone-full",
+		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full")
 	base := flag.String("base", "", "another rsfs binary (e.g. built from main) measured in the same run: -peer mounts it as \"rsfs base\"; otherwise the listing benchmarks (-n) run again with it")
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
 	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")

@@ -146,9 +146,6 @@ func (p *peerBench) makeClients(rsfsBin string) []peerClient {
 		case "rsfs-nocache":
 			flags := append([]string{}, p.cfg.flags...)
 			out = append(out, rsfsNoCache(rsfsClient("rsfs --cache-dir none", rsfsBin, md5URL, logf("rsfs-none"), flags)))
-		case "rsfs-noopen":
-			flags := append(append([]string{}, p.cfg.flags...), "--no-open")
-			out = append(out, rsfsClient("rsfs --no-open (md5 list)", rsfsBin, md5URL, logf("rsfs-noopen"), flags))
 		case "rsfs-base":
 			if p.cfg.base != "" {
 				out = append(out, rsfsClient("rsfs base (md5 list)", p.cfg.base, md5URL, logf("rsfs-base"), p.cfg.flags))

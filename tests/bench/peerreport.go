@@ -345,7 +345,7 @@ command line and date; nothing is edited by hand.
     go run ./tests/bench                                        # listing, sequential, grep, dumps and following against the Go test Source
 
 The peer mode needs Debian's nginx and rclone (fusermount3); ` + "`-peer-clients`" + ` picks the mounts
-(rsfs, rsfs-sha256, rsfs-nocache, rsfs-noopen, rsfs-base, rclone, rclone-full).
+(rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full).
 `
 
 // upsertSection writes content into path between the markers named name,

@@ -1,0 +1,238 @@
+package fs
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"rsfs/cache"
+	"rsfs/catalog"
+)
+
+// Each version of a file is an inode of its own, as a file replaced by
+// rename is on a local disk. A file's inode carries the Gen of the version
+// it was looked up at (catalog.Attr.Gen) and that version's size and
+// mtime, and never changes: the kernel keeps its i_size and its cached
+// pages, and they stay true. When the Source publishes a new version, the
+// kernel is told the old inode is deleted (its link count drops to 0), so
+// the next lookup by name makes the new version's inode, while a process
+// that has the old one open goes on reading the old version to its end,
+// or fails with EIO where its bytes can no longer be had: never a short or
+// mixed copy. The kernel forgets the old inode once its last descriptor
+// closes.
+//
+// So nothing needs OPEN: rsfs answers it with ENOSYS where the kernel
+// allows (FUSE_NO_OPEN_SUPPORT), and an open costs no round trip. A file
+// being read has one stream, shared by all its readers: the read-ahead and
+// the verifier of its version, opened at the first read and closed once
+// nobody has read it for readIdle.
+
+const (
+	readIdle  = 30 * time.Second
+	reapEvery = time.Second
+)
+
+// errVersionGone is a read of an inode whose version the catalog moved
+// past before rsfs could keep it: its hashes are gone, so no byte of it
+// can be verified.
+var errVersionGone = errors.New("the Source published a newer version before this one was read")
+
+// version is one file version being read, or kept for an inode the kernel
+// still holds after the catalog moved past it.
+type version struct {
+	v      catalog.FileVersion
+	origin cache.Origin
+	file   *cache.File // open while read; nil once idle
+	reads  int         // reads in flight
+	last   time.Time   // end of the last read
+	kept   bool        // the catalog moved past it: kept until the kernel forgets the inode
+}
+
+// versions are the versions of the inodes being read, and of those kept.
+type versions struct {
+	mu      sync.Mutex
+	m       map[*fileNode]*version
+	reaping bool // a reaper goroutine runs
+}
+
+// readVersion returns the stream of n's version (and its URI), opening it
+// if needed, and counts a read in flight; done must be called when the
+// read ends.
+func (f *FS) readVersion(n *fileNode) (file *cache.File, uri string, done func(), err error) {
+	s := &f.versions
+	for {
+		v, err := f.versionOf(n)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		s.mu.Lock()
+		if s.m[n] == v && v.file != nil {
+			v.reads++
+			file := v.file
+			s.mu.Unlock()
+			return file, v.v.Resource.URI, func() {
+				s.mu.Lock()
+				v.reads--
+				v.last = time.Now()
+				s.mu.Unlock()
+			}, nil
+		}
+		s.mu.Unlock()
+		f.openStream(n, v)
+	}
+}
+
+// openStream opens the stream of n's version v, unless another read did
+// or the reaper dropped v meanwhile (the caller looks again).
+func (f *FS) openStream(n *fileNode, v *version) {
+	r := v.v.Resource
+	fresh := f.cfg.Cache.Open(cache.Content{ID: v.v.ContentID, Name: r.URI, Size: r.Length, Hashes: r.Hashes}, v.origin)
+	s := &f.versions
+	s.mu.Lock()
+	opened := s.m[n] == v && v.file == nil
+	if opened {
+		v.file, v.last = fresh, time.Now()
+	}
+	s.mu.Unlock()
+	if !opened {
+		fresh.Close()
+		return
+	}
+	if r.Length <= int64(f.cfg.Cache.BlockSize()) {
+		f.warmSiblings(n.id, n.Name())
+	}
+}
+
+// versionOf returns n's version, taking it from the catalog if none is
+// kept for n yet.
+func (f *FS) versionOf(n *fileNode) (*version, error) {
+	s := &f.versions
+	s.mu.Lock()
+	v := s.m[n]
+	s.mu.Unlock()
+	if v != nil {
+		return v, nil
+	}
+	fv, ok := f.cfg.Catalog.Version(n.id)
+	if !ok || fv.Attr.Gen != n.gen() {
+		return nil, errVersionGone
+	}
+	return f.keep(n, fv, false), nil
+}
+
+// keep records fv as n's version (kept marks one the catalog moved past)
+// and returns what is recorded: a version already there stays.
+func (f *FS) keep(n *fileNode, fv catalog.FileVersion, kept bool) *version {
+	fresh := &version{v: fv, origin: f.cfg.Origin(fv.Resource), kept: kept, last: time.Now()}
+	s := &f.versions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[*fileNode]*version{}
+	}
+	v := s.m[n]
+	if v == nil {
+		v = fresh
+		s.m[n] = v
+	}
+	v.kept = v.kept || kept
+	if !s.reaping {
+		s.reaping = true
+		go f.reapVersions()
+	}
+	return v
+}
+
+// keptResource returns the resource of n's version if rsfs keeps it.
+func (f *FS) keptResource(n *fileNode) (*catalog.Resource, bool) {
+	s := &f.versions
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v := s.m[n]; v != nil {
+		return v.v.Resource, true
+	}
+	return nil, false
+}
+
+// forget drops n's version: the kernel forgot the inode.
+func (f *FS) forget(n *fileNode) {
+	s := &f.versions
+	s.mu.Lock()
+	v := s.m[n]
+	delete(s.m, n)
+	s.mu.Unlock()
+	if v != nil && v.file != nil {
+		v.file.Close()
+	}
+}
+
+// reapVersions closes the streams nobody has read for readIdle, and drops
+// the versions the catalog can give again (the others are kept), until
+// none is left or the file system shuts down (then it closes them all).
+func (f *FS) reapVersions() {
+	t := time.NewTicker(reapEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-f.closing.Done():
+			f.closeIdle(func(*version) bool { return true }, false)
+			return
+		}
+		now := time.Now()
+		if f.closeIdle(func(v *version) bool { return v.reads == 0 && now.Sub(v.last) >= readIdle }, true) {
+			return
+		}
+	}
+}
+
+// closeIdle closes the streams of the versions idle selects and forgets
+// those of them the catalog can give again: with check, only those whose
+// node is still the catalog's version (the others become kept); without,
+// all that are not kept. It reports (stopping the reaper) whether no
+// version is left.
+func (f *FS) closeIdle(idle func(*version) bool, check bool) (empty bool) {
+	s := &f.versions
+	var files []*cache.File
+	var idled []*fileNode
+	s.mu.Lock()
+	for n, v := range s.m {
+		if !idle(v) {
+			continue
+		}
+		if v.file != nil {
+			files = append(files, v.file)
+			v.file = nil
+		}
+		if !v.kept {
+			idled = append(idled, n)
+		}
+	}
+	s.mu.Unlock()
+	// The catalog is asked without the lock; a node read meanwhile is
+	// left for the next round.
+	current := make([]bool, len(idled))
+	for i, n := range idled {
+		current[i] = !check || n.current()
+	}
+	s.mu.Lock()
+	for i, n := range idled {
+		v := s.m[n]
+		switch {
+		case v == nil || v.file != nil || v.reads > 0:
+		case current[i]:
+			delete(s.m, n)
+		default:
+			v.kept = true // the catalog moved past it while it was read
+		}
+	}
+	empty = len(s.m) == 0
+	if empty {
+		s.reaping = false
+	}
+	s.mu.Unlock()
+	for _, file := range files {
+		file.Close()
+	}
+	return empty
+}
