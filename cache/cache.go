@@ -227,15 +227,16 @@ func (c *Cache) peek(k blockKey) ([]byte, bool) {
 	return c.lru.peek(k)
 }
 
-// onDisk reports whether the disk cache may hold a block.
-// busy notes that a reader is at work (an open or a read): disk-cache
-// writes wait for a pause (disk.go, settle).
-func (c *Cache) busy() {
+// Busy notes that a reader is at work: an open or a read, or (told by the
+// file system) a walk of the tree. Disk-cache writes wait for a pause
+// (disk.go, settle).
+func (c *Cache) Busy() {
 	if c.disk != nil {
 		c.disk.busy()
 	}
 }
 
+// onDisk reports whether the disk cache may hold a block.
 func (c *Cache) onDisk(k blockKey) bool {
 	return c.disk != nil && c.disk.mayHold(k)
 }

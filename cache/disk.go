@@ -23,9 +23,10 @@ import (
 const (
 	diskQueueLen = 1 << 16
 	// diskQuiet is how long no block must have been queued, and no file
-	// opened or read, before the writer writes: the writes of a burst of
-	// reads (grep -r, twice; cat of a large file) wait for its end instead
-	// of competing with it for the CPU and the file system.
+	// opened or read nor the tree walked (Cache.Busy), before the writer
+	// writes: the writes of a burst of reads (grep -r, twice; cat of a
+	// large file) wait for its end instead of competing with it for the
+	// CPU and the file system.
 	diskQuiet = 100 * time.Millisecond
 	// diskMaxDefer is how long a write waits for quiet at most: reads that
 	// never pause (a long rsync) still fill the disk cache, at SCHED_IDLE.
@@ -245,8 +246,8 @@ func (d *diskStore) writeLoop() {
 }
 
 // settle waits, while the store is open, until no block has been queued,
-// and no file opened or read, for d.quiet, or until the write queued at
-// `queued` has waited d.maxDefer.
+// and no file opened or read nor the tree walked, for d.quiet, or until
+// the write queued at `queued` has waited d.maxDefer.
 func (d *diskStore) settle(queued time.Time) {
 	for {
 		quiet := time.Since(time.Unix(0, d.lastBusy.Load()))

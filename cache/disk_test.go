@@ -486,9 +486,10 @@ func TestDiskQueueWritesFromMemoryAfterTheReads(t *testing.T) {
 	}
 }
 
-// Opening and reading a file count as reads at work: the disk writer waits
-// for them to pause too (a second grep -r, served from memory, queues
-// nothing but must not share the CPU with the first one's writes).
+// Opening and reading a file count as reads at work, and so does a walk of
+// the tree: the disk writer waits for them to pause too (a second grep -r,
+// served from the kernel's pages, asks rsfs only for its directories but
+// must not share the CPU with the first one's writes).
 func TestDiskOpenAndReadPostponeWrites(t *testing.T) {
 	c, _ := newDiskCache(t, t.TempDir(), Config{ReadAhead: -1})
 	data := randomBytes(testBlock, 42)
@@ -502,4 +503,7 @@ func TestDiskOpenAndReadPostponeWrites(t *testing.T) {
 	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 0)
 	require.NoError(t, err)
 	assert.NotZero(t, c.disk.lastBusy.Load(), "a read marks the store busy")
+	c.disk.lastBusy.Store(0)
+	c.Busy()
+	assert.NotZero(t, c.disk.lastBusy.Load(), "so does a walk of the tree, told by the file system (which opens without OPEN)")
 }

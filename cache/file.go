@@ -44,7 +44,7 @@ type File struct {
 
 // Open returns a File reading content from origin through the cache.
 func (c *Cache) Open(content Content, origin Origin) *File {
-	c.busy()
+	c.Busy()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &File{
 		c:         c,
@@ -73,7 +73,7 @@ func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
 	if f.isClosed() {
 		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, errClosed)
 	}
-	f.c.busy()
+	f.c.Busy()
 	n, err := f.readAt(ctx, p, off)
 	if err != nil && EndsFile(err) {
 		f.fail(err)

@@ -31,6 +31,7 @@ var (
 // Lookup answers LOOKUP. A process that looks up a file by name is taken to
 // stat what it lists (plus.go).
 func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	d.fsys.cfg.Cache.Busy() // a tree walk: disk-cache writes wait
 	id, a, ok := d.fsys.cfg.Catalog.Lookup(d.id, name)
 	if !ok {
 		out.SetEntryTimeout(d.fsys.cfg.Timeout)
@@ -67,6 +68,7 @@ func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 // first read, so a listing is consistent; an open the kernel answers from
 // its cache costs no snapshot.
 func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	d.fsys.cfg.Cache.Busy() // a tree walk, grep -r's second pass among them: disk-cache writes wait
 	if a, ok := d.fsys.cfg.Catalog.Attr(d.id); !ok || !a.Dir {
 		return nil, 0, syscall.ENOENT
 	}

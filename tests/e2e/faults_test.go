@@ -275,6 +275,21 @@ func faultCases() []faultCase {
 			run:   func(t *testing.T, e *faultEnv) { e.catFails(t, "f") },
 		},
 		{
+			// A short outage of the Source does not leave the file failing:
+			// bytes that could not be had are not a bad version, and a
+			// later reader, on the same mount and within the 30 s the
+			// version's stream stays open, reads it whole.
+			name:  "truncated body until fixed, then read again",
+			files: func() []hostile.Resource { return []hostile.Resource{{Name: "f", Body: big3()}} },
+			flags: []string{"--retries", "1"},
+			fault: map[string]hostile.Fault{"f": hostile.Truncate(1000)},
+			run: func(t *testing.T, e *faultEnv) {
+				e.catFails(t, "f")
+				e.src.SetFault("f", nil)
+				e.catExact(t, "f")
+			},
+		},
+		{
 			name: "overlong body",
 			files: func() []hostile.Resource {
 				return []hostile.Resource{{Name: "f", Body: big3(), Served: append(append([]byte(nil), big3()...), "tail"...)}}
