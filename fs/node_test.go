@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"syscall"
 	"testing"
 	"time"
@@ -340,4 +341,29 @@ func TestStatfs(t *testing.T) {
 	assert.Equal(t, uint64(1), out.Blocks, "11+23+1+16 bytes fit one 4 KiB block")
 	assert.Equal(t, uint64(4+3), out.Files, "4 files, 3 directories with the root")
 	assert.Equal(t, uint32(255), out.NameLen)
+}
+
+// A file of one block holds no stream once its read ends (a grep -r over a
+// million small files must not hold one per file); a larger file's stream
+// stays for the reads to come.
+func TestOnlyMultiBlockFilesKeepAStreamBetweenReads(t *testing.T) {
+	tf := newTestFS(t)
+	streams := func() int {
+		tf.fs.versions.mu.Lock()
+		defer tf.fs.versions.mu.Unlock()
+		return len(tf.fs.versions.m)
+	}
+	got, errno := readAll(t, tf.file(t, "data", "a.txt"), nil, 4)
+	require.Equal(t, syscall.Errno(0), errno)
+	require.Equal(t, "hello world", string(got))
+	assert.Zero(t, streams(), "a.txt, one block, read")
+
+	uri := testOrigin + "/data/two-blocks.bin"
+	body := bytes.Repeat([]byte("2"), 4096+10)
+	tf.origin.set(uri, body)
+	tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body))})
+	n := tf.file(t, "data", "two-blocks.bin")
+	_, errno = n.Read(testCtx(t), nil, make([]byte, 4096), 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, 1, streams(), "two-blocks.bin, half read")
 }

@@ -25,7 +25,8 @@ import (
 // allows (FUSE_NO_OPEN_SUPPORT), and an open costs no round trip. A file
 // being read has one stream, shared by all its readers: the read-ahead and
 // the verifier of its version, opened at the first read and closed once
-// nobody has read it for readIdle.
+// nobody has read it for readIdle (a file of one block: once its read
+// ends).
 
 const (
 	readIdle  = 30 * time.Second
@@ -70,15 +71,31 @@ func (f *FS) readVersion(n *fileNode) (file *cache.File, uri string, done func()
 			v.reads++
 			file := v.file
 			s.mu.Unlock()
-			return file, v.v.Resource.URI, func() {
-				s.mu.Lock()
-				v.reads--
-				v.last = time.Now()
-				s.mu.Unlock()
-			}, nil
+			return file, v.v.Resource.URI, func() { f.readDone(n, v) }, nil
 		}
 		s.mu.Unlock()
 		f.openStream(n, v)
+	}
+}
+
+// readDone ends a read of n's version v. A file of one block carries
+// nothing from one read to the next (it was verified whole, and is in the
+// cache): its stream is closed, and its version forgotten unless kept, as
+// soon as no read is in flight, so that a grep -r over a million small
+// files holds no stream per file for readIdle.
+func (f *FS) readDone(n *fileNode, v *version) {
+	s := &f.versions
+	s.mu.Lock()
+	v.reads--
+	v.last = time.Now()
+	var done *cache.File
+	if v.reads == 0 && !v.kept && v.v.Resource.Length <= int64(f.cfg.Cache.BlockSize()) && s.m[n] == v {
+		done, v.file = v.file, nil
+		delete(s.m, n)
+	}
+	s.mu.Unlock()
+	if done != nil {
+		done.Close()
 	}
 }
 

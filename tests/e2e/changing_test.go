@@ -62,10 +62,9 @@ func (c *changing) change(t *testing.T) {
 	})
 }
 
-// newVersionShows: once the copy is done (the file closed), readers see
-// the new version.
+// newVersionShows: readers that open the file by name see the new version.
 func (c *changing) newVersionShows(t *testing.T) {
-	eventually(t, "the new version after the last close", func() bool {
+	eventually(t, "the new version by name", func() bool {
 		got, err := os.ReadFile(c.path)
 		return err == nil && bytes.Equal(got, newBody)
 	})
