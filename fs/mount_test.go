@@ -232,3 +232,30 @@ func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
 		return true
 	})
 }
+
+// A file opened and not yet read when its new version is applied still
+// reads the version it was opened at: rsfs kept that version (the change's
+// Effect.Old) for the inode. Here the Source has not yet replaced the bytes
+// its new listing describes, so the old version, and only it, can be read
+// whole.
+func TestFileOpenedBeforeAChangeReadsItsVersion(t *testing.T) {
+	tf := newUnmountedFS(t)
+	dir := mountTestFS(t, tf, true)
+	path := filepath.Join(dir, "top.txt")
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+
+	next := []byte("the listing's next version\n")
+	tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: topURI, Length: int64(len(next)), Lastmod: aMtime.Add(time.Hour),
+		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(next)}}}))
+	waitFor(t, "the new version's size by name", func() bool {
+		st, err := os.Stat(path)
+		return err == nil && st.Size() == int64(len(next))
+	})
+	got, err := io.ReadAll(f)
+	require.NoError(t, err, "the descriptor reads the version it was opened at")
+	assert.Equal(t, topBody, got)
+	_, err = os.ReadFile(path)
+	assert.ErrorIs(t, err, syscall.EIO, "the new version's bytes are not served yet")
+}
