@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"rsfs/tests/sourcetest"
 )
@@ -200,4 +202,40 @@ func TestHoldChanges(t *testing.T) {
 		got, err := os.ReadFile(files[r.URI])
 		return err == nil && string(got) == "held back\n"
 	})
+}
+
+// A file the Source deletes while a descriptor holds it open reads on to
+// its end, as an unlinked file does on a local disk: its name is gone,
+// fstat shows its size with no link, and its bytes come from rsfs (the
+// kernel's pages of it dropped here), not from the Source, which has none.
+func TestOpenFileReadsOnAfterItsResourceIsDeleted(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 3, MinSize: 6 << 20, MaxSize: 6 << 20})
+	m := mount(t, src.URL(), pollFlags...)
+	files := walkFiles(t, m.dir)
+	r := src.Resources()[0]
+	old, _ := src.Body(r.URI)
+	f, err := os.Open(files[r.URI])
+	require.NoError(t, err)
+	defer f.Close()
+	head := make([]byte, 1<<20)
+	_, err = io.ReadFull(f, head)
+	require.NoError(t, err)
+
+	require.NoError(t, src.Delete(r.URI))
+	eventually(t, "the deletion to show by name", func() bool {
+		_, err := os.Stat(files[r.URI])
+		return errors.Is(err, os.ErrNotExist)
+	})
+	var st syscall.Stat_t
+	eventually(t, "the open file to be unlinked", func() bool {
+		require.NoError(t, syscall.Fstat(int(f.Fd()), &st))
+		return st.Nlink == 0
+	})
+	assert.Equal(t, int64(len(old)), st.Size)
+	require.NoError(t, unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED))
+	src.ResetCounters()
+	rest, err := io.ReadAll(f)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(old, append(head, rest...)), "the whole version the descriptor opened")
+	assert.Zero(t, src.Counters().ContentGets(), "served by rsfs, not fetched")
 }
