@@ -58,7 +58,11 @@ func (c *Catalog) attrOf(id NodeID) (Attr, bool) {
 	if f == nil {
 		return Attr{}, false
 	}
-	return Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}, true
+	return c.fileAttr(f), true
+}
+
+func (c *Catalog) fileAttr(f *fileRec) Attr {
+	return Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}
 }
 
 // genOf is the version number of a file: FNV-1a 64 over its length, its
@@ -227,8 +231,7 @@ func (c *Catalog) Version(id NodeID) (FileVersion, bool) {
 }
 
 func (c *Catalog) versionOf(id NodeID, f *fileRec) FileVersion {
-	a := Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}
-	return FileVersion{Resource: c.resourceOf(id, f), ContentID: c.contentIDOf(f), Attr: a}
+	return FileVersion{Resource: c.resourceOf(id, f), ContentID: c.contentIDOf(f), Attr: c.fileAttr(f)}
 }
 
 func (c *Catalog) resourceOf(id NodeID, f *fileRec) *Resource {
