@@ -89,7 +89,7 @@ func (f *FS) readDone(n *fileNode, v *version) {
 	v.reads--
 	v.last = time.Now()
 	var done *cache.File
-	if v.reads == 0 && !v.kept && v.v.Resource.Length <= int64(f.cfg.Cache.BlockSize()) && s.m[n] == v {
+	if v.reads == 0 && !v.kept && f.oneBlock(v.v.Resource.Length) && s.m[n] == v {
 		done, v.file = v.file, nil
 		delete(s.m, n)
 	}
@@ -102,8 +102,7 @@ func (f *FS) readDone(n *fileNode, v *version) {
 // openStream opens the stream of n's version v, unless another read did
 // or the reaper dropped v meanwhile (the caller looks again).
 func (f *FS) openStream(n *fileNode, v *version) {
-	r := v.v.Resource
-	fresh := f.cfg.Cache.Open(cache.Content{ID: v.v.ContentID, Name: r.URI, Size: r.Length, Hashes: r.Hashes}, v.origin)
+	fresh := f.cfg.Cache.Open(contentOf(v.v), v.origin)
 	s := &f.versions
 	s.mu.Lock()
 	opened := s.m[n] == v && v.file == nil
@@ -115,10 +114,20 @@ func (f *FS) openStream(n *fileNode, v *version) {
 		fresh.Close()
 		return
 	}
-	if r.Length <= int64(f.cfg.Cache.BlockSize()) {
+	if f.oneBlock(v.v.Resource.Length) {
 		f.warmSiblings(n.id, n.Name())
 	}
 }
+
+// contentOf is what the cache reads and verifies of a file version.
+func contentOf(v catalog.FileVersion) cache.Content {
+	r := v.Resource
+	return cache.Content{ID: v.ContentID, Name: r.URI, Size: r.Length, Hashes: r.Hashes}
+}
+
+// oneBlock reports whether a file of size bytes fits in one cache block:
+// it is verified whole at its first read, and is small enough to warm.
+func (f *FS) oneBlock(size int64) bool { return size <= int64(f.cfg.Cache.BlockSize()) }
 
 // versionOf returns n's version, taking it from the catalog if none is
 // kept for n yet.
@@ -193,22 +202,21 @@ func (f *FS) reapVersions() {
 		select {
 		case <-t.C:
 		case <-f.closing.Done():
-			f.closeIdle(func(*version) bool { return true }, false)
+			f.closeIdle(func(*version) bool { return true })
 			return
 		}
 		now := time.Now()
-		if f.closeIdle(func(v *version) bool { return v.reads == 0 && now.Sub(v.last) >= readIdle }, true) {
+		if f.closeIdle(func(v *version) bool { return v.reads == 0 && now.Sub(v.last) >= readIdle }) {
 			return
 		}
 	}
 }
 
 // closeIdle closes the streams of the versions idle selects and forgets
-// those of them the catalog can give again: with check, only those whose
-// node is still the catalog's version (the others become kept); without,
-// all that are not kept. It reports (stopping the reaper) whether no
-// version is left.
-func (f *FS) closeIdle(idle func(*version) bool, check bool) (empty bool) {
+// those of them the catalog can give again, whose node is still the
+// catalog's version (the others become kept). It reports (stopping the
+// reaper) whether no version is left.
+func (f *FS) closeIdle(idle func(*version) bool) (empty bool) {
 	s := &f.versions
 	var files []*cache.File
 	var idled []*fileNode
@@ -230,7 +238,7 @@ func (f *FS) closeIdle(idle func(*version) bool, check bool) (empty bool) {
 	// left for the next round.
 	current := make([]bool, len(idled))
 	for i, n := range idled {
-		current[i] = !check || n.current()
+		current[i] = n.current()
 	}
 	s.mu.Lock()
 	for i, n := range idled {

@@ -43,7 +43,6 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 	w.refill[parent] = "\xff" // claimed; set below
 	w.mu.Unlock()
 
-	limit := int64(f.cfg.Cache.BlockSize())
 	var items []cache.WarmItem
 	var resources []*catalog.Resource
 	next := ""
@@ -53,13 +52,10 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 		if n == warmRefill {
 			next = child
 		}
-		if !a.Dir && a.Size > 0 && a.Size <= limit {
-			if r, ok := cat.Resource(cid); ok {
-				resources = append(resources, r)
-				items = append(items, cache.WarmItem{
-					Content: cache.Content{ID: cat.ContentID(cid), Name: r.URI, Size: r.Length, Hashes: r.Hashes},
-					Origin:  f.cfg.Origin(r),
-				})
+		if !a.Dir && a.Size > 0 && f.oneBlock(a.Size) {
+			if v, ok := cat.Version(cid); ok {
+				resources = append(resources, v.Resource)
+				items = append(items, cache.WarmItem{Content: contentOf(v), Origin: f.cfg.Origin(v.Resource)})
 			}
 		}
 		return n < warmAhead
