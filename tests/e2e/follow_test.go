@@ -138,19 +138,34 @@ func TestFollowReloadsWhenChangeListSkipsPast(t *testing.T) {
 	assert.Contains(t, string(log), "reloading the Resource Lists")
 }
 
-func TestOpenFileWhileItChanges(t *testing.T) {
+// openRead is the first of three 6 MiB resources of a mounted Source,
+// open, with its first MiB read.
+type openRead struct {
+	src       *sourcetest.Source
+	files     map[string]string // URI to path
+	r         sourcetest.Resource
+	old, head []byte
+	f         *os.File
+}
+
+func startOpenRead(t *testing.T, flags ...string) *openRead {
 	src := startSource(t, sourcetest.Config{Resources: 3, MinSize: 6 << 20, MaxSize: 6 << 20})
-	m := mount(t, src.URL(), append(pollFlags, "--read-ahead", "-1")...)
-	files := walkFiles(t, m.dir)
-	r := src.Resources()[0]
-	old, _ := src.Body(r.URI)
-	f, err := os.Open(files[r.URI])
+	m := mount(t, src.URL(), append(pollFlags, flags...)...)
+	o := &openRead{src: src, files: walkFiles(t, m.dir), r: src.Resources()[0], head: make([]byte, 1<<20)}
+	o.old, _ = src.Body(o.r.URI)
+	var err error
+	o.f, err = os.Open(o.files[o.r.URI])
 	require.NoError(t, err)
-	defer f.Close()
-	head := make([]byte, 1<<20)
-	_, err = io.ReadFull(f, head)
+	t.Cleanup(func() { o.f.Close() })
+	_, err = io.ReadFull(o.f, o.head)
 	require.NoError(t, err)
-	assert.Equal(t, old[:1<<20], head)
+	return o
+}
+
+func TestOpenFileWhileItChanges(t *testing.T) {
+	o := startOpenRead(t, "--read-ahead", "-1")
+	src, files, r, old, f := o.src, o.files, o.r, o.old, o.f
+	assert.Equal(t, old[:1<<20], o.head)
 
 	marker := src.Resources()[1]
 	require.NoError(t, src.Update(r.URI, bytes.Repeat([]byte("n"), 6<<20)))
@@ -164,7 +179,7 @@ func TestOpenFileWhileItChanges(t *testing.T) {
 	// the end. Its name leads to the new version meanwhile, as a file
 	// replaced by rename does on a local disk.
 	tail := make([]byte, 4096)
-	_, err = f.ReadAt(tail, 5<<20)
+	_, err := f.ReadAt(tail, 5<<20)
 	require.NoError(t, err)
 	assert.Equal(t, old[5<<20:5<<20+4096], tail, "an open file never mixes versions")
 	eventually(t, "the new version by name while the old is open", func() bool {
@@ -209,17 +224,8 @@ func TestHoldChanges(t *testing.T) {
 // fstat shows its size with no link, and its bytes come from rsfs (the
 // kernel's pages of it dropped here), not from the Source, which has none.
 func TestOpenFileReadsOnAfterItsResourceIsDeleted(t *testing.T) {
-	src := startSource(t, sourcetest.Config{Resources: 3, MinSize: 6 << 20, MaxSize: 6 << 20})
-	m := mount(t, src.URL(), pollFlags...)
-	files := walkFiles(t, m.dir)
-	r := src.Resources()[0]
-	old, _ := src.Body(r.URI)
-	f, err := os.Open(files[r.URI])
-	require.NoError(t, err)
-	defer f.Close()
-	head := make([]byte, 1<<20)
-	_, err = io.ReadFull(f, head)
-	require.NoError(t, err)
+	o := startOpenRead(t)
+	src, files, r, old, f, head := o.src, o.files, o.r, o.old, o.f, o.head
 
 	require.NoError(t, src.Delete(r.URI))
 	eventually(t, "the deletion to show by name", func() bool {
