@@ -67,62 +67,70 @@ func (c *Cache) Open(content Content, origin Origin) *File {
 // that disagree with the published Content wrap ErrIntegrity; the read that
 // completes a whole pass over a content whose hash does not match fails.
 func (f *File) ReadAt(ctx context.Context, p []byte, off int64) (int, error) {
+	parts, err := f.ReadRange(ctx, off, len(p))
+	return copyParts(p, parts), err
+}
+
+// ReadRange reads like ReadAt, but returns the bytes as slices of the
+// cache's blocks instead of copying them: blocks never change, so the
+// caller may hand the slices out as they are.
+func (f *File) ReadRange(ctx context.Context, off int64, n int) ([][]byte, error) {
 	if off < 0 {
-		return 0, fmt.Errorf("cache: read %s at negative offset %d", f.content.Name, off)
+		return nil, fmt.Errorf("cache: read %s at negative offset %d", f.content.Name, off)
 	}
 	if f.isClosed() {
-		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, errClosed)
+		return nil, fmt.Errorf("cache: read %s: %w", f.content.Name, errClosed)
 	}
 	f.c.Busy()
-	n, err := f.readAt(ctx, p, off)
+	parts, err := f.readRange(ctx, off, int64(n))
 	if err != nil && EndsFile(err) {
 		f.fail(err)
 	}
-	return n, err
+	return parts, err
 }
 
-func (f *File) readAt(ctx context.Context, p []byte, off int64) (int, error) {
+func (f *File) readRange(ctx context.Context, off, n int64) ([][]byte, error) {
 	if err := f.failure(); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := f.c.vers.badErr(f.content.ID); err != nil {
-		return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, err)
+		return nil, fmt.Errorf("cache: read %s: %w", f.content.Name, err)
 	}
 	if f.content.Size == 0 {
 		if err := f.checkEmpty(); err != nil {
-			return 0, err
+			return nil, err
 		}
-		return 0, io.EOF
+		return nil, io.EOF
 	}
 	if off >= f.content.Size {
-		return 0, io.EOF
+		return nil, io.EOF
 	}
-	if len(p) == 0 {
-		return 0, nil
+	if n == 0 {
+		return nil, nil
 	}
 	whole := f.verifiesWhole()
 	if whole {
 		if err := f.verifyWhole(ctx); err != nil {
-			return 0, fmt.Errorf("cache: read %s: %w", f.content.Name, err)
+			return nil, fmt.Errorf("cache: read %s: %w", f.content.Name, err)
 		}
 	}
-	end := min(off+int64(len(p)), f.content.Size)
+	end := min(off+n, f.content.Size)
 	first, last := f.blockOf(off), f.blockOf(end-1)
 	f.notePosition(off, end)
 	blocks, err := f.getBlocks(ctx, first, last)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := copyBlocks(p[:end-off], blocks, off-first*int64(f.c.blockSize))
 	if !whole {
 		if err := f.verifyPass(first, blocks, end == f.content.Size); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	if n < len(p) {
-		return n, io.EOF
+	parts := rangeOf(blocks, off-first*int64(f.c.blockSize), end-off)
+	if end-off < n {
+		return parts, io.EOF
 	}
-	return n, nil
+	return parts, nil
 }
 
 // fail ends the File with err (the first such error is kept) and its
@@ -189,13 +197,24 @@ func (f *File) getBlock(ctx context.Context, b int64) ([]byte, error) {
 	return data, nil
 }
 
-// copyBlocks copies consecutive blocks, starting skip bytes into the first,
-// into p and returns the bytes copied.
-func copyBlocks(p []byte, blocks [][]byte, skip int64) int {
-	n := 0
+// rangeOf returns the n bytes of consecutive blocks that start skip bytes
+// into the first, as slices of the blocks.
+func rangeOf(blocks [][]byte, skip, n int64) [][]byte {
+	parts := make([][]byte, 0, len(blocks))
 	for _, data := range blocks {
-		n += copy(p[n:], data[skip:])
+		part := data[skip:min(int64(len(data)), skip+n)]
+		parts = append(parts, part)
+		n -= int64(len(part))
 		skip = 0
+	}
+	return parts
+}
+
+// copyParts copies parts into p and returns the bytes copied.
+func copyParts(p []byte, parts [][]byte) int {
+	n := 0
+	for _, part := range parts {
+		n += copy(p[n:], part)
 	}
 	return n
 }

@@ -393,3 +393,24 @@ func TestCallerCancelDuringReadReturnsPromptly(t *testing.T) {
 	assert.NotErrorIs(t, err, ErrIntegrity, "a cancelled read is not an integrity failure")
 	close(origin.gate)
 }
+
+func TestReadRangeHandsOutTheBlocksThemselves(t *testing.T) {
+	c, _ := newTestCache(t, Config{})
+	data := randomBytes(3*testBlock, 2)
+	origin := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/a", Size: int64(len(data))}, origin)
+	defer f.Close()
+
+	parts, err := f.ReadRange(testCtx(t), testBlock-10, 20)
+	require.NoError(t, err)
+	require.Len(t, parts, 2, "a range across a block boundary is two slices")
+	assert.Equal(t, data[testBlock-10:testBlock+10], bytes.Join(parts, nil))
+	again, err := f.ReadRange(testCtx(t), testBlock, 10)
+	require.NoError(t, err)
+	assert.Same(t, &parts[1][0], &again[0][0], "the same cached block's memory, not a copy")
+
+	parts, err = f.ReadRange(testCtx(t), int64(len(data))-5, 10)
+	assert.ErrorIs(t, err, io.EOF, "fewer bytes than asked")
+	assert.Equal(t, data[len(data)-5:], bytes.Join(parts, nil))
+	assert.Equal(t, int64(3), origin.calls.Load(), "each block fetched once")
+}

@@ -105,14 +105,14 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		n.fsys.readFailed("", n.fsys.cfg.Catalog.Path(n.id), off, err)
 		return nil, syscall.EIO
 	}
-	defer done()
 	ctx, cancel := n.fsys.opContext(ctx)
 	defer cancel()
-	got, err := file.ReadAt(ctx, dest, off)
+	parts, err := file.ReadRange(ctx, off, len(dest))
 	// Only a bare io.EOF is the end of the file: a fetch error may wrap
 	// io.EOF (a connection closed early), and taking it for the end would
 	// hand the reader a silently truncated file.
 	if err != nil && err != io.EOF {
+		done()
 		if n.fsys.closing.Err() != nil {
 			return nil, syscall.EIO
 		}
@@ -125,8 +125,39 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		}
 		return nil, syscall.EIO
 	}
-	return fuse.ReadResultData(dest[:got]), 0
+	return &blockReply{parts: parts, done: done}, 0
 }
+
+// blockReply answers a READ with slices of the cache's blocks, which go-fuse
+// writes to the kernel as they are (a result with Slices goes out by
+// writev): no copy in rsfs. Done, called once the reply is written, ends
+// the read of the version.
+type blockReply struct {
+	parts [][]byte
+	done  func()
+}
+
+// Slices returns the reply's bytes, the same each time.
+func (r *blockReply) Slices() ([][]byte, fuse.Status) { return r.parts, fuse.OK }
+
+func (r *blockReply) Size() int {
+	n := 0
+	for _, p := range r.parts {
+		n += len(p)
+	}
+	return n
+}
+
+// Bytes flattens the reply, for a server that cannot write it vectored.
+func (r *blockReply) Bytes(buf []byte) ([]byte, fuse.Status) {
+	buf = buf[:0]
+	for _, p := range r.parts {
+		buf = append(buf, p...)
+	}
+	return buf, fuse.OK
+}
+
+func (r *blockReply) Done() { r.done() }
 
 // Flush answers ENOSYS: a read-only file has nothing to flush, and the
 // kernel, told so once, stops sending FLUSH on every close (it takes that

@@ -205,18 +205,30 @@ func readAll(t *testing.T, n *fileNode, fh gofs.FileHandle, chunk int) ([]byte, 
 	t.Helper()
 	var got []byte
 	for off := int64(0); ; {
-		res, errno := n.Read(testCtx(t), fh, make([]byte, chunk), off)
+		b, errno := readOnce(t, n, fh, chunk, off)
 		if errno != 0 {
 			return got, errno
 		}
-		b, status := res.Bytes(make([]byte, chunk))
-		require.Equal(t, fuse.OK, status)
 		if len(b) == 0 {
 			return got, 0
 		}
 		got = append(got, b...)
 		off += int64(len(b))
 	}
+}
+
+// readOnce reads size bytes at off as go-fuse does: Read, then the
+// result's bytes, then Done once they are "written".
+func readOnce(t *testing.T, n *fileNode, fh gofs.FileHandle, size int, off int64) ([]byte, syscall.Errno) {
+	t.Helper()
+	res, errno := n.Read(testCtx(t), fh, make([]byte, size), off)
+	if errno != 0 {
+		return nil, errno
+	}
+	defer res.Done()
+	b, status := res.Bytes(make([]byte, size))
+	require.Equal(t, fuse.OK, status)
+	return b, 0
 }
 
 // waitFor polls cond until it holds; the bound only keeps a broken build

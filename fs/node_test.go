@@ -91,7 +91,7 @@ func TestRemovedResourceIsUnlinked(t *testing.T) {
 	assert.Equal(t, uint64(len(topBody)), out.Size)
 	assert.Equal(t, uint64(aMtime.Unix()), out.Mtime)
 	assert.Equal(t, uint32(0), out.Nlink)
-	_, errno := top.Read(testCtx(t), nil, make([]byte, 64), 0)
+	_, errno := readOnce(t, top, nil, 64, 0)
 	assert.Equal(t, syscall.EIO, errno)
 	assert.Zero(t, tf.origin.count(topURI), "nothing fetched for a version that is gone")
 }
@@ -217,13 +217,11 @@ func TestOpenAndRead(t *testing.T) {
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, "hello world", string(got))
 
-	res, errno := n.Read(testCtx(t), fh, make([]byte, 5), 6)
+	b, errno := readOnce(t, n, fh, 5, 6)
 	require.Equal(t, syscall.Errno(0), errno)
-	b, _ := res.Bytes(nil)
 	assert.Equal(t, "world", string(b))
-	res, errno = n.Read(testCtx(t), fh, make([]byte, 5), 100)
+	b, errno = readOnce(t, n, fh, 5, 100)
 	require.Equal(t, syscall.Errno(0), errno, "past the end is EOF, not an error")
-	b, _ = res.Bytes(nil)
 	assert.Empty(t, b)
 	assert.Equal(t, 1, tf.origin.count(aURI), "one block, fetched once")
 }
@@ -267,7 +265,7 @@ func TestShutdownFailsOpenAndRead(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "top.txt")
 	tf.fs.Shutdown()
-	_, errno := n.Read(testCtx(t), nil, make([]byte, 10), 0)
+	_, errno := readOnce(t, n, nil, 10, 0)
 	assert.Equal(t, syscall.EIO, errno, "a read after shutdown")
 	_, _, errno = n.Open(testCtx(t), syscall.O_RDONLY)
 	assert.Equal(t, syscall.EIO, errno, "an open after shutdown")
@@ -277,7 +275,7 @@ func TestShutdownFailsOpenAndRead(t *testing.T) {
 func TestFirstReadWarmsTheNextSmallFiles(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "data", "a.txt")
-	_, errno := n.Read(testCtx(t), nil, make([]byte, 64), 0)
+	_, errno := readOnce(t, n, nil, 64, 0)
 	require.Equal(t, syscall.Errno(0), errno)
 	waitFor(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.count(badURI) > 0 })
 }
@@ -363,7 +361,9 @@ func TestOnlyMultiBlockFilesKeepAStreamBetweenReads(t *testing.T) {
 	tf.origin.set(uri, body)
 	tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body))})
 	n := tf.file(t, "data", "two-blocks.bin")
-	_, errno = n.Read(testCtx(t), nil, make([]byte, 4096), 0)
+	res, errno := n.Read(testCtx(t), nil, make([]byte, 4096), 0)
 	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, 1, streams(), "two-blocks.bin, being read")
+	res.Done()
 	assert.Equal(t, 1, streams(), "two-blocks.bin, half read")
 }
