@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"sync"
@@ -157,4 +158,46 @@ func TestVerifiedBlockFetchedAgainMustMatch(t *testing.T) {
 	assert.Equal(t, data[:10], buf[:n])
 	_, err = f.ReadAt(testCtx(t), buf, testBlock)
 	require.ErrorIs(t, err, ErrIntegrity, "a refetched block must match the bytes verified")
+}
+
+// changingOrigin serves data, which the test may replace between reads.
+type changingOrigin struct {
+	mu   sync.Mutex
+	data []byte
+}
+
+func (o *changingOrigin) set(data []byte) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.data = data
+}
+
+func (o *changingOrigin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	end := min(off+n, int64(len(o.data)))
+	return io.NopCloser(bytes.NewReader(o.data[off:end])), false, nil
+}
+
+func TestBlockFetchedAgainMidPassMustBeTheBytesHashed(t *testing.T) {
+	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1})
+	data := randomBytes(4*testBlock, 34)
+	origin := &changingOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/big", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	defer f.Close()
+
+	half := make([]byte, testBlock/2)
+	_, err := f.ReadAt(testCtx(t), half, 0) // the pass hashes block 0 whole
+	require.NoError(t, err)
+
+	// Block 0 is evicted and the server, with no validators, now has other
+	// bytes: the rest of block 0 comes from a second fetch.
+	changed := bytes.Clone(data)
+	changed[testBlock-1] ^= 0xff
+	origin.set(changed)
+	c.DropContent("v1")
+	_, err = f.ReadAt(testCtx(t), half, testBlock/2)
+	assert.ErrorIs(t, err, ErrIntegrity, "bytes the pass did not hash")
+	_, err = f.ReadAt(testCtx(t), half, testBlock)
+	assert.ErrorIs(t, err, ErrIntegrity, "the file fails from then on")
 }

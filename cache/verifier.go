@@ -1,12 +1,24 @@
 package cache
 
+import (
+	"bytes"
+	"fmt"
+	"weak"
+)
+
 // verifier hashes the blocks of a multi-block content in order as reads
 // cover them, and compares the sum when the whole content has passed: every
 // block hashed and a read reaching the end served. A block read ahead of the
-// hashed prefix is remembered by index and taken from the cache when the
-// prefix reaches it; if it was evicted meanwhile, or too many are pending,
-// the pass is abandoned and the next read starts another. Not safe for
-// concurrent use.
+// hashed prefix is remembered, with the identity of the slice served, and
+// taken from the cache when the prefix reaches it; if it was evicted
+// meanwhile, or the cache now holds another fetch of it, or too many are
+// pending, the pass is abandoned and the next read starts another.
+//
+// A block is hashed whole the first time a read touches it. The last
+// blocks hashed stay held, so that a later read of the rest of one of them
+// is checked against the very bytes hashed: if the block was evicted and
+// fetched again meanwhile, the new fetch must have the same bytes, or the
+// read fails with ErrIntegrity. Not safe for concurrent use.
 type verifier struct {
 	digest     digest
 	uri        string
@@ -16,8 +28,28 @@ type verifier struct {
 
 	h       *hashPipe
 	next    int64 // next block to hash; -1 when no pass is in progress
-	pending map[int64]struct{}
+	pending map[int64]weak.Pointer[byte]
+	recent  [recentHashed]hashedBlock
 	sawEnd  bool
+}
+
+// recentHashed is how many of the last blocks hashed a pass holds: a read
+// spans at most two blocks.
+const recentHashed = 2
+
+// hashedBlock is a block a pass hashed, and the bytes it hashed.
+type hashedBlock struct {
+	b    int64
+	data []byte
+}
+
+// sliceID identifies the memory of a block's slice (blocks never change, so
+// the same slice is the same bytes), without keeping it alive.
+func sliceID(data []byte) weak.Pointer[byte] {
+	if len(data) == 0 {
+		return weak.Pointer[byte]{}
+	}
+	return weak.Make(&data[0])
 }
 
 func newVerifier(d digest, uri string, lastBlock int64, maxPending int, lookup func(int64) ([]byte, bool)) *verifier {
@@ -34,7 +66,12 @@ func (v *verifier) observe(first int64, blocks [][]byte, reachesEnd bool) (done 
 	}
 	v.sawEnd = v.sawEnd || reachesEnd
 	for i, data := range blocks {
-		if !v.take(first+int64(i), data) {
+		ok, err := v.take(first+int64(i), data)
+		if err != nil {
+			v.stop()
+			return true, err
+		}
+		if !ok {
 			v.stop()
 			return false, nil
 		}
@@ -49,35 +86,62 @@ func (v *verifier) observe(first int64, blocks [][]byte, reachesEnd bool) (done 
 }
 
 // take hashes block b if it extends the prefix (then the pending blocks that
-// follow it), or remembers it. It returns false when the pass cannot go on.
-func (v *verifier) take(b int64, data []byte) bool {
+// follow it), or remembers it. It returns false when the pass cannot go on,
+// and an ErrIntegrity when data is a block the pass hashed, fetched again
+// with other bytes.
+func (v *verifier) take(b int64, data []byte) (bool, error) {
 	switch {
 	case b < v.next:
-		return true
+		return true, v.checkHashed(b, data)
 	case b > v.next:
-		v.pending[b] = struct{}{}
-		return len(v.pending) <= v.maxPending
+		id := sliceID(data)
+		if seen, ok := v.pending[b]; ok && seen != id {
+			return false, nil // served from two fetches before the prefix came
+		}
+		v.pending[b] = id
+		return len(v.pending) <= v.maxPending, nil
 	}
-	v.h.Write(data)
-	v.next++
+	v.hash(b, data)
 	for {
-		if _, ok := v.pending[v.next]; !ok {
-			return true
+		id, ok := v.pending[v.next]
+		if !ok {
+			return true, nil
 		}
 		held, ok := v.lookup(v.next)
-		if !ok {
-			return false
+		if !ok || sliceID(held) != id {
+			return false, nil // evicted, or fetched again: not the bytes served
 		}
 		delete(v.pending, v.next)
-		v.h.Write(held)
-		v.next++
+		v.hash(v.next, held)
 	}
+}
+
+// hash feeds block b to the pass and holds it among the recent ones.
+func (v *verifier) hash(b int64, data []byte) {
+	v.h.Write(data)
+	v.recent[b%recentHashed] = hashedBlock{b: b, data: data}
+	v.next = b + 1
+}
+
+// checkHashed checks a read of block b, which the pass has hashed: if it
+// is one of the recent blocks and the read got another fetch of it, the
+// bytes must be the ones hashed. (An older block read again is not
+// checked: its bytes are no longer held.)
+func (v *verifier) checkHashed(b int64, data []byte) error {
+	h := v.recent[b%recentHashed]
+	if h.data == nil || h.b != b || len(data) == 0 || &h.data[0] == &data[0] {
+		return nil
+	}
+	if bytes.Equal(h.data, data) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s: block %d was fetched again during a pass over the content, with other bytes than those hashed", ErrIntegrity, v.uri, b)
 }
 
 func (v *verifier) start() {
 	v.h = newHashPipe(v.digest.new())
 	v.next = 0
-	v.pending = make(map[int64]struct{})
+	v.pending = make(map[int64]weak.Pointer[byte])
 	v.sawEnd = false
 }
 
@@ -88,5 +152,6 @@ func (v *verifier) stop() {
 	v.h = nil
 	v.next = -1
 	v.pending = nil
+	v.recent = [recentHashed]hashedBlock{}
 	v.sawEnd = false
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"testing"
 
@@ -94,4 +95,40 @@ func TestStrongestDigestPicksTheStrongestKnown(t *testing.T) {
 	}
 	_, ok := strongestDigest([]resourcesync.Hash{h("sha-512", "x")})
 	assert.False(t, ok, "no known algorithm: nothing to verify against")
+}
+
+func TestVerifierChecksAHashedBlockFetchedAgain(t *testing.T) {
+	data := randomBytes(3*100, 32)
+	blocks := blocksOf(data, 100)
+	d, _ := strongestDigest(sha256Of(data))
+	v := newVerifier(d, "u", 2, 10, func(int64) ([]byte, bool) { return nil, false })
+	done, err := v.observe(0, blocks[0:1], false) // hashes block 0
+	require.False(t, done)
+	require.NoError(t, err)
+
+	same := bytes.Clone(blocks[0]) // fetched again, the same bytes
+	done, err = v.observe(0, [][]byte{same}, false)
+	require.False(t, done)
+	require.NoError(t, err, "another fetch with the bytes hashed is fine")
+
+	other := bytes.Clone(blocks[0])
+	other[50] ^= 1
+	done, err = v.observe(0, [][]byte{other}, false)
+	assert.True(t, done)
+	assert.ErrorIs(t, err, ErrIntegrity, "another fetch with other bytes than those hashed")
+}
+
+func TestVerifierPendingBlockFetchedAgainAbandonsPass(t *testing.T) {
+	data := randomBytes(3*100, 33)
+	blocks := blocksOf(data, 100)
+	d, _ := strongestDigest(sha256Of(data))
+	refetched := bytes.Clone(blocks[1]) // the same bytes, but not the slice served
+	v := newVerifier(d, "u", 2, 10, func(b int64) ([]byte, bool) { return refetched, b == 1 })
+	done, err := v.observe(1, blocks[1:2], false)
+	require.False(t, done)
+	require.NoError(t, err)
+	done, err = v.observe(0, blocks[0:1], false)
+	assert.False(t, done)
+	assert.NoError(t, err)
+	assert.Equal(t, int64(-1), v.next, "pass abandoned: the cache no longer holds the bytes served")
 }
