@@ -125,6 +125,11 @@ func (n *fileNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 		}
 		return nil, syscall.EIO
 	}
+	if len(parts) == 0 {
+		// go-fuse calls Done only for a reply with a payload.
+		done()
+		return fuse.ReadResultData(nil), 0
+	}
 	return &blockReply{parts: parts, done: done}, 0
 }
 

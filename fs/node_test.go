@@ -356,12 +356,19 @@ func TestOnlyMultiBlockFilesKeepAStreamBetweenReads(t *testing.T) {
 	require.Equal(t, "hello world", string(got))
 	assert.Zero(t, streams(), "a.txt, one block, read")
 
+	// A read at the end has no payload, and go-fuse calls Done only for a
+	// reply with one: the read must end without it.
+	res, errno := tf.file(t, "data", "a.txt").Read(testCtx(t), nil, make([]byte, 4), 11)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Zero(t, res.Size())
+	assert.Zero(t, streams(), "a.txt, read at its end")
+
 	uri := testOrigin + "/data/two-blocks.bin"
 	body := bytes.Repeat([]byte("2"), 4096+10)
 	tf.origin.set(uri, body)
 	tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body))})
 	n := tf.file(t, "data", "two-blocks.bin")
-	res, errno := n.Read(testCtx(t), nil, make([]byte, 4096), 0)
+	res, errno = n.Read(testCtx(t), nil, make([]byte, 4096), 0)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, 1, streams(), "two-blocks.bin, being read")
 	res.Done()
