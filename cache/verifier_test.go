@@ -32,22 +32,16 @@ func TestVerifierPendingBlockEvictedAbandonsPass(t *testing.T) {
 		return blocks[b], true
 	})
 	// Block 1 is read before block 0 and evicted before the prefix reaches it.
-	done, err := v.observe(1, blocks[1:2], false)
-	require.False(t, done)
-	require.NoError(t, err)
-	done, err = v.observe(0, blocks[0:1], false)
-	assert.False(t, done)
-	assert.NoError(t, err)
-	assert.Equal(t, int64(-1), v.next, "pass abandoned")
+	readOneThenZeroAbandons(t, v, blocks, "pass abandoned")
 
 	// A new pass from the start verifies, taking a pending block from the cache.
 	cached[2] = true
 	for _, b := range []int64{0, 2, 1} {
-		done, err = v.observe(b, blocks[b:b+1], false)
+		done, err := v.observe(b, blocks[b:b+1], false)
 		require.False(t, done)
 		require.NoError(t, err)
 	}
-	done, err = v.observe(3, blocks[3:4], true)
+	done, err := v.observe(3, blocks[3:4], true)
 	assert.True(t, done)
 	assert.NoError(t, err)
 }
@@ -124,11 +118,18 @@ func TestVerifierPendingBlockFetchedAgainAbandonsPass(t *testing.T) {
 	d, _ := strongestDigest(sha256Of(data))
 	refetched := bytes.Clone(blocks[1]) // the same bytes, but not the slice served
 	v := newVerifier(d, "u", 2, 10, func(b int64) ([]byte, bool) { return refetched, b == 1 })
+	readOneThenZeroAbandons(t, v, blocks, "pass abandoned: the cache no longer holds the bytes served")
+}
+
+// readOneThenZeroAbandons reads block 1 ahead of the prefix, then block 0,
+// and asserts that the pass was abandoned when the prefix reached block 1.
+func readOneThenZeroAbandons(t *testing.T, v *verifier, blocks [][]byte, why string) {
+	t.Helper()
 	done, err := v.observe(1, blocks[1:2], false)
 	require.False(t, done)
 	require.NoError(t, err)
 	done, err = v.observe(0, blocks[0:1], false)
 	assert.False(t, done)
 	assert.NoError(t, err)
-	assert.Equal(t, int64(-1), v.next, "pass abandoned: the cache no longer holds the bytes served")
+	assert.Equal(t, int64(-1), v.next, why)
 }
