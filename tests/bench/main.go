@@ -36,7 +36,7 @@ func main() {
 	sizes := flag.String("n", "200000,1000000", "resource counts of the listing benchmarks, comma separated")
 	bigSize := flag.Int64("big", 512<<20, "size of the sequential-read resource")
 	smallFiles := flag.String("grep", "2000,20000", "small-file counts of the grep benchmarks")
-	out := flag.String("out", "BENCHMARKS.md", "where to write the table (empty: stdout only)")
+	out := flag.String("out", "docs/BENCHMARKS.md", "where to write the table (empty: stdout only)")
 	dumpFiles := flag.String("dumps", "10000", "small-resource counts of the dump vs URI benchmarks")
 	mountFlags := flag.String("mount-flags", "", "extra flags for every rsfs mount, space separated")
 	changes := flag.Int("changes", 10, "changes timed from the Source's update to a reader seeing it (0: none)")

@@ -321,7 +321,7 @@ func sourceRev() string {
 	}
 	rev := "commit " + strings.TrimSpace(string(out))
 	// BENCHMARKS.md itself is what runs change.
-	if exec.Command("git", "diff", "--quiet", "HEAD", "--", ".", ":!BENCHMARKS.md").Run() != nil {
+	if exec.Command("git", "diff", "--quiet", "HEAD", "--", ".", ":!docs/BENCHMARKS.md").Run() != nil {
 		rev += " with uncommitted changes"
 	}
 	return rev
