@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -89,4 +90,32 @@ func TestBackoffFullJitterIsBounded(t *testing.T) {
 		assert.Greater(t, maxSeen, ceiling/2, "attempt %d never came near its ceiling", attempt)
 	}
 	assert.LessOrEqual(t, int64(c.backoff(80)), int64(40e6), "no overflow for big attempts")
+}
+
+// TestBackoffWaitsOfOneAttemptDiffer: many mounts whose origin failed at
+// the same moment must not all retry at the same moment. The waits before
+// one retry are drawn anew each time from the whole of [0, ceiling] (full
+// jitter), so they differ, and both the bottom and the top quarter of the
+// range are reached.
+func TestBackoffWaitsOfOneAttemptDiffer(t *testing.T) {
+	c := New(Options{BackoffBase: 10 * time.Millisecond, BackoffMax: 40 * time.Millisecond})
+	for attempt, ceiling := range []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond} {
+		seen := map[time.Duration]bool{}
+		var low, high int
+		for range 500 {
+			d := c.backoff(attempt)
+			require.GreaterOrEqual(t, d, time.Duration(0), "attempt %d", attempt)
+			require.LessOrEqual(t, d, ceiling, "attempt %d", attempt)
+			seen[d] = true
+			if d < ceiling/4 {
+				low++
+			}
+			if d > ceiling*3/4 {
+				high++
+			}
+		}
+		assert.Greater(t, len(seen), 100, "attempt %d: 500 waits, distinct", attempt)
+		assert.NotZero(t, low, "attempt %d: no wait in the bottom quarter of [0, %v]", attempt, ceiling)
+		assert.NotZero(t, high, "attempt %d: no wait in the top quarter of [0, %v]", attempt, ceiling)
+	}
 }
