@@ -28,6 +28,13 @@ import (
 // passes mutating calls on to rsfs.
 func mountTestFS(t *testing.T, tf *testFS, readOnly bool) string {
 	t.Helper()
+	return mountTestFSWith(t, tf, readOnly, nil)
+}
+
+// mountTestFSWith is mountTestFS with a last say on the options: edit, if
+// not nil, sees them just before the mount.
+func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*gofs.Options)) string {
+	t.Helper()
 	dev, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("needs FUSE: %v", err)
@@ -37,6 +44,9 @@ func mountTestFS(t *testing.T, tf *testFS, readOnly bool) string {
 	if !readOnly {
 		opts.MountOptions.Options = slices.DeleteFunc(opts.MountOptions.Options, func(o string) bool { return o == "ro" })
 		opts.MountOptions.DirectMountFlags &^= syscall.MS_RDONLY
+	}
+	if edit != nil {
+		edit(opts)
 	}
 	dir := t.TempDir()
 	server, err := gofs.Mount(dir, tf.fs.Root(), opts)
