@@ -23,13 +23,14 @@ import (
 
 	"rsfs/atompmh"
 	"rsfs/catalog"
+	"rsfs/copies"
 	"rsfs/fetch"
 	"rsfs/origin"
-	"rsfs/source"
+	"rsfs/protocol"
 )
 
 // Protocol names the catalog's attributes: user.atompmh.*.
-const Protocol = "atompmh"
+const Protocol = protocol.AtomPMH
 
 // headParallel bounds the HEAD requests that learn sizes at once.
 const headParallel = 16
@@ -45,7 +46,7 @@ type Options struct {
 	MaxDocuments int
 	// Discovered, if it holds the subscription document (as discovery
 	// read it), is read by the first harvest instead of a second GET.
-	Discovered *source.FeedFound
+	Discovered *fetch.Document
 }
 
 // Feed is one Atom-PMH feed, harvested into a catalog.
@@ -58,12 +59,15 @@ type Feed struct {
 
 	opts   Options
 	log    *slog.Logger
-	reader *source.URIReader
+	reader *copies.Reader
+	// follower, once made (NewFollower, Restore), is asked for an early
+	// poll when a read finds a representation changed.
+	follower *Follower
 
 	mu    sync.Mutex        // guards etag, seen and first
 	etag  *fetch.Validators // of the subscription document last harvested
 	seen  *fetch.Validators // of the one being harvested; kept if it is read
-	first *source.FeedFound // the subscription document discovery read; nil once used
+	first *fetch.Document   // the subscription document discovery read; nil once used
 }
 
 // New returns the feed whose subscription document is at url, and lets
@@ -79,8 +83,9 @@ func New(url string, opts Options) (*Feed, error) {
 	}
 	log = log.With("feed", url)
 	opts.Client.AllowOrigin(o)
-	f := &Feed{URL: url, Origin: o, opts: opts, log: log, reader: source.NewURIReader(opts.Client, log)}
-	if d := opts.Discovered; d != nil && d.URL == url && d.Document != nil {
+	f := &Feed{URL: url, Origin: o, opts: opts, log: log}
+	f.reader = copies.NewReader(opts.Client, copies.ReaderOptions{Log: log, URIOnly: true, Changed: f.changed})
+	if d := opts.Discovered; d != nil && d.URL == url && d.Body != nil {
 		f.first = d
 	}
 	return f, nil
@@ -94,9 +99,17 @@ func (f *Feed) NewCatalog() *catalog.Catalog {
 	return catalog.New(catalog.Options{Origin: f.Origin, Protocol: Protocol})
 }
 
-// OriginOf returns where a representation's bytes are read from: its URI,
+// Fetcher returns where a representation's bytes are read from: its URI,
 // checked for the length learned.
-func (f *Feed) OriginOf(r *catalog.Resource) *source.Origin { return f.reader.OriginOf(r) }
+func (f *Feed) Fetcher(r *catalog.Resource) *copies.Fetcher { return f.reader.Open(r) }
+
+// changed asks the follower, once there is one, for an early poll: a read
+// found a representation changed since it was harvested.
+func (f *Feed) changed(*catalog.Resource) {
+	if fl := f.follower; fl != nil {
+		fl.PollSoon(0)
+	}
+}
 
 // harvester returns a Harvester fetching through the client; the
 // subscription document's ETag is kept for the next conditional fetch.
@@ -162,7 +175,7 @@ func (f *Feed) fromDiscovery(v *fetch.Validators) (io.ReadCloser, bool, error) {
 		return nil, true, atompmh.ErrNotModified
 	}
 	f.seen = d.Validators
-	return io.NopCloser(bytes.NewReader(d.Document)), true, nil
+	return io.NopCloser(bytes.NewReader(d.Body)), true, nil
 }
 
 // sameVersion reports whether two answers' validators name one version:

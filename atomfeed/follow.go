@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -13,23 +12,18 @@ import (
 	"rsfs/atompmh"
 	"rsfs/catalog"
 	"rsfs/fetch"
+	"rsfs/follow"
 )
 
-// FollowOptions configure a Follower.
+// FollowOptions configure a Follower: when it polls (follow.Options; an
+// Interval of 0 disables following), and whom it tells of the changes.
+// follow.Options.Save, if set, is called by Run at most every SaveEvery
+// and when Run ends: it may call Snapshot, which never runs beside a poll.
 type FollowOptions struct {
-	// Interval between polls of the subscription document (jittered by
-	// ±10%); 0 disables following (Run returns at once).
-	Interval time.Duration
+	follow.Options
 	// Effects is told what each harvest changed in the catalog, for the
 	// kernel (fs.FS.Notify); nil while nothing is mounted.
 	Effects func([]catalog.Effect)
-	// Save, if set, is handed a Snapshot by Run after a poll that applied
-	// changes, at most once per SaveEvery, and once more when Run ends.
-	Save      func([]byte) error
-	SaveEvery time.Duration
-	// Held, when it returns true, holds changes back (rsfs hold): Run
-	// skips its polls, and the first one after the hold harvests them.
-	Held func() bool
 }
 
 // Stats count what a Follower did.
@@ -40,9 +34,10 @@ type Stats struct {
 }
 
 // Follower keeps a catalog equal to the feed's pool: Load harvests the
-// whole feed, Poll (and Run, at an interval) the changes since. Poll is
-// not safe for concurrent use: Load, then Run, are its only callers.
+// whole feed, Poll (and Run, at an interval) the changes since, through
+// the follow.Loop it embeds, which runs one poll at a time.
 type Follower struct {
+	*follow.Loop
 	f     *Feed
 	cat   *catalog.Catalog
 	opts  FollowOptions
@@ -55,8 +50,7 @@ type Follower struct {
 	// learned for a reason other than 404 or 410: tried again each poll.
 	retry map[string]bool
 
-	soon                     chan struct{}
-	polls, docs, applied     atomic.Int64
+	docs, applied            atomic.Int64
 	lastWarnedForeignOrigins map[string]bool
 
 	mu sync.Mutex // guards st
@@ -65,14 +59,20 @@ type Follower struct {
 
 // NewFollower returns a follower filling cat (from NewCatalog).
 func (f *Feed) NewFollower(cat *catalog.Catalog, opts FollowOptions) *Follower {
-	return &Follower{f: f, cat: cat, opts: opts, state: atompmh.NewState(),
+	fl := &Follower{f: f, cat: cat, opts: opts, state: atompmh.NewState(),
 		held: map[string][]string{}, owner: map[string]string{}, sizes: map[string]int64{}, retry: map[string]bool{},
-		soon: make(chan struct{}, 1), lastWarnedForeignOrigins: map[string]bool{}}
+		lastWarnedForeignOrigins: map[string]bool{}}
+	if opts.Log == nil {
+		opts.Log = f.log
+	}
+	fl.Loop = follow.New(fl.harvest, opts.Options)
+	f.follower = fl
+	return fl
 }
 
 // Stats returns the counters.
 func (fl *Follower) Stats() Stats {
-	return Stats{Polls: fl.polls.Load(), Documents: fl.docs.Load(), Applied: fl.applied.Load()}
+	return Stats{Polls: fl.Loop.Status().Polls, Documents: fl.docs.Load(), Applied: fl.applied.Load()}
 }
 
 // Load harvests the whole feed into the catalog and seals it.
@@ -90,77 +90,16 @@ func (fl *Follower) Load(ctx context.Context) error {
 	return nil
 }
 
-// PollSoon asks Run for a poll now: a reader found a file changed.
-func (fl *Follower) PollSoon() {
-	select {
-	case fl.soon <- struct{}{}:
-	default:
-	}
-}
-
-// Run polls at the interval until ctx ends, saving as FollowOptions say.
-func (fl *Follower) Run(ctx context.Context) {
-	if fl.opts.Interval <= 0 {
-		return
-	}
-	saved, lastSave := fl.applied.Load(), time.Now()
-	defer func() {
-		if fl.applied.Load() != saved {
-			fl.save()
-		}
-	}()
-	for {
-		wait := fl.opts.Interval + time.Duration((rand.Float64()*0.2-0.1)*float64(fl.opts.Interval))
-		t := time.NewTimer(wait)
-		fl.noteNext(time.Now().Add(wait))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		case <-fl.soon:
-			t.Stop()
-		}
-		if fl.opts.Held != nil && fl.opts.Held() {
-			fl.f.log.Debug("changes held back; poll skipped")
-			continue
-		}
-		if err := fl.Poll(ctx); err != nil && ctx.Err() == nil {
-			fl.f.log.Warn("polling the feed; the tree stays as it was", "err", err)
-		}
-		if n := fl.applied.Load(); n != saved && time.Since(lastSave) >= fl.opts.SaveEvery {
-			fl.save()
-			saved, lastSave = n, time.Now()
-		}
-	}
-}
-
-// save hands a snapshot to FollowOptions.Save; a failure is logged (it
-// costs the next mount a full harvest, not this one anything).
-func (fl *Follower) save() {
-	if fl.opts.Save == nil {
-		return
-	}
-	data, err := fl.Snapshot()
-	if err == nil {
-		err = fl.opts.Save(data)
-	}
-	if err != nil {
-		fl.f.log.Warn("feed snapshot not saved", "err", err)
-	}
-}
-
-// Poll harvests the feed once and applies what changed, in atom:updated
-// order, then tells Effects.
-func (fl *Follower) Poll(ctx context.Context) error {
-	start := time.Now()
+// harvest is the Follower's follow.PollFunc: it harvests the feed once and
+// applies what changed, in atom:updated order, then tells Effects. The
+// feed is one set: an early poll is a whole one.
+func (fl *Follower) harvest(ctx context.Context, _ []uint16) error {
 	err := fl.poll(ctx)
-	fl.notePoll(start, err)
+	fl.noteHarvest()
 	return err
 }
 
 func (fl *Follower) poll(ctx context.Context) error {
-	fl.polls.Add(1)
 	res, err := fl.f.harvester(func(string) { fl.docs.Add(1) }).Harvest(ctx, fl.f.URL, fl.state)
 	if err != nil {
 		return fmt.Errorf("harvest %s: %w", fl.f.URL, err)

@@ -4,54 +4,38 @@ import (
 	"time"
 
 	"rsfs/atompmh"
-	"rsfs/source"
+	"rsfs/status"
 )
 
 // followState is what Status reports beyond the counters; guarded by
 // Follower.mu, so that status is read while a poll runs.
 type followState struct {
-	pollFailures int64
-	lastPoll     time.Time
-	lastPollTook time.Duration
-	lastPollErr  string
-	nextPoll     time.Time
-	mark         time.Time // the harvest mark (atompmh.State.Mark)
-	newest       time.Time // the newest atom:updated read
-	loaded       int64     // records applied by Load, not changes
+	mark   time.Time // the harvest mark (atompmh.State.Mark)
+	newest time.Time // the newest atom:updated read
+	loaded int64     // records applied by Load, not changes
 }
 
-var _ source.Following = (*Follower)(nil)
+var _ status.Follower = (*Follower)(nil)
 
 // Status returns what the follower has done and will do, for `rsfs
 // status` and metrics, in the terms of a ResourceSync follower: one set,
 // the feed, whose position is the harvest mark and whose newest change is
 // the newest atom:updated read, and which holds every file. Reloads and
 // pushes are always zero.
-func (fl *Follower) Status() source.FollowStatus {
+func (fl *Follower) Status() status.Follow {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	set := source.SetStatus{Set: fl.f.URL, Position: fl.st.mark, Newest: fl.st.newest, Resources: fl.cat.Len()}
+	set := status.Set{Set: fl.f.URL, Position: fl.st.mark, Newest: fl.st.newest, Resources: fl.cat.Len()}
 	if set.Newest.Before(set.Position) {
 		set.Newest = set.Position
 	}
-	return source.FollowStatus{
-		Polls: fl.polls.Load(), Applied: fl.applied.Load() - fl.st.loaded,
-		PollFailures: fl.st.pollFailures,
-		LastPoll:     fl.st.lastPoll, LastPollTook: fl.st.lastPollTook, LastPollErr: fl.st.lastPollErr,
-		NextPoll: fl.st.nextPoll,
-		Sets:     []source.SetStatus{set},
-	}
+	return status.Follow{Polling: fl.Loop.Status(), Applied: fl.applied.Load() - fl.st.loaded, Sets: []status.Set{set}}
 }
 
-// notePoll records a poll's outcome, and the harvest mark it left.
-func (fl *Follower) notePoll(start time.Time, err error) {
+// noteHarvest records the harvest mark a poll left.
+func (fl *Follower) noteHarvest() {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	fl.st.lastPoll, fl.st.lastPollTook, fl.st.lastPollErr = start, time.Since(start), ""
-	if err != nil {
-		fl.st.pollFailures++
-		fl.st.lastPollErr = err.Error()
-	}
 	fl.st.mark = fl.state.Mark
 }
 
@@ -91,9 +75,11 @@ func (fl *Follower) noteLoaded() {
 	fl.mu.Unlock()
 }
 
-// noteNext records when the next poll is due.
-func (fl *Follower) noteNext(at time.Time) {
+// LastPoll returns when the last poll started, the changes applied after
+// Load, and the last poll's error ("" when it succeeded).
+func (fl *Follower) LastPoll() (at time.Time, applied int64, errText string) {
+	p := fl.Loop.Status()
 	fl.mu.Lock()
-	fl.st.nextPoll = at
-	fl.mu.Unlock()
+	defer fl.mu.Unlock()
+	return p.LastPoll, fl.applied.Load() - fl.st.loaded, p.LastPollErr
 }

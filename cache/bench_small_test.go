@@ -34,7 +34,7 @@ func BenchmarkSmallFilesSequential(b *testing.B) {
 		url := fmt.Sprintf("%s/%d", srv.URL, i)
 		items[i] = WarmItem{
 			Content: Content{ID: strconv.Itoa(i), Name: url, Size: int64(len(data)), Hashes: sha256Of(data)},
-			Origin:  httpOrigin{client: client, url: url},
+			Fetcher: httpOrigin{client: client, url: url},
 		}
 	}
 	for _, warm := range []bool{false, true} {
@@ -63,7 +63,7 @@ func readSmallFiles(b *testing.B, c *Cache, items []WarmItem, datas [][]byte, wa
 		if warm {
 			c.Warm(items[i+1 : min(i+1+warmAhead, len(items))])
 		}
-		f := c.Open(it.Content, it.Origin)
+		f := c.Open(it.Content, it.Fetcher)
 		n, err := f.ReadAt(ctx, buf, 0)
 		f.Close()
 		if err != io.EOF || !bytes.Equal(buf[:n], datas[i]) {

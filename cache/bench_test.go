@@ -112,13 +112,13 @@ func benchFile(b *testing.B, client *http.Client, url string, content []byte, bs
 	if hashed {
 		c.Hashes = sha256Of(content)
 	}
-	origin := httpOrigin{client: client, url: url}
+	fetcher := httpOrigin{client: client, url: url}
 	buf := make([]byte, chunk)
 	ctx := context.Background()
 	b.SetBytes(benchSize)
 	for b.Loop() {
 		cache := New(Config{BlockSize: bs})
-		f := cache.Open(c, origin)
+		f := cache.Open(c, fetcher)
 		var total int64
 		for off := int64(0); ; off += int64(chunk) {
 			n, err := f.ReadAt(ctx, buf, off)

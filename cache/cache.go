@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"rsfs/recent"
+	"rsfs/status"
 )
 
 // Cache holds content blocks in memory, bounded by bytes, and shares
@@ -38,7 +38,7 @@ type Cache struct {
 
 	hits, misses, fills, fillErrors, prefetches, streamed, drops, warms, warmSkips atomic.Uint64
 
-	verifyFailures recent.Log // bytes that disagreed with the published length or hash
+	verifyFailures status.Events // bytes that disagreed with the published length or hash
 }
 
 // Stats counts what a Cache did since it was made.

@@ -30,7 +30,7 @@ type Config struct {
 	ReadAhead int
 	// FillTimeout, if positive, bounds one fill, and each block read from a
 	// stream that continues past the requested block. Zero means no bound
-	// here: the Origin bounds its own transfers (rsfs's HTTP client fails a
+	// here: the Fetcher bounds its own transfers (rsfs's HTTP client fails a
 	// stalled one, see fetch.Options.MinRate).
 	FillTimeout time.Duration
 	// VerifyWholeBelow: a content of more than one block with a published

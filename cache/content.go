@@ -8,8 +8,8 @@ import (
 	"rsfs/resourcesync"
 )
 
-// Origin fetches one content's bytes.
-type Origin interface {
+// Fetcher fetches one content's bytes.
+type Fetcher interface {
 	// OpenRange returns a stream of the bytes [off, off+n) of the content.
 	// If toEnd is true the stream continues past n to the end of the content
 	// (the server ignored Range): the caller may keep reading it to fill

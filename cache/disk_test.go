@@ -76,9 +76,9 @@ func blockPath(c *Cache, id string, block int64) string {
 }
 
 // readContent reads a whole content through a fresh File.
-func readContent(t *testing.T, c *Cache, content Content, origin Origin) []byte {
+func readContent(t *testing.T, c *Cache, content Content, fetcher Fetcher) []byte {
 	t.Helper()
-	f := c.Open(content, origin)
+	f := c.Open(content, fetcher)
 	defer f.Close()
 	got, errs := readAll(testCtx(t), f, testBlock)
 	require.Equal(t, io.EOF, errs[len(errs)-1])
@@ -94,9 +94,9 @@ func TestDiskBlocksSurviveANewCache(t *testing.T) {
 	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
 
 	first, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
-	origin := &memOrigin{data: data}
-	assert.Equal(t, data, readContent(t, first, content, origin))
-	assert.Equal(t, int64(6), origin.calls.Load())
+	fetcher := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, first, content, fetcher))
+	assert.Equal(t, int64(6), fetcher.calls.Load())
 	first.Close()
 	st := first.Stats()
 	assert.Equal(t, uint64(6), st.DiskWrites)
@@ -137,9 +137,9 @@ func TestDiskBadBlockFilesAreRefetchedNeverServed(t *testing.T) {
 	}
 
 	second, logs := newDiskCache(t, dir, Config{ReadAhead: -1})
-	origin := &memOrigin{data: data}
-	assert.Equal(t, data, readContent(t, second, content, origin))
-	assert.Equal(t, int64(6), origin.calls.Load(), "every damaged block is refetched")
+	fetcher := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, fetcher))
+	assert.Equal(t, int64(6), fetcher.calls.Load(), "every damaged block is refetched")
 	st := second.Stats()
 	assert.Equal(t, uint64(0), st.DiskHits)
 	assert.Equal(t, uint64(6), st.DiskErrors)
@@ -374,9 +374,9 @@ func TestDiskAnotherBlockSizeDoesNotReuseBlocks(t *testing.T) {
 	first.Close()
 
 	second, _ := newDiskCache(t, dir, Config{ReadAhead: -1, BlockSize: testBlock / 2})
-	origin := &memOrigin{data: data}
-	assert.Equal(t, data, readContent(t, second, content, origin))
-	assert.Equal(t, int64(3), origin.calls.Load())
+	fetcher := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, fetcher))
+	assert.Equal(t, int64(3), fetcher.calls.Load())
 	assert.Equal(t, uint64(0), second.Stats().DiskHits)
 }
 
@@ -403,9 +403,9 @@ func TestDiskMissAfterTheScanOpensNoFile(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(dst, raw, 0o644))
 	}
-	origin := &memOrigin{data: data}
-	assert.Equal(t, data, readContent(t, second, content, origin))
-	assert.Equal(t, int64(6), origin.calls.Load(), "blocks the scan did not index are fetched")
+	fetcher := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, fetcher))
+	assert.Equal(t, int64(6), fetcher.calls.Load(), "blocks the scan did not index are fetched")
 	assert.Equal(t, uint64(0), second.Stats().DiskHits)
 }
 

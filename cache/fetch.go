@@ -13,7 +13,7 @@ func (f *File) fillBlock(b int64) func(context.Context) ([]byte, error) {
 	return func(ctx context.Context) ([]byte, error) { return f.fetchBlock(ctx, b) }
 }
 
-// Alternates is an Origin that has more than one copy of a content (a
+// Alternates is a Fetcher that has more than one copy of a content (a
 // mirror, a dump member). When the bytes of the copy that answered fail
 // verification, SkipCopy moves to the next copy and reports whether there
 // is one; the block is then fetched again from it (docs/DESIGN.md §4 rule 4).
@@ -21,8 +21,8 @@ type Alternates interface {
 	SkipCopy() bool
 }
 
-// fetchBlock reads block b from the origin and checks it; bytes that fail
-// the check are fetched again from the origin's next copy, if it has one.
+// fetchBlock reads block b from the fetcher and checks it; bytes that fail
+// the check are fetched again from the fetcher's next copy, if it has one.
 func (f *File) fetchBlock(ctx context.Context, b int64) ([]byte, error) {
 	for {
 		data, err := f.fetchBlockOnce(ctx, b)
@@ -41,8 +41,8 @@ func (f *File) fetchBlock(ctx context.Context, b int64) ([]byte, error) {
 	}
 }
 
-// fetchBlockOnce reads block b from the origin and checks its length (and,
-// for a single-block content, its hash). When the origin's stream continues
+// fetchBlockOnce reads block b from the fetcher and checks its length (and,
+// for a single-block content, its hash). When the fetcher's stream continues
 // past the block, the rest is handed to continueStream.
 func (f *File) fetchBlockOnce(ctx context.Context, b int64) ([]byte, error) {
 	off, n := f.blockRange(b)
@@ -50,7 +50,7 @@ func (f *File) fetchBlockOnce(ctx context.Context, b int64) ([]byte, error) {
 	// it continues past the block; until then it follows ctx.
 	sctx, scancel := context.WithCancel(context.WithoutCancel(ctx))
 	unfollow := context.AfterFunc(ctx, scancel)
-	rc, toEnd, err := f.origin.OpenRange(sctx, off, n)
+	rc, toEnd, err := f.fetcher.OpenRange(sctx, off, n)
 	if err != nil {
 		unfollow()
 		scancel()

@@ -12,12 +12,12 @@ import (
 // errClosed is returned by reads on a closed File.
 var errClosed = errors.New("cache: file closed")
 
-// File is one open file: it reads a Content through the Cache from an Origin.
+// File is one open file: it reads a Content through the Cache from a Fetcher.
 // It is safe for concurrent use.
 type File struct {
 	c         *Cache
 	content   Content
-	origin    Origin
+	fetcher   Fetcher
 	lastBlock int64 // index of the last block; -1 for an empty content
 	digest    digest
 	hasDigest bool
@@ -42,14 +42,14 @@ type File struct {
 	failed error
 }
 
-// Open returns a File reading content from origin through the cache.
-func (c *Cache) Open(content Content, origin Origin) *File {
+// Open returns a File reading content from fetcher through the cache.
+func (c *Cache) Open(content Content, fetcher Fetcher) *File {
 	c.Busy()
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &File{
 		c:         c,
 		content:   content,
-		origin:    origin,
+		fetcher:   fetcher,
 		lastBlock: (content.Size+int64(c.blockSize)-1)/int64(c.blockSize) - 1,
 		ctx:       ctx,
 		cancel:    cancel,

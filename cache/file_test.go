@@ -43,8 +43,8 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 func TestSmallContentCorrectHash(t *testing.T) {
 	c, _ := newTestCache(t, Config{})
 	data := randomBytes(1000, 1)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "http://x/a", Size: 1000, Hashes: sha256Of(data)}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/a", Size: 1000, Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 	buf := make([]byte, 2000)
 	n, err := f.ReadAt(testCtx(t), buf, 0)
@@ -54,15 +54,15 @@ func TestSmallContentCorrectHash(t *testing.T) {
 	n, err = f.ReadAt(testCtx(t), buf[:10], 990)
 	require.NoError(t, err)
 	assert.Equal(t, data[990:], buf[:n])
-	assert.Equal(t, int64(1), origin.calls.Load())
-	assert.Equal(t, [][2]int64{{0, 1000}}, origin.ranges)
+	assert.Equal(t, int64(1), fetcher.calls.Load())
+	assert.Equal(t, [][2]int64{{0, 1000}}, fetcher.ranges)
 }
 
 func TestSmallContentHashMismatchCachesNothing(t *testing.T) {
 	c, logs := newTestCache(t, Config{})
 	data := randomBytes(1000, 2)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "http://x/bad", Size: 1000, Hashes: wrongSHA256()}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/bad", Size: 1000, Hashes: wrongSHA256()}, fetcher)
 	defer f.Close()
 	buf := make([]byte, 100)
 	for range 2 {
@@ -75,7 +75,7 @@ func TestSmallContentHashMismatchCachesNothing(t *testing.T) {
 	st := c.Stats()
 	assert.Equal(t, 0, st.Blocks)
 	assert.Equal(t, int64(0), st.Bytes)
-	assert.Equal(t, int64(1), origin.calls.Load(), "a version no copy of which verifies is bad: not fetched again")
+	assert.Equal(t, int64(1), fetcher.calls.Load(), "a version no copy of which verifies is bad: not fetched again")
 	assert.True(t, c.Bad("v1"))
 	assert.Contains(t, logs.String(), "content hash mismatch")
 	assert.Contains(t, logs.String(), "uri=http://x/bad")
@@ -102,27 +102,27 @@ func TestStrongestHashWins(t *testing.T) {
 
 func TestEmptyContent(t *testing.T) {
 	c, _ := newTestCache(t, Config{})
-	origin := &memOrigin{}
+	fetcher := &memOrigin{}
 	buf := make([]byte, 10)
 
-	good := c.Open(Content{ID: "e1", Name: "u", Size: 0, Hashes: sha256Of(nil)}, origin)
+	good := c.Open(Content{ID: "e1", Name: "u", Size: 0, Hashes: sha256Of(nil)}, fetcher)
 	defer good.Close()
 	n, err := good.ReadAt(testCtx(t), buf, 0)
 	assert.Equal(t, 0, n)
 	assert.ErrorIs(t, err, io.EOF)
 	assert.NotErrorIs(t, err, ErrIntegrity)
 
-	bad := c.Open(Content{ID: "e2", Name: "u", Size: 0, Hashes: wrongSHA256()}, origin)
+	bad := c.Open(Content{ID: "e2", Name: "u", Size: 0, Hashes: wrongSHA256()}, fetcher)
 	defer bad.Close()
 	n, err = bad.ReadAt(testCtx(t), buf, 0)
 	assert.Equal(t, 0, n)
 	assert.ErrorIs(t, err, ErrIntegrity)
 
-	noHash := c.Open(Content{ID: "e3", Name: "u", Size: 0}, origin)
+	noHash := c.Open(Content{ID: "e3", Name: "u", Size: 0}, fetcher)
 	defer noHash.Close()
 	_, err = noHash.ReadAt(testCtx(t), buf, 0)
 	assert.ErrorIs(t, err, io.EOF)
-	assert.Equal(t, int64(0), origin.calls.Load(), "an empty content needs no fetch")
+	assert.Equal(t, int64(0), fetcher.calls.Load(), "an empty content needs no fetch")
 }
 
 func TestEOFSemantics(t *testing.T) {
@@ -159,15 +159,15 @@ func TestEOFSemantics(t *testing.T) {
 func TestReadsSpanningBlocks(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: -1})
 	data := randomBytes(5*testBlock+123, 5)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, fetcher)
 	defer f.Close()
 	buf := make([]byte, 3*testBlock)
 	n, err := f.ReadAt(testCtx(t), buf, testBlock-7)
 	require.NoError(t, err)
 	assert.Equal(t, data[testBlock-7:4*testBlock-7], buf[:n])
-	assert.ElementsMatch(t, []int64{0, testBlock, 2 * testBlock, 3 * testBlock}, origin.offsets())
-	for _, r := range origin.ranges {
+	assert.ElementsMatch(t, []int64{0, testBlock, 2 * testBlock, 3 * testBlock}, fetcher.offsets())
+	for _, r := range fetcher.ranges {
 		assert.Equal(t, int64(testBlock), r[1], "aligned full blocks")
 	}
 }
@@ -286,8 +286,8 @@ func TestContentLongerThanPublished(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: -1})
 	data := randomBytes(3*testBlock+50, 12)
 	// The server ignores Range and has 50 bytes more than published.
-	origin := &memOrigin{data: data, ignoreRange: true}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: 3 * testBlock}, origin)
+	fetcher := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: 3 * testBlock}, fetcher)
 	defer f.Close()
 	buf := make([]byte, testBlock)
 	for b := int64(0); b < 2; b++ {
@@ -302,8 +302,8 @@ func TestContentLongerThanPublished(t *testing.T) {
 func TestServerIgnoringRangeFillsFollowingBlocks(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: -1, MaxBytes: 1 << 20})
 	data := randomBytes(20*testBlock+1, 13)
-	origin := &memOrigin{data: data, ignoreRange: true}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	fetcher := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 	got, errs := readAll(testCtx(t), f, testBlock/4)
 	assert.Equal(t, io.EOF, errs[len(errs)-1])
@@ -311,7 +311,7 @@ func TestServerIgnoringRangeFillsFollowingBlocks(t *testing.T) {
 		require.NoError(t, err, "read %d", i)
 	}
 	assert.Equal(t, data, got)
-	assert.Equal(t, int64(1), origin.calls.Load(), "one stream serves every block: %v", origin.offsets())
+	assert.Equal(t, int64(1), fetcher.calls.Load(), "one stream serves every block: %v", fetcher.offsets())
 	assert.Equal(t, uint64(20), c.Stats().Streamed)
 }
 
@@ -319,32 +319,32 @@ func TestServerIgnoringRangeStreamsWithinHalfTheCache(t *testing.T) {
 	// Half the cache holds 4 blocks: each stream serves its block and 4 more.
 	c, _ := newTestCache(t, Config{ReadAhead: -1, MaxBytes: 8 * testBlock})
 	data := randomBytes(20*testBlock, 14)
-	origin := &memOrigin{data: data, ignoreRange: true}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, fetcher)
 	defer f.Close()
 	got, _ := readAll(testCtx(t), f, testBlock)
 	assert.Equal(t, data, got)
-	assert.Equal(t, []int64{0, 5 * testBlock, 10 * testBlock, 15 * testBlock}, origin.offsets())
+	assert.Equal(t, []int64{0, 5 * testBlock, 10 * testBlock, 15 * testBlock}, fetcher.offsets())
 	assert.LessOrEqual(t, c.Stats().Bytes, int64(8*testBlock))
 }
 
 func TestServerIgnoringRangeWithPrefetchUsesOneStream(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 4, MaxBytes: 1 << 20})
 	data := randomBytes(30*testBlock+9, 20)
-	origin := &memOrigin{data: data, ignoreRange: true}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	fetcher := &memOrigin{data: data, ignoreRange: true}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 	got, errs := readAll(testCtx(t), f, testBlock/4)
 	assert.Equal(t, io.EOF, errs[len(errs)-1])
 	assert.Equal(t, data, got)
-	assert.Equal(t, []int64{0}, origin.offsets())
+	assert.Equal(t, []int64{0}, fetcher.offsets())
 }
 
 func TestRandomReadsDoNotPrefetch(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 4})
 	data := randomBytes(40*testBlock, 16)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, fetcher)
 	defer f.Close()
 	buf := make([]byte, 100)
 	for _, b := range []int64{7, 2, 30, 12, 25} {
@@ -352,7 +352,7 @@ func TestRandomReadsDoNotPrefetch(t *testing.T) {
 		require.NoError(t, err)
 	}
 	time.Sleep(20 * time.Millisecond)
-	assert.Equal(t, int64(5), origin.calls.Load())
+	assert.Equal(t, int64(5), fetcher.calls.Load())
 	assert.Equal(t, uint64(0), c.Stats().Prefetches)
 }
 
@@ -383,22 +383,22 @@ func TestConcurrentFilesReadCorrectBytes(t *testing.T) {
 
 func TestCallerCancelDuringReadReturnsPromptly(t *testing.T) {
 	c, _ := newTestCache(t, Config{})
-	origin := &memOrigin{data: randomBytes(testBlock, 19), gate: make(chan struct{})}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: testBlock}, origin)
+	fetcher := &memOrigin{data: randomBytes(testBlock, 19), gate: make(chan struct{})}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: testBlock}, fetcher)
 	defer f.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
 	_, err := f.ReadAt(ctx, make([]byte, 10), 0)
 	require.True(t, errors.Is(err, context.DeadlineExceeded), "got %v", err)
 	assert.NotErrorIs(t, err, ErrIntegrity, "a cancelled read is not an integrity failure")
-	close(origin.gate)
+	close(fetcher.gate)
 }
 
 func TestReadRangeHandsOutTheBlocksThemselves(t *testing.T) {
 	c, _ := newTestCache(t, Config{})
 	data := randomBytes(3*testBlock, 2)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "http://x/a", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/a", Size: int64(len(data))}, fetcher)
 	defer f.Close()
 
 	parts, err := f.ReadRange(testCtx(t), testBlock-10, 20)
@@ -412,5 +412,5 @@ func TestReadRangeHandsOutTheBlocksThemselves(t *testing.T) {
 	parts, err = f.ReadRange(testCtx(t), int64(len(data))-5, 10)
 	assert.ErrorIs(t, err, io.EOF, "fewer bytes than asked")
 	assert.Equal(t, data[len(data)-5:], bytes.Join(parts, nil))
-	assert.Equal(t, int64(3), origin.calls.Load(), "each block fetched once")
+	assert.Equal(t, int64(3), fetcher.calls.Load(), "each block fetched once")
 }

@@ -12,18 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// copies is an Origin with several copies of a content (cache.Alternates),
+// copies is a Fetcher with several copies of a content (cache.Alternates),
 // like a URI and its mirrors.
 type copies struct {
-	mu      sync.Mutex
-	origins []*memOrigin
-	first   int
-	skips   atomic.Int64
+	mu       sync.Mutex
+	fetchers []*memOrigin
+	first    int
+	skips    atomic.Int64
 }
 
 func (c *copies) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	c.mu.Lock()
-	o := c.origins[c.first]
+	o := c.fetchers[c.first]
 	c.mu.Unlock()
 	return o.OpenRange(ctx, off, n)
 }
@@ -31,7 +31,7 @@ func (c *copies) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bo
 func (c *copies) SkipCopy() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.first+1 >= len(c.origins) {
+	if c.first+1 >= len(c.fetchers) {
 		return false
 	}
 	c.first++
@@ -49,27 +49,27 @@ func corrupt(data []byte, off int) []byte {
 func TestCorruptMultiBlockContentServesNoByte(t *testing.T) {
 	c, logs := newTestCache(t, Config{})
 	data := randomBytes(3*testBlock, 30)
-	origin := &memOrigin{data: corrupt(data, testBlock+7)}
+	fetcher := &memOrigin{data: corrupt(data, testBlock+7)}
 	content := Content{ID: "v1", Name: "http://x/corrupt", Size: int64(len(data)), Hashes: sha256Of(data)}
-	f := c.Open(content, origin)
+	f := c.Open(content, fetcher)
 	defer f.Close()
 	buf := make([]byte, 100)
 	n, err := f.ReadAt(testCtx(t), buf, 0)
 	require.ErrorIs(t, err, ErrIntegrity)
 	assert.Equal(t, 0, n, "no byte of a bad copy is handed out")
-	calls := origin.calls.Load()
+	calls := fetcher.calls.Load()
 	assert.Equal(t, int64(3), calls, "every block was read once to verify")
 
 	// The kernel retries; another open reads again: both fail, with no fetch.
 	n, err = f.ReadAt(testCtx(t), buf, 2*testBlock)
 	require.ErrorIs(t, err, ErrIntegrity)
 	assert.Equal(t, 0, n)
-	g := c.Open(content, origin)
+	g := c.Open(content, fetcher)
 	defer g.Close()
 	n, err = g.ReadAt(testCtx(t), buf, 0)
 	require.ErrorIs(t, err, ErrIntegrity)
 	assert.Equal(t, 0, n)
-	assert.Equal(t, calls, origin.calls.Load(), "a bad version is not fetched again")
+	assert.Equal(t, calls, fetcher.calls.Load(), "a bad version is not fetched again")
 	assert.True(t, c.Bad("v1"))
 	assert.Contains(t, logs.String(), "uri=http://x/corrupt")
 
@@ -90,7 +90,7 @@ func TestCorruptCopyFallsBackToTheNextCopy(t *testing.T) {
 			data := randomBytes(4*testBlock+5, 31)
 			bad, good := &memOrigin{data: corrupt(data, 3*testBlock)}, &memOrigin{data: data}
 			content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
-			o := &copies{origins: []*memOrigin{bad, good}}
+			o := &copies{fetchers: []*memOrigin{bad, good}}
 			f := c.Open(content, o)
 			defer f.Close()
 			got, errs := readAll(testCtx(t), f, testBlock)
@@ -102,7 +102,7 @@ func TestCorruptCopyFallsBackToTheNextCopy(t *testing.T) {
 				// error, never a clean end, and the next reader the good copy.
 				require.ErrorIs(t, errs[len(errs)-1], ErrIntegrity)
 				eventually(t, func() bool { return c.vers.verified("v1") }, "the next copy to be verified")
-				g := c.Open(content, &copies{origins: []*memOrigin{bad, good}})
+				g := c.Open(content, &copies{fetchers: []*memOrigin{bad, good}})
 				defer g.Close()
 				got, errs = readAll(testCtx(t), g, testBlock)
 				assert.Equal(t, data, got)
@@ -117,9 +117,9 @@ func TestCorruptCopyFallsBackToTheNextCopy(t *testing.T) {
 func TestStreamedMismatchFailsEveryLaterRead(t *testing.T) {
 	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1})
 	data := randomBytes(3*testBlock, 32)
-	origin := &memOrigin{data: corrupt(data, 5)}
+	fetcher := &memOrigin{data: corrupt(data, 5)}
 	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
-	f := c.Open(content, origin)
+	f := c.Open(content, fetcher)
 	defer f.Close()
 	buf := make([]byte, testBlock)
 	for b := int64(0); b < 2; b++ {
@@ -133,7 +133,7 @@ func TestStreamedMismatchFailsEveryLaterRead(t *testing.T) {
 	require.ErrorIs(t, err, ErrIntegrity)
 	assert.Equal(t, 0, n)
 	eventually(t, func() bool { return c.Bad("v1") }, "the version to be marked bad")
-	g := c.Open(content, origin)
+	g := c.Open(content, fetcher)
 	defer g.Close()
 	_, err = g.ReadAt(testCtx(t), buf, 0)
 	require.ErrorIs(t, err, ErrIntegrity)
@@ -143,15 +143,15 @@ func TestVerifiedBlockFetchedAgainMustMatch(t *testing.T) {
 	// A cache of 4 blocks: reading 8 evicts the first ones.
 	c, _ := newTestCache(t, Config{MaxBytes: 40 * testBlock, ReadAhead: -1})
 	data := randomBytes(8*testBlock, 33)
-	origin := &memOrigin{data: data}
+	fetcher := &memOrigin{data: data}
 	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
-	f := c.Open(content, origin)
+	f := c.Open(content, fetcher)
 	defer f.Close()
 	got, _ := readAll(testCtx(t), f, testBlock)
 	require.Equal(t, data, got)
 	require.True(t, c.vers.verified("v1"))
-	c.DropContent("v1")                    // as eviction would
-	origin.data = corrupt(data, testBlock) // the origin changed, same length
+	c.DropContent("v1")                     // as eviction would
+	fetcher.data = corrupt(data, testBlock) // the fetcher changed, same length
 	buf := make([]byte, 10)
 	n, err := f.ReadAt(testCtx(t), buf, 0)
 	require.NoError(t, err, "block 0 is unchanged")
@@ -182,8 +182,8 @@ func (o *changingOrigin) OpenRange(ctx context.Context, off, n int64) (io.ReadCl
 func TestBlockFetchedAgainMidPassMustBeTheBytesHashed(t *testing.T) {
 	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1})
 	data := randomBytes(4*testBlock, 34)
-	origin := &changingOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "http://x/big", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	fetcher := &changingOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "http://x/big", Size: int64(len(data)), Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 
 	half := make([]byte, testBlock/2)
@@ -194,7 +194,7 @@ func TestBlockFetchedAgainMidPassMustBeTheBytesHashed(t *testing.T) {
 	// bytes: the rest of block 0 comes from a second fetch.
 	changed := bytes.Clone(data)
 	changed[testBlock-1] ^= 0xff
-	origin.set(changed)
+	fetcher.set(changed)
 	c.DropContent("v1")
 	_, err = f.ReadAt(testCtx(t), half, testBlock/2)
 	assert.ErrorIs(t, err, ErrIntegrity, "bytes the pass did not hash")

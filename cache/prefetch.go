@@ -23,11 +23,11 @@ func (s *sequence) isSequential(off int64, blockSize int64) bool {
 }
 
 // notePosition records a read of [off, end) and, from the second of a run of
-// sequential reads on (the first fill has shown whether the origin honours
+// sequential reads on (the first fill has shown whether the fetcher honours
 // Range by then), reads ahead: through one stream (stream.go) that keeps
 // streamAhead blocks filled after the read, or, when the next missing block
 // is on disk, by prefetching up to ReadAhead blocks after it that are not
-// cached or being filled; only one when the origin ignores Range, since every
+// cached or being filled; only one when the fetcher ignores Range, since every
 // fill is then a stream from the start that continues. Random reads stop
 // reading ahead and end the stream.
 func (f *File) notePosition(off, end int64) {
@@ -64,7 +64,7 @@ func (f *File) notePosition(off, end int64) {
 }
 
 // streams reports whether the File's sequential reads are served by a
-// stream: read-ahead is on and the origin honours Range (when it does not,
+// stream: read-ahead is on and the fetcher honours Range (when it does not,
 // every fill is a stream already).
 func (f *File) streams() bool {
 	return f.c.readAhead > 0 && !f.rangeIgnored.Load()

@@ -127,7 +127,7 @@ func (s *blockStream) run() {
 	defer s.end()
 	f := s.f
 	off := s.first * int64(f.c.blockSize)
-	rc, toEnd, err := f.origin.OpenRange(s.ctx, off, f.content.Size-off)
+	rc, toEnd, err := f.fetcher.OpenRange(s.ctx, off, f.content.Size-off)
 	if err != nil {
 		s.logStop(fmt.Errorf("open %s from byte %d: %w", f.content.Name, off, err))
 		return

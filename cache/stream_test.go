@@ -14,8 +14,8 @@ import (
 func TestSequentialReaderStreams(t *testing.T) {
 	c, logs := newTestCache(t, Config{ReadAhead: 4, VerifyWholeBelow: -1})
 	data := randomBytes(40*testBlock+7, 30)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 	got, errs := readAll(testCtx(t), f, testBlock/2)
 	assert.Equal(t, io.EOF, errs[len(errs)-1])
@@ -23,8 +23,8 @@ func TestSequentialReaderStreams(t *testing.T) {
 		require.NoError(t, err, "read %d", i)
 	}
 	assert.Equal(t, data, got)
-	assert.Equal(t, []int64{0, testBlock}, origin.offsets(), "block 0, then one stream for the rest")
-	assert.Equal(t, [2]int64{testBlock, int64(len(data)) - testBlock}, origin.ranges[1], "the stream asks for the rest of the content")
+	assert.Equal(t, []int64{0, testBlock}, fetcher.offsets(), "block 0, then one stream for the rest")
+	assert.Equal(t, [2]int64{testBlock, int64(len(data)) - testBlock}, fetcher.ranges[1], "the stream asks for the rest of the content")
 	st := c.Stats()
 	assert.Equal(t, uint64(40), st.Streamed)
 	assert.Zero(t, st.FillErrors)
@@ -36,8 +36,8 @@ func TestStreamStaysABoundedDistanceAhead(t *testing.T) {
 	ahead := c.streamAhead()
 	require.Equal(t, int64(16), ahead)
 	data := randomBytes(100*testBlock, 31)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, fetcher)
 	defer f.Close()
 	key := func(b int64) blockKey { return blockKey{"v1", b} }
 	buf := make([]byte, testBlock/2)
@@ -57,27 +57,27 @@ func TestStreamStaysABoundedDistanceAhead(t *testing.T) {
 	assert.True(t, c.cachedOrFilling(key(8+ahead)))
 	assert.False(t, c.cachedOrFilling(key(9+ahead)))
 	eventually(t, func() bool { return c.Stats().Streamed == uint64(8+ahead) }, "the window to move on")
-	assert.Equal(t, int64(2), origin.calls.Load(), "still one stream")
+	assert.Equal(t, int64(2), fetcher.calls.Load(), "still one stream")
 }
 
 func TestSeekAwayEndsStream(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 4, VerifyWholeBelow: -1})
 	data := randomBytes(60*testBlock, 32)
-	origin := &memOrigin{data: data, gate: make(chan struct{}), gateFrom: testBlock, gateTo: 2 * testBlock}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data, gate: make(chan struct{}), gateFrom: testBlock, gateTo: 2 * testBlock}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, fetcher)
 	defer f.Close()
 	buf := make([]byte, 10)
 	for _, off := range []int64{0, 10} {
 		_, err := f.ReadAt(testCtx(t), buf, off)
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool { return origin.calls.Load() == 2 }, "the stream to reach the origin")
+	eventually(t, func() bool { return fetcher.calls.Load() == 2 }, "the stream to reach the fetcher")
 	require.True(t, c.cachedOrFilling(blockKey{"v1", 5}))
 
 	n, err := f.ReadAt(testCtx(t), buf, 50*testBlock+3)
 	require.NoError(t, err)
 	assert.Equal(t, data[50*testBlock+3:50*testBlock+3+n], buf[:n])
-	eventually(t, func() bool { return origin.cancelled.Load() == 1 }, "the stream to be cancelled")
+	eventually(t, func() bool { return fetcher.cancelled.Load() == 1 }, "the stream to be cancelled")
 	eventually(t, func() bool { return !c.cachedOrFilling(blockKey{"v1", 5}) }, "its claims to be released")
 	assert.Zero(t, c.Stats().FillErrors, "released claims are no fill errors")
 }
@@ -85,8 +85,8 @@ func TestSeekAwayEndsStream(t *testing.T) {
 func TestStreamStopsAtCachedBlockAndResumesAfterIt(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 4, VerifyWholeBelow: -1})
 	data := randomBytes(30*testBlock, 33)
-	origin := &memOrigin{data: data}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	fetcher := &memOrigin{data: data}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 	_, err := f.ReadAt(testCtx(t), make([]byte, 10), 5*testBlock)
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestStreamStopsAtCachedBlockAndResumesAfterIt(t *testing.T) {
 		require.NoError(t, err, "read %d", i)
 	}
 	assert.Equal(t, data, got)
-	assert.Equal(t, []int64{5 * testBlock, 0, testBlock, 6 * testBlock}, origin.offsets(),
+	assert.Equal(t, []int64{5 * testBlock, 0, testBlock, 6 * testBlock}, fetcher.offsets(),
 		"a stream for blocks 1-4, then one from block 6")
 }
 
@@ -113,8 +113,8 @@ func (o *shortStreamOrigin) OpenRange(ctx context.Context, off, n int64) (io.Rea
 func TestShortStreamReleasesBlocksToOrdinaryFills(t *testing.T) {
 	c, logs := newTestCache(t, Config{ReadAhead: 4, VerifyWholeBelow: -1})
 	data := randomBytes(12*testBlock, 34)
-	origin := &shortStreamOrigin{memOrigin{data: data}}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, origin)
+	fetcher := &shortStreamOrigin{memOrigin{data: data}}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}, fetcher)
 	defer f.Close()
 	got, errs := readAll(testCtx(t), f, testBlock/2)
 	for i, err := range errs[:len(errs)-1] {
@@ -129,13 +129,13 @@ func TestShortStreamReleasesBlocksToOrdinaryFills(t *testing.T) {
 func TestCloseEndsStream(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 2})
 	data := randomBytes(10*testBlock, 17)
-	origin := &memOrigin{data: data, gate: make(chan struct{}), gateFrom: testBlock}
-	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, origin)
+	fetcher := &memOrigin{data: data, gate: make(chan struct{}), gateFrom: testBlock}
+	f := c.Open(Content{ID: "v1", Name: "u", Size: int64(len(data))}, fetcher)
 	for _, off := range []int64{0, 10} {
 		_, err := f.ReadAt(testCtx(t), make([]byte, 10), off)
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool { return origin.calls.Load() == 2 }, "the stream to reach the origin")
+	eventually(t, func() bool { return fetcher.calls.Load() == 2 }, "the stream to reach the fetcher")
 	closed := make(chan struct{})
 	go func() { f.Close(); close(closed) }()
 	select {
@@ -143,7 +143,7 @@ func TestCloseEndsStream(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not return")
 	}
-	assert.Equal(t, int64(1), origin.cancelled.Load(), "Close waits for the stream to end")
+	assert.Equal(t, int64(1), fetcher.cancelled.Load(), "Close waits for the stream to end")
 	assert.False(t, c.cachedOrFilling(blockKey{"v1", 1}), "its claims are released")
 	assert.Equal(t, 1, c.Stats().Blocks)
 
@@ -154,16 +154,16 @@ func TestCloseEndsStream(t *testing.T) {
 func TestReaderWaitingOnStreamSurvivesItsClose(t *testing.T) {
 	c, _ := newTestCache(t, Config{ReadAhead: 1})
 	data := randomBytes(40*testBlock, 18)
-	origin := &memOrigin{data: data, gate: make(chan struct{}, 10), gateFrom: testBlock}
+	fetcher := &memOrigin{data: data, gate: make(chan struct{}, 10), gateFrom: testBlock}
 	content := Content{ID: "v1", Name: "u", Size: int64(len(data))}
-	streamer := c.Open(content, origin)
+	streamer := c.Open(content, fetcher)
 	for _, off := range []int64{0, 10} {
 		_, err := streamer.ReadAt(testCtx(t), make([]byte, 10), off)
 		require.NoError(t, err)
 	}
-	eventually(t, func() bool { return origin.calls.Load() == 2 }, "the stream to reach the origin")
+	eventually(t, func() bool { return fetcher.calls.Load() == 2 }, "the stream to reach the fetcher")
 
-	reader := c.Open(content, origin)
+	reader := c.Open(content, fetcher)
 	defer reader.Close()
 	buf := make([]byte, 10)
 	done := make(chan error, 1)
@@ -173,7 +173,7 @@ func TestReaderWaitingOnStreamSurvivesItsClose(t *testing.T) {
 	}()
 	eventually(t, func() bool { return c.Stats().Misses == 2 }, "reader to wait on the stream's block")
 	streamer.Close()
-	origin.gate <- struct{}{} // for the reader's own fill
+	fetcher.gate <- struct{}{} // for the reader's own fill
 	select {
 	case err := <-done:
 		require.NoError(t, err)
@@ -181,8 +181,8 @@ func TestReaderWaitingOnStreamSurvivesItsClose(t *testing.T) {
 		t.Fatal("reader did not return")
 	}
 	assert.Equal(t, data[testBlock+5:testBlock+15], buf)
-	assert.Equal(t, int64(1), origin.cancelled.Load())
-	assert.Equal(t, []int64{0, testBlock, testBlock}, origin.offsets())
+	assert.Equal(t, int64(1), fetcher.cancelled.Load())
+	assert.Equal(t, []int64{0, testBlock, testBlock}, fetcher.offsets())
 }
 
 func TestBlocksOnDiskAreNotStreamed(t *testing.T) {
@@ -198,13 +198,13 @@ func TestBlocksOnDiskAreNotStreamed(t *testing.T) {
 
 	second, _ := newTestCache(t, Config{ReadAhead: 4, DiskDir: dir, VerifyWholeBelow: -1})
 	defer second.Close()
-	origin := &memOrigin{data: data}
+	fetcher := &memOrigin{data: data}
 	eventually(t, func() bool { return second.Stats().DiskBlocks == 20 }, "the disk index")
-	f = second.Open(content, origin)
+	f = second.Open(content, fetcher)
 	defer f.Close()
 	got, _ = readAll(testCtx(t), f, testBlock/2)
 	assert.True(t, bytes.Equal(data, got))
-	assert.Zero(t, origin.calls.Load(), "every block from disk, none streamed")
+	assert.Zero(t, fetcher.calls.Load(), "every block from disk, none streamed")
 	st := second.Stats()
 	assert.Zero(t, st.Streamed)
 	assert.Equal(t, uint64(20), st.DiskHits)

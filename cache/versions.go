@@ -102,7 +102,7 @@ func (v *versions) stillListed(id string) bool {
 	return false
 }
 
-// VersionGone is implemented by origin errors that mean the version being
+// VersionGone is implemented by fetcher errors that mean the version being
 // read is no longer served (the resource changed upstream): like
 // ErrIntegrity, such an error ends the File (later reads fail too), so an
 // open file never mixes versions.

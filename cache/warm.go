@@ -7,7 +7,7 @@ const warmQueueLen = 256
 // fetch it from.
 type WarmItem struct {
 	Content Content
-	Origin  Origin
+	Fetcher Fetcher
 }
 
 // warmState is the Warm queue; it is guarded by Cache.mu.
@@ -103,7 +103,7 @@ func (c *Cache) nextWarm() (WarmItem, bool) {
 // started filling meanwhile.
 func (c *Cache) warmOne(it WarmItem) {
 	k := blockKey{it.Content.ID, 0}
-	file := c.Open(it.Content, it.Origin)
+	file := c.Open(it.Content, it.Fetcher)
 	defer file.Close()
 	c.mu.Lock()
 	if c.lru.contains(k) || c.flights[k] != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// smallContents returns n single-block contents with their origins.
+// smallContents returns n single-block contents with their fetchers.
 func smallContents(n int, seed uint64) ([]WarmItem, [][]byte) {
 	items := make([]WarmItem, n)
 	datas := make([][]byte, n)
@@ -17,7 +17,7 @@ func smallContents(n int, seed uint64) ([]WarmItem, [][]byte) {
 		datas[i] = data
 		items[i] = WarmItem{
 			Content: Content{ID: fmt.Sprintf("small-%d", i), Name: fmt.Sprintf("http://x/%d", i), Size: int64(len(data)), Hashes: sha256Of(data)},
-			Origin:  &memOrigin{data: data},
+			Fetcher: &memOrigin{data: data},
 		}
 	}
 	return items, datas
@@ -34,13 +34,13 @@ func TestWarmThenReadHitsWithoutOriginCalls(t *testing.T) {
 	assert.Equal(t, uint64(0), st.WarmSkips)
 
 	for i, it := range items {
-		f := c.Open(it.Content, it.Origin)
+		f := c.Open(it.Content, it.Fetcher)
 		buf := make([]byte, it.Content.Size)
 		n, err := f.ReadAt(testCtx(t), buf, 0)
 		f.Close()
 		require.NoError(t, err)
 		assert.Equal(t, datas[i], buf[:n])
-		assert.Equal(t, int64(1), it.Origin.(*memOrigin).calls.Load(), "item %d", i)
+		assert.Equal(t, int64(1), it.Fetcher.(*memOrigin).calls.Load(), "item %d", i)
 	}
 	st = c.Stats()
 	assert.Equal(t, uint64(10), st.Hits)
@@ -53,9 +53,9 @@ func TestWarmThenReadHitsWithoutOriginCalls(t *testing.T) {
 func TestWarmHashMismatchIsNotCached(t *testing.T) {
 	c, logs := newTestCache(t, Config{})
 	data := randomBytes(500, 51)
-	origin := &memOrigin{data: data}
+	fetcher := &memOrigin{data: data}
 	content := Content{ID: "bad", Name: "http://x/bad", Size: 500, Hashes: wrongSHA256()}
-	c.Warm([]WarmItem{{Content: content, Origin: origin}})
+	c.Warm([]WarmItem{{Content: content, Fetcher: fetcher}})
 	eventually(t, func() bool { return c.Stats().FillErrors == 1 }, "the warm fill to fail")
 	assert.Equal(t, 0, c.Stats().Blocks)
 	assert.Contains(t, logs.String(), "content hash mismatch")
@@ -63,12 +63,12 @@ func TestWarmHashMismatchIsNotCached(t *testing.T) {
 	assert.Equal(t, int64(0), c.warm.pendingBytes)
 	c.mu.Unlock()
 
-	f := c.Open(content, origin)
+	f := c.Open(content, fetcher)
 	defer f.Close()
 	n, err := f.ReadAt(testCtx(t), make([]byte, 500), 0)
 	require.ErrorIs(t, err, ErrIntegrity)
 	assert.Equal(t, 0, n)
-	assert.Equal(t, int64(1), origin.calls.Load(), "the version is bad: the reader does not fetch it again")
+	assert.Equal(t, int64(1), fetcher.calls.Load(), "the version is bad: the reader does not fetch it again")
 	assert.Equal(t, 0, c.Stats().Blocks)
 }
 
@@ -77,7 +77,7 @@ func TestWarmSkipsLargeEmptyAndOverBudget(t *testing.T) {
 	c, _ := newTestCache(t, Config{MaxBytes: 8 << 10})
 	mk := func(id string, size int) WarmItem {
 		data := randomBytes(size, uint64(size))
-		return WarmItem{Content: Content{ID: id, Name: id, Size: int64(size)}, Origin: &memOrigin{data: data}}
+		return WarmItem{Content: Content{ID: id, Name: id, Size: int64(size)}, Fetcher: &memOrigin{data: data}}
 	}
 	large := mk("large", testBlock+1)
 	c.Warm([]WarmItem{large, mk("empty", 0), mk("a", 1000), mk("b", 1000), mk("c", 1000)})
@@ -85,7 +85,7 @@ func TestWarmSkipsLargeEmptyAndOverBudget(t *testing.T) {
 	st := c.Stats()
 	assert.Equal(t, uint64(2), st.Warms)
 	assert.Equal(t, uint64(2), st.WarmSkips, "the large one and the one over budget")
-	assert.Equal(t, int64(0), large.Origin.(*memOrigin).calls.Load())
+	assert.Equal(t, int64(0), large.Fetcher.(*memOrigin).calls.Load())
 
 	// Reading a warmed block frees budget for another.
 	_, err := c.Get(testCtx(t), "a", 0, nil)
@@ -98,14 +98,14 @@ func TestWarmDoesNotDuplicateQueuedItems(t *testing.T) {
 	c, _ := newTestCache(t, Config{PrefetchConcurrency: 2})
 	gate := make(chan struct{})
 	data := randomBytes(300, 52)
-	origin := &memOrigin{data: data, gate: gate}
-	items := []WarmItem{{Content: Content{ID: "g", Name: "g", Size: 300}, Origin: origin}}
+	fetcher := &memOrigin{data: data, gate: gate}
+	items := []WarmItem{{Content: Content{ID: "g", Name: "g", Size: 300}, Fetcher: fetcher}}
 	for range 5 {
 		c.Warm(items)
 	}
-	eventually(t, func() bool { return origin.calls.Load() == 1 }, "the fill to reach the origin")
+	eventually(t, func() bool { return fetcher.calls.Load() == 1 }, "the fill to reach the fetcher")
 	close(gate)
 	eventually(t, func() bool { return c.Stats().Blocks == 1 }, "the block to be cached")
-	assert.Equal(t, int64(1), origin.calls.Load())
+	assert.Equal(t, int64(1), fetcher.calls.Load())
 	assert.Equal(t, uint64(1), c.Stats().Warms)
 }

@@ -39,8 +39,8 @@ func (f *File) verifyWhole(ctx context.Context) error {
 }
 
 // startWhole returns the verification of f's content in progress, or
-// starts one with f's origin. A non-nil failed is the mismatch the copy
-// that served last met: the origin moves to its next copy first.
+// starts one with f's fetcher. A non-nil failed is the mismatch the copy
+// that served last met: the fetcher moves to its next copy first.
 func (c *Cache) startWhole(f *File, failed error) *wholeFlight {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -84,7 +84,7 @@ func (f *File) runWhole(failed error) error {
 	}
 }
 
-// nextCopy moves the origin past a copy whose bytes mismatched, or marks
+// nextCopy moves the fetcher past a copy whose bytes mismatched, or marks
 // the version bad when no copy is left. The content's blocks are dropped
 // after the move: a fill that was registered before it may still have read
 // the old copy (its flight is detached, so it is not stored), and every
@@ -100,9 +100,9 @@ func (f *File) nextCopy(mismatch error) error {
 	return nil
 }
 
-// skipCopy moves the origin to its next copy, if it has one.
+// skipCopy moves the fetcher to its next copy, if it has one.
 func (f *File) skipCopy() bool {
-	alt, ok := f.origin.(Alternates)
+	alt, ok := f.fetcher.(Alternates)
 	return ok && alt.SkipCopy()
 }
 
@@ -112,7 +112,7 @@ func (f *File) skipCopy() bool {
 func (f *File) hashWhole(ctx context.Context) ([][sha256.Size]byte, error) {
 	h := f.digest.new()
 	sums := make([][sha256.Size]byte, f.lastBlock+1)
-	step := int64(1) // the first fill shows whether the origin honours Range
+	step := int64(1) // the first fill shows whether the fetcher honours Range
 	for first := int64(0); first <= f.lastBlock; first += step {
 		if first > 0 && !f.rangeIgnored.Load() {
 			step = int64(max(2, f.c.readAhead+1))

@@ -60,3 +60,12 @@ func (c *Client) Get(ctx context.Context, url string, v *Validators) (*Response,
 		Header:       resp.Header,
 	}, nil
 }
+
+// Document is a document as it was fetched, to be read again without a
+// request: its URL and, when it was read whole, its body and its answer's
+// validators (Body nil when it was not kept).
+type Document struct {
+	URL        string
+	Body       []byte
+	Validators *Validators
+}

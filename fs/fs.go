@@ -17,18 +17,19 @@ import (
 
 	"rsfs/cache"
 	"rsfs/catalog"
-	"rsfs/recent"
+	"rsfs/status"
 )
 
-// OriginFunc returns where a resource's bytes come from. The source package
-// provides it, so fs never learns which protocol a Source speaks.
-type OriginFunc func(r *catalog.Resource) cache.Origin
+// FetcherFunc returns where a resource's bytes come from. The protocol
+// provides it (package copies reads a URI, its mirrors and dump members),
+// so fs never learns which protocol a Source speaks.
+type FetcherFunc func(r *catalog.Resource) cache.Fetcher
 
 // Config configures the file system.
 type Config struct {
 	Catalog *catalog.Catalog
 	Cache   *cache.Cache
-	Origin  OriginFunc
+	Fetcher FetcherFunc
 	// Batch, if set, reads several small resources at once where the
 	// Source can (adjacent dump members); it returns nil for the others.
 	Batch func(ctx context.Context, rs []*catalog.Resource) [][]byte
@@ -59,7 +60,7 @@ type FS struct {
 	// noOpen: the kernel opens files without asking (Mounted).
 	noOpen atomic.Bool
 	// readErrors are the reads that failed (EIO), for Status.
-	readErrors recent.Log
+	readErrors status.Events
 	status     statusCache
 	statters   statters
 }

@@ -86,8 +86,8 @@ func (o *memOrigin) count(uri string) int {
 	return o.requests[uri]
 }
 
-// of returns the cache.Origin of one URI.
-func (o *memOrigin) of(uri string) cache.Origin { return uriOrigin{o, uri} }
+// of returns the cache.Fetcher of one URI.
+func (o *memOrigin) of(uri string) cache.Fetcher { return uriOrigin{o, uri} }
 
 type uriOrigin struct {
 	o   *memOrigin
@@ -151,7 +151,7 @@ func newUnmountedFS(t *testing.T) *testFS {
 	f := New(Config{
 		Catalog: cat,
 		Cache:   blocks,
-		Origin:  func(r *catalog.Resource) cache.Origin { return origin.of(r.URI) },
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) },
 		UID:     testUID,
 		GID:     testGID,
 		Timeout: testTimeout,

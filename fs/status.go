@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"rsfs/cache"
-	"rsfs/recent"
+	"rsfs/status"
 )
 
 // XattrStatus is the virtual extended attribute on the mount's root that
@@ -20,7 +20,7 @@ const XattrStatus = "user.rsfs.status"
 
 // ReadErrors summarises the reads that failed within window, with the
 // latest n reasons.
-func (f *FS) ReadErrors(window time.Duration, n int) recent.Summary {
+func (f *FS) ReadErrors(window time.Duration, n int) status.Summary {
 	return f.readErrors.Since(window, n)
 }
 

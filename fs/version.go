@@ -42,7 +42,7 @@ var errVersionGone = errors.New("the Source published a newer version before thi
 // still holds after the catalog moved past it.
 type version struct {
 	v      catalog.FileVersion
-	origin cache.Origin
+	origin cache.Fetcher
 	file   *cache.File // open while read; nil once idle
 	reads  int         // reads in flight
 	last   time.Time   // end of the last read
@@ -149,7 +149,7 @@ func (f *FS) versionOf(n *fileNode) (*version, error) {
 // keep records fv as n's version (kept marks one the catalog moved past)
 // and returns what is recorded: a version already there stays.
 func (f *FS) keep(n *fileNode, fv catalog.FileVersion, kept bool) *version {
-	fresh := &version{v: fv, origin: f.cfg.Origin(fv.Resource), kept: kept, last: time.Now()}
+	fresh := &version{v: fv, origin: f.cfg.Fetcher(fv.Resource), kept: kept, last: time.Now()}
 	s := &f.versions
 	s.mu.Lock()
 	defer s.mu.Unlock()

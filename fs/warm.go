@@ -55,7 +55,7 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 		if !a.Dir && a.Size > 0 && f.oneBlock(a.Size) {
 			if v, ok := cat.Version(cid); ok {
 				resources = append(resources, v.Resource)
-				items = append(items, cache.WarmItem{Content: contentOf(v), Origin: f.cfg.Origin(v.Resource)})
+				items = append(items, cache.WarmItem{Content: contentOf(v), Fetcher: f.cfg.Fetcher(v.Resource)})
 			}
 		}
 		return n < warmAhead

@@ -28,7 +28,7 @@ func TestXattrsOfAnotherProtocol(t *testing.T) {
 	blocks := cache.New(cache.Config{MaxBytes: 1 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
 	t.Cleanup(blocks.Close)
 	f := New(Config{Catalog: cat, Cache: blocks, Logger: quiet,
-		Origin: func(r *catalog.Resource) cache.Origin { return newMemOrigin().of(r.URI) }})
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return newMemOrigin().of(r.URI) }})
 	t.Cleanup(f.Shutdown)
 	gofs.NewNodeFS(f.Root(), f.MountOptions("test", false))
 	tf := &testFS{fs: f, cat: cat, root: f.root}

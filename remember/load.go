@@ -3,6 +3,7 @@ package remember
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -35,11 +36,20 @@ func (l *Loaded) Fresh() bool { return l.Positions == nil }
 // Lists, as the package documentation says. progress sees the Resource
 // Lists being read.
 func Load(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
-	src, discoverErr := source.Discover(ctx, rawURL, opts)
-	var feed *source.FeedFound
-	if errors.As(discoverErr, &feed) {
-		return nil, discoverErr // not a ResourceSync Source: no snapshot of one applies
+	found, err := source.Discover(ctx, rawURL, opts)
+	if err == nil && found.Source == nil {
+		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", rawURL, found.Protocol)
 	}
+	var src *source.Source
+	if found != nil {
+		src = found.Source
+	}
+	return load(ctx, dir, src, err, opts, progress)
+}
+
+// load builds the catalog of the ResourceSync Source discovery found (src),
+// or that it could not reach (discoverErr), as Load says.
+func load(ctx context.Context, dir string, src *source.Source, discoverErr error, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
 	snap := readSnapshot(dir)
 	switch {
 	case discoverErr != nil && snap == nil:

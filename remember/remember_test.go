@@ -56,7 +56,7 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-func load(t *testing.T, dir, url string) *Loaded {
+func loadT(t *testing.T, dir, url string) *Loaded {
 	t.Helper()
 	l, err := Load(ctx(t), dir, url, testOptions(), nil)
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestRemembersAndCatchesUp(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 30})
 	dir := t.TempDir()
 
-	l := load(t, dir, src.URL())
+	l := loadT(t, dir, src.URL())
 	assert.True(t, l.Fresh())
 	assert.False(t, l.NeedsCatchUp)
 	assert.Equal(t, 30, l.Catalog.Len())
@@ -95,7 +95,7 @@ func TestRemembersAndCatchesUp(t *testing.T) {
 	require.NoError(t, src.Delete(deleted.URI))
 	src.ResetCounters()
 
-	l = load(t, dir, src.URL())
+	l = loadT(t, dir, src.URL())
 	assert.Zero(t, src.Counters().ListDocs, "no Resource List read")
 	assert.False(t, l.Fresh())
 	assert.True(t, l.NeedsCatchUp)
@@ -109,18 +109,18 @@ func TestRemembersAndCatchesUp(t *testing.T) {
 	assert.Equal(t, 29, l.Catalog.Len())
 
 	src.ResetCounters()
-	load(t, t.TempDir(), src.URL())
+	loadT(t, t.TempDir(), src.URL())
 	assert.Equal(t, int64(1), src.Counters().ListDocs, "a fresh load reads the Resource List")
 }
 
 func TestSourceDownMountsFromSnapshot(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 12})
 	dir := t.TempDir()
-	l := load(t, dir, src.URL())
+	l := loadT(t, dir, src.URL())
 	require.NoError(t, Save(dir, l.Catalog, follower(l)))
 	src.Close()
 
-	l = load(t, dir, src.URL())
+	l = loadT(t, dir, src.URL())
 	assert.False(t, l.Fresh())
 	assert.False(t, l.NeedsCatchUp, "nothing to catch up from")
 	assert.Equal(t, 12, l.Catalog.Len())
@@ -136,18 +136,18 @@ func TestSnapshotNotUsed(t *testing.T) {
 
 	damaged := t.TempDir()
 	require.NoError(t, os.WriteFile(SnapshotPath(damaged), []byte("not a snapshot"), 0o600))
-	l := load(t, damaged, src.URL())
+	l := loadT(t, damaged, src.URL())
 	assert.True(t, l.Fresh(), "a damaged snapshot: the Resource Lists are read")
 	assert.Equal(t, 12, l.Catalog.Len())
 
 	elsewhere := t.TempDir()
-	lo := load(t, elsewhere, other.URL())
+	lo := loadT(t, elsewhere, other.URL())
 	require.NoError(t, Save(elsewhere, lo.Catalog, follower(lo)))
-	l = load(t, elsewhere, src.URL())
+	l = loadT(t, elsewhere, src.URL())
 	assert.True(t, l.Fresh(), "a snapshot of another origin is not used")
 	assert.Equal(t, 12, l.Catalog.Len())
 
-	l = load(t, "", src.URL())
+	l = loadT(t, "", src.URL())
 	assert.True(t, l.Fresh(), "remembering off")
 	require.NoError(t, Save("", l.Catalog, follower(l)))
 }
@@ -155,46 +155,43 @@ func TestSnapshotNotUsed(t *testing.T) {
 func TestReloadWhenSetsChanged(t *testing.T) {
 	one := startSource(t, sourcetest.Config{Resources: 10})
 	dir := t.TempDir()
-	l := load(t, dir, one.URL())
+	l := loadT(t, dir, one.URL())
 	require.NoError(t, Save(dir, l.Catalog, follower(l)))
 	addr := one.URL()[len("http://") : len(one.URL())-1]
 	one.Close()
 
 	two := startSource(t, sourcetest.Config{Addr: addr, Resources: 16, ResourceSets: 2})
 	require.Equal(t, one.URL(), two.URL())
-	l = load(t, dir, two.URL())
+	l = loadT(t, dir, two.URL())
 	assert.True(t, l.Reload)
 	assert.Equal(t, 10, l.Catalog.Len(), "the snapshot, before catching up")
 	require.NoError(t, l.CatchUp(ctx(t), follower(l)))
 	assert.Equal(t, 16, l.Catalog.Len())
 }
 
-func TestKeepSavesWhenChangesWereApplied(t *testing.T) {
+// The follower's loop saves every SaveEvery, and at unmount: a periodic
+// save writes only when changes were applied, the last one always.
+func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 8})
 	dir := t.TempDir()
-	l := load(t, dir, src.URL())
-	f := follower(l)
-	c, cancel := context.WithCancel(ctx(t))
-	done := make(chan struct{})
-	go func() { Keep(c, dir, l.Catalog, f, 10*time.Millisecond); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-
-	time.Sleep(50 * time.Millisecond)
+	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir})
+	r.save(false)
 	_, err := os.Stat(SnapshotPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no changes: nothing saved")
 
 	_, err = src.Create("/new.txt", []byte("new\n"))
 	require.NoError(t, err)
-	require.NoError(t, f.Poll(ctx(t)))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(SnapshotPath(dir)); err == nil {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the snapshot was not saved")
-		time.Sleep(10 * time.Millisecond)
-	}
-	l = load(t, dir, src.URL())
+	require.NoError(t, r.f.Poll(ctx(t)))
+	r.save(false)
+	l := loadT(t, dir, src.URL())
 	assert.False(t, l.Fresh())
 	assert.Equal(t, 9, l.Catalog.Len(), "the saved catalog holds the change")
+
+	require.NoError(t, os.Remove(SnapshotPath(dir)))
+	r.save(false)
+	_, err = os.Stat(SnapshotPath(dir))
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing new since: nothing saved")
+	r.save(true)
+	_, err = os.Stat(SnapshotPath(dir))
+	assert.NoError(t, err, "the last save writes whatever changed")
 }

@@ -1,7 +1,6 @@
 package remember
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -34,24 +33,5 @@ func Save(dir string, cat *catalog.Catalog, f *source.Follower) error {
 func SaveLogged(dir string, cat *catalog.Catalog, f *source.Follower) {
 	if err := Save(dir, cat, f); err != nil {
 		slog.Warn("snapshot not saved", "err", err)
-	}
-}
-
-// Keep saves the snapshot every interval in which f applied changes or
-// reloaded, until ctx ends.
-func Keep(ctx context.Context, dir string, cat *catalog.Catalog, f *source.Follower, interval time.Duration) {
-	last := f.Stats()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if st := f.Stats(); st.Applied != last.Applied || st.Reloads != last.Reloads {
-			SaveLogged(dir, cat, f)
-			last = st
-		}
 	}
 }

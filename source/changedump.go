@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"rsfs/copies"
 	"rsfs/fetch"
 	"rsfs/resourcesync"
 )
@@ -76,7 +77,7 @@ func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL strin
 		e := man.Entries[i]
 		if e.MD.Change != resourcesync.ChangeDeleted && e.MD.Path != "" {
 			if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
-				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: DumpRel, Href: pkgURL,
+				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: copies.DumpRel, Href: pkgURL,
 					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type})
 				if e.MD.Length < 0 {
 					e.MD.Length = m.Size

@@ -13,6 +13,7 @@ import (
 
 	"rsfs/fetch"
 	"rsfs/origin"
+	"rsfs/protocol"
 	"rsfs/resourcesync"
 )
 
@@ -54,8 +55,10 @@ type discovery struct {
 // lines), the URL of any ResourceSync document (whose up and index links
 // lead to its Capability List and Source Description), or a resource or
 // page that links to a Capability List. The client is told to allow the
-// Source's origin.
-func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error) {
+// Source's origin. What it found names its protocol: an Atom feed found
+// instead (the URL is one, or a page links to one and nothing ResourceSync
+// is around it) is a Found of protocol AtomPMH, for package atomfeed.
+func Discover(ctx context.Context, rawURL string, opts Options) (*Found, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("discover %q: not an http(s) URL", rawURL)
@@ -63,6 +66,10 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 	s := newSource(originOf(u), opts)
 	d := &discovery{s: s, typed: s.Origin, nodes: map[string]*node{}}
 	if err := d.run(ctx, u); err != nil {
+		var feed *feedFound
+		if errors.As(err, &feed) {
+			return &Found{Protocol: protocol.AtomPMH, Feed: &feed.doc}, nil
+		}
 		return nil, err
 	}
 	if len(s.Sets) == 0 {
@@ -74,7 +81,18 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 			"given", d.typed, "origin", s.Origin)
 		opts.Client.AllowOrigin(s.Origin)
 	}
-	return s, nil
+	return &Found{Protocol: protocol.ResourceSync, Source: s}, nil
+}
+
+// Found is what Discover found at a URL.
+type Found struct {
+	// Protocol is protocol.ResourceSync or protocol.AtomPMH.
+	Protocol string
+	// Source is the ResourceSync Source found; nil for a feed.
+	Source *Source
+	// Feed is the Atom feed's subscription document found (its body, when
+	// discovery read it whole); nil for a ResourceSync Source.
+	Feed *fetch.Document
 }
 
 func (d *discovery) run(ctx context.Context, u *url.URL) error {
@@ -104,7 +122,7 @@ func (d *discovery) run(ctx context.Context, u *url.URL) error {
 		return err
 	}
 	if d.feed != "" {
-		return &FeedFound{URL: d.feed}
+		return &feedFound{doc: fetch.Document{URL: d.feed}}
 	}
 	return fmt.Errorf("discover %s: %w (no %s, no resourcesync link, no robots.txt Sitemap)", u, ErrNotFound, WellKnownPath)
 }
@@ -132,7 +150,7 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	}
 	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
 	if isAtomFeed(br) { // before isSitemap, which takes any gzip stream
-		return false, feedFound(resp, br, d.s.maxDoc())
+		return false, feedDocument(resp, br, d.s.maxDoc())
 	}
 	if isSitemap(br) {
 		return true, d.start(ctx, resp.URL, br)

@@ -9,17 +9,11 @@ import (
 	"time"
 
 	"rsfs/catalog"
+	"rsfs/copies"
 	"rsfs/fetch"
 	"rsfs/resourcesync"
 	"rsfs/zipindex"
 )
-
-// DumpRel is the relation of a catalog link that names a copy of the
-// resource inside a Resource Dump or Change Dump package: Href is the
-// package, Path the member, and Hashes, Length and Modified the version the
-// manifest describes. Pri 1 marks a copy to try before the resource's URI
-// (the resource is in no Resource List); otherwise the copy is a fallback.
-const DumpRel = "x-rsfs-dump"
 
 // packages opens each dump package and keeps its directory. A failed open
 // is remembered for a while (retryBase, doubling up to retryMax) so that
@@ -391,7 +385,7 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 			l.s.log.Error("dump member size disagrees with its manifest; copy ignored", "package", url, "path", e.MD.Path, "manifest", e.MD.Length, "member", m.Size)
 			continue
 		}
-		link := resourcesync.Link{Rel: DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
+		link := resourcesync.Link{Rel: copies.DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
 			Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type}
 		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header), set: l.pkgSets[url]})
 	}
@@ -410,8 +404,9 @@ func (l *loader) openManifest(ctx context.Context, url string) (*resourcesync.Do
 	return man, pkg, nil
 }
 
-// openDumpMember streams bytes [off, off+n) of a dump copy.
-func (s *Source) openDumpMember(ctx context.Context, l *resourcesync.Link, off, n int64) (io.ReadCloser, error) {
+// OpenMember streams bytes [off, off+n) of a dump copy: Source is the
+// copies.Members of its resources.
+func (s *Source) OpenMember(ctx context.Context, l *resourcesync.Link, off, n int64) (io.ReadCloser, error) {
 	pkg, err := s.pkgs.open(ctx, l.Href)
 	if err != nil {
 		return nil, err
@@ -494,7 +489,7 @@ func (s *Source) ReadDumpBatch(ctx context.Context, rs []*catalog.Resource) [][]
 func dumpLinkOf(r *catalog.Resource) *resourcesync.Link {
 	var found *resourcesync.Link
 	for i := range r.Links {
-		if l := &r.Links[i]; l.Rel == DumpRel && (found == nil || l.Pri == 1) {
+		if l := &r.Links[i]; l.Rel == copies.DumpRel && (found == nil || l.Pri == 1) {
 			found = l
 		}
 	}

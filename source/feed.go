@@ -22,34 +22,30 @@ const sniffPeek = 4096
 
 var gzipMagic = []byte{0x1f, 0x8b}
 
-// FeedFound is what Discover returns when the URL is not a ResourceSync
-// Source but an Atom feed (an Atom-PMH feed, mounted by package atomfeed):
-// the URL answered an Atom feed document, or a page whose
+// feedFound stops discovery when the URL is not a ResourceSync Source but
+// an Atom feed (an Atom-PMH feed, mounted by package atomfeed): the URL
+// answered an Atom feed document, or a page whose
 // <link rel="alternate" type="application/atom+xml"> names one and no
-// ResourceSync document was found around it.
-type FeedFound struct {
-	URL string // the feed document's URL
-	// Document is the feed document as discovery read it, when it did
-	// (nil when a page only linked to it, or it was too long to keep);
-	// Validators are its answer's. The first harvest reads it instead
-	// of fetching it again.
-	Document   []byte
-	Validators *fetch.Validators
-}
+// ResourceSync document was found around it. Discover turns it into a
+// Found of protocol AtomPMH.
+type feedFound struct{ doc fetch.Document }
 
-// feedFound is the FeedFound of the feed document answered in resp, whose
-// body br holds (read through a limit of max bytes).
-func feedFound(resp *fetch.Response, br *bufio.Reader, max int64) *FeedFound {
-	ff := &FeedFound{URL: resp.URL}
+// feedDocument is the feedFound of the feed document answered in resp,
+// whose body br holds (read through a limit of max bytes). The body is
+// kept, so the first harvest reads it instead of fetching it again, unless
+// it reached the limit: it may be cut short, and the harvest reads it
+// again.
+func feedDocument(resp *fetch.Response, br *bufio.Reader, max int64) *feedFound {
+	ff := &feedFound{doc: fetch.Document{URL: resp.URL}}
 	doc, err := io.ReadAll(br)
-	if err == nil && int64(len(doc)) < max { // at the limit it may be cut short: the harvest reads it again
-		ff.Document, ff.Validators = doc, resp.Validators()
+	if err == nil && int64(len(doc)) < max {
+		ff.doc.Body, ff.doc.Validators = doc, resp.Validators()
 	}
 	return ff
 }
 
-func (f *FeedFound) Error() string {
-	return fmt.Sprintf("%s is an Atom feed, not a ResourceSync Source", f.URL)
+func (f *feedFound) Error() string {
+	return fmt.Sprintf("%s is an Atom feed, not a ResourceSync Source", f.doc.URL)
 }
 
 // isAtomFeed reports whether the document's first element is an Atom

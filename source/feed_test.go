@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
+	"rsfs/protocol"
+	"rsfs/tests/sourcetest"
 	"strings"
 	"testing"
 
@@ -19,20 +22,20 @@ const atomFeedDoc = `<?xml version="1.0" encoding="utf-8"?>
 
 func foundFeed(t *testing.T, err error) string {
 	t.Helper()
-	var ff *FeedFound
-	require.True(t, errors.As(err, &ff), "want FeedFound, got %v", err)
-	return ff.URL
+	var ff *feedFound
+	require.True(t, errors.As(err, &ff), "want feedFound, got %v", err)
+	return ff.doc.URL
 }
 
 func TestDiscoverAtomFeedByContent(t *testing.T) {
 	base := site(t, map[string]page{"/records.atom": {body: atomFeedDoc, ctype: "text/xml", headers: map[string]string{"ETag": `"v1"`}}})
 	_, err := discover(t, base+"records.atom")
 	assert.Equal(t, base+"records.atom", foundFeed(t, err))
-	var ff *FeedFound
+	var ff *feedFound
 	require.ErrorAs(t, err, &ff)
-	assert.Equal(t, atomFeedDoc, string(ff.Document), "the document read is kept for the harvest")
-	require.NotNil(t, ff.Validators)
-	assert.Equal(t, `"v1"`, ff.Validators.ETag)
+	assert.Equal(t, atomFeedDoc, string(ff.doc.Body), "the document read is kept for the harvest")
+	require.NotNil(t, ff.doc.Validators)
+	assert.Equal(t, `"v1"`, ff.doc.Validators.ETag)
 }
 
 func gzipped(t *testing.T, doc string) string {
@@ -115,3 +118,21 @@ func TestIsAtomFeed(t *testing.T) {
 }
 
 func bufReader(s string) *bufio.Reader { return bufio.NewReader(strings.NewReader(s)) }
+
+// Discovery names the protocol it found; a feed is a result, not an error.
+func TestDiscoverNamesTheProtocolItFound(t *testing.T) {
+	base := site(t, map[string]page{"/records.atom": {body: atomFeedDoc, ctype: "text/xml"}})
+	found, err := Discover(context.Background(), base+"records.atom", testOptions())
+	require.NoError(t, err)
+	assert.Equal(t, protocol.AtomPMH, found.Protocol)
+	assert.Nil(t, found.Source)
+	require.NotNil(t, found.Feed)
+	assert.Equal(t, base+"records.atom", found.Feed.URL)
+
+	src := startTestSource(t, sourcetest.Config{Resources: 3})
+	found, err = Discover(context.Background(), src.URL(), testOptions())
+	require.NoError(t, err)
+	assert.Equal(t, protocol.ResourceSync, found.Protocol)
+	require.NotNil(t, found.Source)
+	assert.Nil(t, found.Feed)
+}

@@ -4,48 +4,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"rsfs/catalog"
 	"rsfs/fetch"
+	"rsfs/follow"
 	"rsfs/resourcesync"
 )
 
 // A change dated more than futureBound (inspect.go) ahead of now is applied
 // but never moves the position.
-const (
-	// maxAttempts is how many polls a change that fails to apply is tried
-	// at before it is given up with a warning.
-	maxAttempts = 3
-	// minPollGap is the least time between two polls, early ones included.
-	minPollGap = time.Second
-)
+// maxAttempts is how many polls a change that fails to apply is tried at
+// before it is given up with a warning.
+const maxAttempts = 3
 
 // EffectFunc is told of every change applied to the catalog, so the file
 // system can tell the kernel.
 type EffectFunc func([]catalog.Effect)
 
-// Follower keeps a catalog in step with the Source's Change Lists. Polls
-// run one at a time (Run calls Poll); documents are read and lengths
-// learned with no lock held, and applyMu is held only while a batch of
-// changes is applied to the catalog and the positions.
+// Follower keeps a catalog in step with the Source's Change Lists. Its
+// polls are run by the follow.Loop it embeds (Run, Poll, PollSoon), one at
+// a time; documents are read and lengths learned with no lock held, and
+// applyMu is held only while a batch of changes is applied to the catalog
+// and the positions.
 type Follower struct {
-	s        *Source
-	cat      *catalog.Catalog
-	effects  EffectFunc
-	interval time.Duration
-	held     func() bool
-	now      func() time.Time
+	*follow.Loop
+	s       *Source
+	cat     *catalog.Catalog
+	effects EffectFunc
+	now     func() time.Time
 
 	applyMu sync.Mutex // one batch of changes at a time, polled or pushed; never held across I/O
-	polling atomic.Bool
 	// discovered: the structure was just read by discovery, so the first
 	// poll (a remount's catch-up) does not read it again.
 	discovered atomic.Bool
-	soon       chan struct{} // asks Run for an early poll
 
 	mu         sync.Mutex
 	positions  map[*Set]*Position
@@ -54,39 +48,37 @@ type Follower struct {
 	failures   map[string]int                  // by change key: polls it failed to apply at
 	gapChecked map[*Set]bool                   // a gap was met and the Resource Lists checked
 	retired    map[*Set][]string               // Change Lists a Capability List stopped naming, to read once more
-	soonSets   map[uint16]bool                 // the sets an early poll is asked for, by number (0: all)
 	closedTo   map[string]string               // a closed Change List polled directly → the index that replaced it
-	polls      int64
 	applied    int64
 	reloads    int64
 	docs       int64       // change documents requested
 	st         followState // for Status
-	failing    failureLog  // Run's log of failed polls; Run's only
 }
 
-// FollowOptions configure a Follower.
+// FollowOptions configure a Follower: when it polls (follow.Options), and
+// whom it tells of the changes applied.
 type FollowOptions struct {
-	Interval time.Duration // between polls; jittered by ±10%
-	Effects  EffectFunc
-	// Held, when it returns true, holds changes back: polls are skipped.
-	Held func() bool
+	follow.Options
+	Effects EffectFunc
 }
 
 // NewFollower starts from the time each set's Resource Lists speak for
 // (Load sets it), or from positions restored from a snapshot.
 func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored map[string]Position) *Follower {
 	f := &Follower{
-		s: s, cat: cat, effects: opts.Effects, interval: opts.Interval, held: opts.Held, now: time.Now,
-		soon:       make(chan struct{}, 1),
+		s: s, cat: cat, effects: opts.Effects, now: time.Now,
 		positions:  map[*Set]*Position{},
 		validators: map[string]*fetch.Validators{},
 		indexes:    map[string][]resourcesync.Entry{},
 		failures:   map[string]int{},
 		gapChecked: map[*Set]bool{},
 		retired:    map[*Set][]string{},
-		soonSets:   map[uint16]bool{},
 		closedTo:   map[string]string{},
 	}
+	if opts.Log == nil {
+		opts.Log = s.log
+	}
+	f.Loop = follow.New(f.pollOnce, opts.Options)
 	f.discovered.Store(true)
 	for _, set := range s.Sets {
 		pos := &Position{Time: set.ListedAt}
@@ -125,104 +117,17 @@ type FollowStats struct{ Polls, Applied, Reloads, Docs int64 }
 func (f *Follower) Stats() FollowStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return FollowStats{f.polls, f.applied, f.reloads, f.docs}
+	return FollowStats{f.Loop.Status().Polls, f.applied, f.reloads, f.docs}
 }
 
-// PollSoon asks Run for a poll of the resource set numbered set
-// (catalog.Resource.Set) as soon as one may run (at most one a second): a
-// reader learned that one of its files changed. Set 0 (unknown) asks for a
-// poll of every set.
-func (f *Follower) PollSoon(set uint16) {
-	f.mu.Lock()
-	f.soonSets[set] = true
-	f.mu.Unlock()
-	select {
-	case f.soon <- struct{}{}:
-	default:
+// pollOnce is the Follower's follow.PollFunc: a whole poll (sets nil)
+// reads the structure first, then every set's change documents; an early
+// poll reads the change documents of the sets asked for only (an unknown
+// set, 0, polls them all).
+func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
+	if sets != nil {
+		return f.pollSets(ctx, f.setsNumbered(sets))
 	}
-}
-
-// Run polls until ctx ends.
-func (f *Follower) Run(ctx context.Context) {
-	last := time.Now()
-	for {
-		jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(f.interval))
-		f.noteNext(time.Now().Add(f.interval + jitter))
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(f.interval + jitter):
-		case <-f.soon:
-			if wait := minPollGap - time.Since(last); wait > 0 {
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(wait):
-				}
-			}
-			last = time.Now()
-			f.pollEarly(ctx)
-			continue
-		}
-		last = time.Now()
-		if f.held != nil && f.held() {
-			f.s.log.Debug("changes held back; poll skipped")
-			continue
-		}
-		err := f.Poll(ctx)
-		if ctx.Err() == nil {
-			f.failing.log(f.s.log, err)
-		}
-	}
-}
-
-// pollEarly polls the sets PollSoon asked for: their change documents
-// only, not the structure nor the other sets. An unknown set polls them
-// all.
-func (f *Follower) pollEarly(ctx context.Context) {
-	f.mu.Lock()
-	asked := f.soonSets
-	f.soonSets = map[uint16]bool{}
-	f.mu.Unlock()
-	if f.held != nil && f.held() {
-		f.s.log.Debug("changes held back; early poll skipped")
-		return
-	}
-	all := f.sets()
-	var sets []*Set
-	for n := range asked {
-		if n == 0 || int(n) > len(all) {
-			sets = all
-			break
-		}
-		sets = append(sets, all[n-1])
-	}
-	if len(sets) == 0 || !f.polling.CompareAndSwap(false, true) {
-		return
-	}
-	defer f.polling.Store(false)
-	f.mu.Lock()
-	f.polls++
-	f.mu.Unlock()
-	start := time.Now()
-	err := f.pollSets(ctx, sets)
-	f.notePoll(start, err)
-	if ctx.Err() == nil {
-		f.failing.log(f.s.log, err)
-	}
-}
-
-// Poll reads every set's Change Lists once and applies what is new. Polls
-// never overlap: one asked for while another runs returns at once.
-func (f *Follower) Poll(ctx context.Context) error {
-	if !f.polling.CompareAndSwap(false, true) {
-		return nil
-	}
-	defer f.polling.Store(false)
-	f.mu.Lock()
-	f.polls++
-	f.mu.Unlock()
-	start := time.Now()
 	var errs []error
 	reload, err := f.refreshStructure(ctx)
 	if err != nil {
@@ -230,17 +135,27 @@ func (f *Follower) Poll(ctx context.Context) error {
 	}
 	if reload {
 		if err := f.reload(ctx); err != nil {
-			failed := errors.Join(append(errs, err)...)
-			f.notePoll(start, failed)
-			return failed
+			return errors.Join(append(errs, err)...)
 		}
 	}
 	if err := f.pollSets(ctx, f.sets()); err != nil {
 		errs = append(errs, err)
 	}
-	failed := errors.Join(errs...)
-	f.notePoll(start, failed)
-	return failed
+	return errors.Join(errs...)
+}
+
+// setsNumbered returns the sets of the numbers given (catalog.Resource.Set);
+// 0, or a number no set has, stands for all of them.
+func (f *Follower) setsNumbered(numbers []uint16) []*Set {
+	all := f.sets()
+	var sets []*Set
+	for _, n := range numbers {
+		if n == 0 || int(n) > len(all) {
+			return all
+		}
+		sets = append(sets, all[n-1])
+	}
+	return sets
 }
 
 // pollSets reads the change documents of sets and applies what is new; a

@@ -49,7 +49,7 @@ func sameInstantSource(b *testing.B, n int) string {
 // Change List of 100,000 changes sharing one datetime, all applied already.
 func BenchmarkPollSameInstant(b *testing.B) {
 	url := sameInstantSource(b, 100_000)
-	s, err := Discover(context.Background(), url+"/caps.xml", testOptions())
+	s, err := discoverSource(context.Background(), url+"/caps.xml", testOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

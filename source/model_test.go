@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/copies"
 	"rsfs/notify"
 	"rsfs/resourcesync"
 )
@@ -195,7 +196,7 @@ func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 	dumpOnly := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceDump: {"rd"}}}
 	d := dumpCopies{listedAt: map[*Set]time.Time{listed: day(5)}}
 	add := func(uri string, at time.Time, set *Set) {
-		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
+		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: copies.DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
 			entry: resourcesync.Entry{Loc: uri, Lastmod: at}, at: at, set: set})
 	}
 	add("old-archive", day(1), listed)     // a 1.0 archive older than the Resource List, which leaves it out
@@ -279,11 +280,9 @@ func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
 	assert.True(t, ok, "the Change List it names is read and applied")
 	assert.Equal(t, 2, cat.Len(), "nothing reloaded, nothing lost")
 	assert.Equal(t, "2024-01-01T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "a push never moves the position")
-	select {
-	case <-f.soon:
-		t.Fatal("a Change List named: no early poll needed")
-	default:
-	}
+	polls := f.Loop.Status().Polls
+	require.NoError(t, f.PollEarly(ctx))
+	assert.Equal(t, polls, f.Loop.Status().Polls, "a Change List named: no early poll asked for")
 
 	pollOnce(t, f)
 	assert.Equal(t, int64(1), f.Stats().Applied, "the poll confirms it without applying it again")

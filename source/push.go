@@ -41,7 +41,7 @@ func (f *Follower) RunPush(ctx context.Context, notes <-chan notify.Notification
 				return
 			}
 			f.notePushed()
-			if f.held != nil && f.held() {
+			if f.Held() {
 				// Held: the next poll after the hold catches up through the
 				// Change List, which lists this change too.
 				continue

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -35,15 +34,14 @@ when nothing could be discovered.`,
 			}
 			opts := sf.sourceOptions(client)
 			opts.Partial = true
-			src, err := source.Discover(cmd.Context(), args[0], opts)
-			var feed *source.FeedFound
-			if errors.As(err, &feed) {
-				return inspectFeed(cmd, &sf, args[0], feed, asJSON)
-			}
+			found, err := source.Discover(cmd.Context(), args[0], opts)
 			if err != nil {
 				return err
 			}
-			rep, err := src.Inspect(cmd.Context())
+			if found.Feed != nil {
+				return inspectFeed(cmd, &sf, args[0], found.Feed, asJSON)
+			}
+			rep, err := found.Source.Inspect(cmd.Context())
 			if err != nil {
 				return err
 			}

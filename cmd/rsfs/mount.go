@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	httppprof "net/http/pprof"
@@ -12,20 +10,21 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
-	"rsfs/atomfeed"
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/follow"
 	"rsfs/fs"
 	"rsfs/mountutil"
 	"rsfs/notify"
+	"rsfs/protocol"
 	"rsfs/remember"
-	"rsfs/source"
 )
 
 type mountFlags struct {
@@ -187,36 +186,32 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
-	notifySystemd.ready(m.cat.Len(), rawURL)
+	notifySystemd.ready(m.src.Catalog().Len(), rawURL)
 	m.unmounted = lock.closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
 }
 
 // run follows the Source and serves until the file system is unmounted,
-// then remembers the Source and unsubscribes.
+// then remembers the Source (the follower's loop saves as it ends) and
+// unsubscribes.
 func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals *mountutil.Signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if m.feed != nil {
-		following := m.runFeed(ctx, mf)
-		m.serveUntilUnmounted(dir, signals, cancel)
-		<-following // saves the feed's state
-		m.blocks.Close()
-		return
-	}
-	if mf.pollInterval > 0 {
-		go m.follower.Run(ctx)
-	}
-	go remember.Keep(ctx, m.stateDir, m.cat, m.follower, 2*time.Minute)
-	stopSystemd := notifySystemd.follow(ctx, m.follower, m.cat.Len)
-	sub, err := startPush(ctx, mf, m.follower)
+	follower := m.src.Follower()
+	following := make(chan struct{})
+	go func() {
+		defer close(following)
+		follower.Run(ctx)
+	}()
+	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
+	sub, err := startPush(ctx, mf, follower)
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
 	m.serveUntilUnmounted(dir, signals, cancel)
 	stopSystemd()
-	remember.SaveLogged(m.stateDir, m.cat, m.follower)
+	<-following // it saves what it applied as it ends
 	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -239,33 +234,40 @@ func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, 
 	cancel()
 }
 
-// mountedFS is a file system being served: a ResourceSync Source
-// (follower) or an Atom-PMH feed (feed).
+// mountedFS is a file system being served, of whichever protocol.
 type mountedFS struct {
-	fsys     *fs.FS
-	server   *fuse.Server
-	follower *source.Follower
-	feed     *atomfeed.Follower
-	cat      *catalog.Catalog
-	blocks   *cache.Cache
-	stateDir string
+	src    protocol.Source
+	fsys   *fs.FS
+	server *fuse.Server
+	blocks *cache.Cache
 	// unmounted, if set, is called once the file system is unmounted,
 	// before the state is saved.
 	unmounted func()
 }
 
-// serve discovers and loads the Source (or remembers it) and mounts it on
-// dir.
+// serve opens the Source (package remember: discovered and loaded, or
+// remembered), mounts it on dir, and catches up before it reports ready.
 func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	l, err := load(cmd, mf, rawURL, stateDir, newProgress(term))
-	var feed *source.FeedFound
-	if errors.As(err, &feed) {
-		return serveFeed(cmd, mf, rawURL, feed, dir, stateDir)
+	client, err := mf.client(rawURL)
+	if err != nil {
+		return nil, err
 	}
+	var fsys atomic.Pointer[fs.FS] // set before the mount serves; effects before it are dropped
+	prog := newProgress(term)
+	src, err := remember.Open(cmd.Context(), remember.Options{
+		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
+		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(dir) }},
+		Effects: func(e []catalog.Effect) {
+			if f := fsys.Load(); f != nil {
+				f.Notify(e)
+			}
+		},
+	})
+	prog.done()
 	if err != nil {
 		return nil, err
 	}
@@ -274,39 +276,32 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	startGCPacer(blocks.MemoryBytes)
-	var follower *source.Follower // set before the mount serves a read
 	report := newReporter(mf, rawURL, dir, stateDir)
-	fsys := fs.New(fs.Config{
+	f := fs.New(fs.Config{
 		Status:  report.json,
-		Catalog: l.Catalog,
+		Catalog: src.Catalog(),
 		Cache:   blocks,
-		Origin: func(r *catalog.Resource) cache.Origin {
-			return staleWatch{l.Source.OriginOf(r), func() { follower.PollSoon(r.Set) }}
-		},
-		Batch: l.Source.ReadDumpBatch,
-		UID:   uint32(mf.uid),
-		GID:   uint32(mf.gid),
+		Fetcher: src.Fetcher,
+		Batch:   src.Batch(),
+		UID:     uint32(mf.uid),
+		GID:     uint32(mf.gid),
 	})
-	follower = l.Source.NewFollower(l.Catalog, source.FollowOptions{
-		Interval: mf.pollInterval,
-		Effects:  fsys.Notify,
-		Held:     func() bool { return mountutil.Held(dir) },
-	}, l.Positions)
-	report.attach(mountParts{protocol: "resourcesync", origin: l.Source.Origin, client: l.Source.Client(),
-		fsys: fsys, follower: follower, blocks: blocks, count: l.Catalog.Len})
+	fsys.Store(f)
+	report.attach(mountParts{protocol: src.Protocol(), origin: src.Origin(), client: src.Client(),
+		fsys: f, follower: src.Follower(), blocks: blocks, count: src.Catalog().Len})
 	mf.serveMetrics(cmd.Context(), report)
-	if err := l.CatchUp(cmd.Context(), follower); err != nil {
+	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
-	server, err := mf.mountFS(dir, fsys, l.Source.Origin, mf.allowOther)
+	server, err := mf.mountFS(dir, f, src.Origin(), mf.allowOther)
 	if err != nil {
+		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	m := &mountedFS{fsys: fsys, server: server, follower: follower, cat: l.Catalog, blocks: blocks, stateDir: stateDir}
-	if l.Fresh() {
-		go remember.SaveLogged(stateDir, l.Catalog, follower) // remember it at once
+	if src.Fresh() {
+		go src.Save() // remember it at once
 	}
-	return m, nil
+	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
 }
 
 // newCache builds the block cache: memory, over a disk cache in the state
@@ -357,16 +352,21 @@ func detachLogs(path string) (*os.File, error) {
 
 // startPush subscribes to the Source's notification channels when
 // --notify-addr is set, and applies what they push.
-func startPush(ctx context.Context, mf *mountFlags, f *source.Follower) (*notify.Subscriber, error) {
+func startPush(ctx context.Context, mf *mountFlags, f protocol.Follower) (*notify.Subscriber, error) {
 	if mf.notifyAddr == "" {
+		return nil, nil
+	}
+	p, ok := f.(protocol.Pusher)
+	if !ok {
+		slog.Warn("--notify-addr: this protocol has no notification channels; polling only")
 		return nil, nil
 	}
 	sub, err := notify.Start(notify.Options{Addr: mf.notifyAddr, PublicURL: mf.notifyURL})
 	if err != nil {
 		return nil, err
 	}
-	go f.RunPush(ctx, sub.Notifications())
-	n, err := f.Subscribe(ctx, sub)
+	go p.RunPush(ctx, sub.Notifications())
+	n, err := p.Subscribe(ctx, sub)
 	if n == 0 && err == nil {
 		slog.Warn("--notify-addr: the Source advertises no notification channel")
 	}
@@ -396,21 +396,4 @@ func startCPUProfile(path string) (func(), error) {
 		return nil, fmt.Errorf("--cpu-profile: %w", err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
-
-// staleWatch is a resource's origin that, when a read finds the resource
-// changed since it was listed, asks the follower for an early poll of the
-// resource's set: the change then shows in about a second, not a poll
-// interval.
-type staleWatch struct {
-	*source.Origin
-	pollSoon func() // the follower's early poll of the resource's set; nil for none
-}
-
-func (w staleWatch) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
-	rc, toEnd, err := w.Origin.OpenRange(ctx, off, n)
-	if errors.Is(err, source.ErrVersionChanged) && w.pollSoon != nil {
-		w.pollSoon()
-	}
-	return rc, toEnd, err
 }

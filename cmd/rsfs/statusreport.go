@@ -10,8 +10,7 @@ import (
 	"rsfs/fetch"
 	"rsfs/fs"
 	"rsfs/mountutil"
-	"rsfs/recent"
-	"rsfs/source"
+	"rsfs/status"
 )
 
 // statusWindow is how far back status counts failures; statusLatest is how
@@ -20,70 +19,6 @@ const (
 	statusWindow = time.Hour
 	statusLatest = 5
 )
-
-// statusReport is what `rsfs status` prints, as the mount renders it.
-type statusReport struct {
-	Source       string         `json:"source"`
-	Protocol     string         `json:"protocol"` // "resourcesync" or "atompmh"
-	Origin       string         `json:"origin"`
-	Dir          string         `json:"dir"`
-	PID          int            `json:"pid"`
-	Started      time.Time      `json:"started"`
-	Now          time.Time      `json:"now"`
-	Resources    int            `json:"resources"`
-	PollInterval string         `json:"poll_interval"` // "0s": not following
-	Sets         []setReport    `json:"sets"`
-	Polls        pollReport     `json:"polls"`
-	Pushed       int64          `json:"pushed_notifications"`
-	Hold         *holdReport    `json:"hold"` // null: none
-	Cache        cacheReport    `json:"cache"`
-	Fetched      []originReport `json:"fetched"`
-	Verification recent.Summary `json:"verification_failures"`
-	ReadErrors   recent.Summary `json:"read_errors"`
-}
-
-type setReport struct {
-	Set           string    `json:"set"`
-	Position      time.Time `json:"position"`
-	NewestChange  time.Time `json:"newest_change"`
-	BehindSeconds float64   `json:"behind_seconds"`
-	Resources     int       `json:"resources"`
-}
-
-type pollReport struct {
-	Count    int64      `json:"count"`
-	Failures int64      `json:"failures"`
-	Applied  int64      `json:"changes_applied"`
-	Reloads  int64      `json:"reloads"`
-	Last     *time.Time `json:"last"`
-	LastTook float64    `json:"last_took_seconds"`
-	Result   string     `json:"last_result"` // "ok", the error, or "" before the first
-	Next     *time.Time `json:"next"`
-}
-
-type holdReport struct {
-	Until time.Time `json:"until"`
-}
-
-type cacheReport struct {
-	Memory tierReport  `json:"memory"`
-	Disk   *tierReport `json:"disk"` // null: no disk cache
-}
-
-type tierReport struct {
-	Bytes    int64   `json:"bytes"`
-	MaxBytes int64   `json:"max_bytes"`
-	Blocks   int     `json:"blocks"`
-	Hits     uint64  `json:"hits"`
-	Lookups  uint64  `json:"lookups"`
-	HitRatio float64 `json:"hit_ratio"`
-}
-
-type originReport struct {
-	Origin   string `json:"origin"`
-	Requests int64  `json:"requests"`
-	Bytes    int64  `json:"bytes"`
-}
 
 // reporter gathers a mount's state from its parts, read-only.
 type reporter struct {
@@ -102,30 +37,30 @@ type mountParts struct {
 	origin   string
 	client   *fetch.Client
 	fsys     *fs.FS
-	follower source.Following
+	follower status.Follower
 	blocks   *cache.Cache
 	count    func() int
 }
 
-func (r *reporter) report() *statusReport {
+func (r *reporter) report() *status.Report {
 	now := time.Now()
 	st := r.follower.Status()
-	rep := &statusReport{
+	rep := &status.Report{
 		Source: r.url, Protocol: r.protocol, Origin: r.origin, Dir: r.dir, PID: os.Getpid(),
 		Started: r.started.UTC(), Now: now.UTC(), Resources: r.count(),
 		PollInterval: r.interval.String(), Pushed: st.Pushed,
 		Verification: r.blocks.VerifyFailures(statusWindow, statusLatest),
 		ReadErrors:   r.fsys.ReadErrors(statusWindow, statusLatest),
-		Sets:         []setReport{},
-		Fetched:      []originReport{},
+		Sets:         []status.SetReport{},
+		Fetched:      []status.OriginReport{},
 	}
 	for _, s := range st.Sets {
-		rep.Sets = append(rep.Sets, setReport{
+		rep.Sets = append(rep.Sets, status.SetReport{
 			Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
 			BehindSeconds: s.Newest.Sub(s.Position).Seconds(), Resources: s.Resources,
 		})
 	}
-	rep.Polls = pollReport{Count: st.Polls, Failures: st.PollFailures, Applied: st.Applied, Reloads: st.Reloads}
+	rep.Polls = status.PollReport{Count: st.Polls, Failures: st.PollFailures, Applied: st.Applied, Reloads: st.Reloads}
 	if !st.LastPoll.IsZero() {
 		last := st.LastPoll.UTC()
 		rep.Polls.Last, rep.Polls.LastTook, rep.Polls.Result = &last, st.LastPollTook.Seconds(), "ok"
@@ -138,7 +73,7 @@ func (r *reporter) report() *statusReport {
 		rep.Polls.Next = &next
 	}
 	if until, ok := mountutil.HeldUntil(r.dir); ok {
-		rep.Hold = &holdReport{Until: until.UTC()}
+		rep.Hold = &status.HoldReport{Until: until.UTC()}
 	}
 	rep.Cache = r.cacheReport()
 	bytes := r.client.BytesByOrigin()
@@ -148,21 +83,21 @@ func (r *reporter) report() *statusReport {
 		if !ok {
 			i = len(rep.Fetched)
 			byOrigin[t.Origin] = i
-			rep.Fetched = append(rep.Fetched, originReport{Origin: t.Origin, Bytes: bytes[t.Origin]})
+			rep.Fetched = append(rep.Fetched, status.OriginReport{Origin: t.Origin, Bytes: bytes[t.Origin]})
 		}
 		rep.Fetched[i].Requests += t.Requests
 	}
 	return rep
 }
 
-func (r *reporter) cacheReport() cacheReport {
+func (r *reporter) cacheReport() status.CacheReport {
 	cs := r.blocks.Stats()
-	mem := tierReport{Bytes: cs.Bytes, MaxBytes: r.memMax, Blocks: cs.Blocks, Hits: cs.Hits, Lookups: cs.Hits + cs.Misses}
+	mem := status.TierReport{Bytes: cs.Bytes, MaxBytes: r.memMax, Blocks: cs.Blocks, Hits: cs.Hits, Lookups: cs.Hits + cs.Misses}
 	mem.HitRatio = ratio(mem.Hits, mem.Lookups)
-	out := cacheReport{Memory: mem}
+	out := status.CacheReport{Memory: mem}
 	if r.diskMax > 0 {
 		// The disk is asked on each memory miss.
-		disk := tierReport{Bytes: cs.DiskBytes, MaxBytes: r.diskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.Misses}
+		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.diskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.Misses}
 		disk.HitRatio = ratio(disk.Hits, disk.Lookups)
 		out.Disk = &disk
 	}

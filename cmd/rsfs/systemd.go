@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"rsfs/protocol"
 	"rsfs/sdnotify"
 	"rsfs/source"
 )
@@ -58,7 +59,7 @@ func (s *systemd) ready(resources int, origin string) {
 // follow reports each poll's outcome until ctx ends; the returned func
 // stops it and waits, so that nothing follows STOPPING=1. Without
 // $NOTIFY_SOCKET it does nothing.
-func (s *systemd) follow(ctx context.Context, f *source.Follower, count func() int) (stop func()) {
+func (s *systemd) follow(ctx context.Context, f protocol.Follower, count func() int) (stop func()) {
 	if !sdnotify.Enabled() {
 		return func() {}
 	}

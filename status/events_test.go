@@ -1,4 +1,4 @@
-package recent
+package status
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 func TestSinceCountsTheWindowNewestFirst(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	l := &Log{now: func() time.Time { return clock }}
+	l := &Events{now: func() time.Time { return clock }}
 	l.Add("old")
 	clock = clock.Add(2 * time.Hour)
 	l.Add("a")
@@ -24,7 +24,7 @@ func TestSinceCountsTheWindowNewestFirst(t *testing.T) {
 }
 
 func TestSinceIsALowerBoundPastTheRing(t *testing.T) {
-	var l Log
+	var l Events
 	for i := range 100 {
 		l.Add(fmt.Sprint(i))
 	}
@@ -34,5 +34,5 @@ func TestSinceIsALowerBoundPastTheRing(t *testing.T) {
 	assert.True(t, s.Capped)
 	assert.Equal(t, "99", s.Latest[0].Reason)
 	assert.Equal(t, "98", s.Latest[1].Reason)
-	assert.Equal(t, Summary{}, (&Log{}).Since(time.Hour, 3))
+	assert.Equal(t, Summary{}, (&Events{}).Since(time.Hour, 3))
 }

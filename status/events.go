@@ -1,6 +1,8 @@
-// Package recent counts events (failed reads, failed verifications) and
-// keeps when they happened and the latest reasons, for `rsfs status`.
-package recent
+// Package status is the one model of a mount's state: what `rsfs status`
+// prints, what user.rsfs.status holds and what /metrics exports (Report),
+// the followers' part of it (Follow), and the ring of recent failures
+// (Events) that the cache and the file system keep.
+package status
 
 import (
 	"sync"
@@ -17,8 +19,8 @@ type Event struct {
 	Reason string    `json:"reason"`
 }
 
-// Log counts events. The zero value is ready to use.
-type Log struct {
+// Events counts events. The zero value is ready to use.
+type Events struct {
 	total atomic.Uint64
 	mu    sync.Mutex
 	ring  [keep]Event
@@ -28,7 +30,7 @@ type Log struct {
 }
 
 // Add records an event.
-func (l *Log) Add(reason string) {
+func (l *Events) Add(reason string) {
 	l.total.Add(1)
 	now := time.Now()
 	if l.now != nil {
@@ -41,10 +43,10 @@ func (l *Log) Add(reason string) {
 	l.mu.Unlock()
 }
 
-// Total is the number of events since the Log was made.
-func (l *Log) Total() uint64 { return l.total.Load() }
+// Total is the number of events since the Events were made.
+func (l *Events) Total() uint64 { return l.total.Load() }
 
-// Summary is what a Log says of a recent window.
+// Summary is what Events say of a recent window.
 type Summary struct {
 	Total uint64 `json:"total"`
 	// InWindow counts the events within the window; past the latest 64
@@ -55,7 +57,7 @@ type Summary struct {
 }
 
 // Since summarises the events within window of now, with the latest n.
-func (l *Log) Since(window time.Duration, n int) Summary {
+func (l *Events) Since(window time.Duration, n int) Summary {
 	now := time.Now()
 	if l.now != nil {
 		now = l.now()

@@ -1,0 +1,78 @@
+// Package protocol is what the mount path needs of a protocol, whichever
+// it is. A protocol discovers a Source, loads it into a catalog (or
+// restores it from what rsfs remembers), says where each resource's bytes
+// come from, follows the Source through a follow.Loop, and reports its
+// status. ResourceSync (packages source and changes) and Atom-PMH (package
+// atomfeed) each implement Source; package remember opens either, and
+// cmd/rsfs serves what it opened without knowing which it is.
+package protocol
+
+import (
+	"context"
+	"time"
+
+	"rsfs/cache"
+	"rsfs/catalog"
+	"rsfs/fetch"
+	"rsfs/notify"
+	"rsfs/status"
+)
+
+// The protocols rsfs mounts, by the names status, logs and the extended
+// attributes (user.<name>.*) use.
+const (
+	ResourceSync = "resourcesync"
+	AtomPMH      = "atompmh"
+)
+
+// Source is a Source of some protocol, loaded into a sealed catalog and
+// ready to be served and followed.
+type Source interface {
+	// Protocol is ResourceSync or AtomPMH.
+	Protocol() string
+	// Origin is the Source's canonical origin: resources on it map to the
+	// root of the tree.
+	Origin() string
+	Client() *fetch.Client
+	Catalog() *catalog.Catalog
+	// Fetcher returns where a resource's bytes come from (package copies).
+	Fetcher(r *catalog.Resource) cache.Fetcher
+	// Batch reads several small resources at once where the protocol can
+	// (adjacent dump members), nil for the others; nil when it cannot.
+	Batch() func(ctx context.Context, rs []*catalog.Resource) [][]byte
+	// Follower follows the Source. It is made by the protocol, with the
+	// options it was opened with.
+	Follower() Follower
+	// CatchUp brings a catalog restored from a snapshot up to date before
+	// the mount reports ready; a fresh load has nothing to do.
+	CatchUp(ctx context.Context) error
+	// Fresh reports whether the catalog was read from the Source (not
+	// restored), so that it is worth remembering at once.
+	Fresh() bool
+	// Save remembers the Source now, in its state directory; a failure is
+	// logged (it costs the next mount a full load, nothing more).
+	Save()
+}
+
+// Follower is a protocol's follower: a follow.Loop over the protocol's
+// poll, and the protocol's part of the status.
+type Follower interface {
+	Run(ctx context.Context)
+	Poll(ctx context.Context) error
+	PollSoon(set uint16)
+	Status() status.Follow
+	// LastPoll returns when the last poll started, the changes applied so
+	// far, and the last poll's error ("" when it succeeded), at no cost:
+	// Status may walk the catalog.
+	LastPoll() (at time.Time, applied int64, errText string)
+}
+
+// Pusher is a Follower that also applies pushed notifications: a
+// ResourceSync Source's WebSub channels. Atom-PMH names no channel.
+type Pusher interface {
+	// Subscribe subscribes sub to the Source's channels; it returns how
+	// many it advertises.
+	Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error)
+	// RunPush applies what the channels push until ctx ends.
+	RunPush(ctx context.Context, notes <-chan notify.Notification)
+}

@@ -1,0 +1,151 @@
+package status
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// Report is what `rsfs status` prints, as the mount renders it.
+type Report struct {
+	Source       string         `json:"source"`
+	Protocol     string         `json:"protocol"` // "resourcesync" or "atompmh"
+	Origin       string         `json:"origin"`
+	Dir          string         `json:"dir"`
+	PID          int            `json:"pid"`
+	Started      time.Time      `json:"started"`
+	Now          time.Time      `json:"now"`
+	Resources    int            `json:"resources"`
+	PollInterval string         `json:"poll_interval"` // "0s": not following
+	Sets         []SetReport    `json:"sets"`
+	Polls        PollReport     `json:"polls"`
+	Pushed       int64          `json:"pushed_notifications"`
+	Hold         *HoldReport    `json:"hold"` // null: none
+	Cache        CacheReport    `json:"cache"`
+	Fetched      []OriginReport `json:"fetched"`
+	Verification Summary        `json:"verification_failures"`
+	ReadErrors   Summary        `json:"read_errors"`
+}
+
+type SetReport struct {
+	Set           string    `json:"set"`
+	Position      time.Time `json:"position"`
+	NewestChange  time.Time `json:"newest_change"`
+	BehindSeconds float64   `json:"behind_seconds"`
+	Resources     int       `json:"resources"`
+}
+
+type PollReport struct {
+	Count    int64      `json:"count"`
+	Failures int64      `json:"failures"`
+	Applied  int64      `json:"changes_applied"`
+	Reloads  int64      `json:"reloads"`
+	Last     *time.Time `json:"last"`
+	LastTook float64    `json:"last_took_seconds"`
+	Result   string     `json:"last_result"` // "ok", the error, or "" before the first
+	Next     *time.Time `json:"next"`
+}
+
+type HoldReport struct {
+	Until time.Time `json:"until"`
+}
+
+type CacheReport struct {
+	Memory TierReport  `json:"memory"`
+	Disk   *TierReport `json:"disk"` // null: no disk cache
+}
+
+type TierReport struct {
+	Bytes    int64   `json:"bytes"`
+	MaxBytes int64   `json:"max_bytes"`
+	Blocks   int     `json:"blocks"`
+	Hits     uint64  `json:"hits"`
+	Lookups  uint64  `json:"lookups"`
+	HitRatio float64 `json:"hit_ratio"`
+}
+
+type OriginReport struct {
+	Origin   string `json:"origin"`
+	Requests int64  `json:"requests"`
+	Bytes    int64  `json:"bytes"`
+}
+
+// WriteText writes the report as `rsfs status` prints it.
+func (r *Report) WriteText(w io.Writer) {
+	ago := func(t time.Time) string { return r.Now.Sub(t).Round(time.Second).String() }
+	fmt.Fprintf(w, "Source:     %s (origin %s)\n", r.Source, r.Origin)
+	fmt.Fprintf(w, "Mount:      %s, pid %d, up %s, %d resources\n", r.Dir, r.PID, ago(r.Started), r.Resources)
+	if r.PollInterval == "0s" {
+		fmt.Fprintln(w, "Following:  off (--poll-interval 0)")
+	} else {
+		fmt.Fprintf(w, "Following:  every %s: %d polls (%d failed), %d changes applied, %d reloads\n",
+			r.PollInterval, r.Polls.Count, r.Polls.Failures, r.Polls.Applied, r.Polls.Reloads)
+	}
+	kind := "set"
+	if r.Protocol == "atompmh" {
+		kind = "feed" // its position is the harvest mark
+	}
+	for _, s := range r.Sets {
+		fmt.Fprintf(w, "  %s %s: %d resources\n    position %s, newest change %s, behind %s\n", kind, s.Set, s.Resources,
+			s.Position.Format(time.RFC3339), s.NewestChange.Format(time.RFC3339),
+			(time.Duration(s.BehindSeconds * float64(time.Second))).String())
+	}
+	if r.Polls.Last != nil {
+		fmt.Fprintf(w, "Last poll:  %s (%s ago), took %s: %s\n", r.Polls.Last.Format(time.RFC3339), ago(*r.Polls.Last),
+			time.Duration(r.Polls.LastTook*float64(time.Second)).Round(time.Millisecond), r.Polls.Result)
+	} else {
+		fmt.Fprintln(w, "Last poll:  none yet")
+	}
+	if r.Polls.Next != nil {
+		fmt.Fprintf(w, "Next poll:  %s (in %s)\n", r.Polls.Next.Format(time.RFC3339), r.Polls.Next.Sub(r.Now).Round(time.Second))
+	}
+	fmt.Fprintf(w, "Pushed:     %d notifications\n", r.Pushed)
+	if r.Hold != nil {
+		fmt.Fprintf(w, "Hold:       changes held back until %s\n", r.Hold.Until.Format(time.RFC3339))
+	} else {
+		fmt.Fprintln(w, "Hold:       none")
+	}
+	printTier(w, "Cache:      memory", r.Cache.Memory)
+	if r.Cache.Disk != nil {
+		printTier(w, "            disk", *r.Cache.Disk)
+	} else {
+		fmt.Fprintln(w, "            disk: none (--cache-dir none)")
+	}
+	fmt.Fprintln(w, "Fetched:")
+	for _, o := range r.Fetched {
+		fmt.Fprintf(w, "  %s: %d requests, %s\n", o.Origin, o.Requests, FormatSize(o.Bytes))
+	}
+	printFailures(w, "Verification failures", r.Verification)
+	printFailures(w, "Read errors", r.ReadErrors)
+}
+
+func printTier(w io.Writer, name string, t TierReport) {
+	fmt.Fprintf(w, "%s %s of %s in %d blocks, hit ratio %.2f (%d of %d)\n",
+		name, FormatSize(t.Bytes), FormatSize(t.MaxBytes), t.Blocks, t.HitRatio, t.Hits, t.Lookups)
+}
+
+func printFailures(w io.Writer, name string, s Summary) {
+	more := ""
+	if s.Capped {
+		more = "+"
+	}
+	fmt.Fprintf(w, "%s: %d%s in the last hour (%d in all)\n", name, s.InWindow, more, s.Total)
+	for _, e := range s.Latest {
+		fmt.Fprintf(w, "  %s %s\n", e.Time.UTC().Format(time.RFC3339), e.Reason)
+	}
+}
+
+// FormatSize prints n bytes in the largest binary unit that keeps it at
+// least 1.
+func FormatSize(n int64) string {
+	const units = "KMGTPE"
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n)/1024, 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, units[i])
+}
