@@ -68,7 +68,7 @@ func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL strin
 	if err != nil {
 		return fmt.Errorf("change dump package: %w", err)
 	}
-	man, err := pkg.Manifest(ctx)
+	man, err := ReadManifest(ctx, pkg)
 	if err != nil {
 		return fmt.Errorf("change dump package %s: %w", pkgURL, err)
 	}

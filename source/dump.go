@@ -397,7 +397,7 @@ func (l *loader) openManifest(ctx context.Context, url string) (*resourcesync.Do
 	if err != nil {
 		return nil, nil, err
 	}
-	man, err := pkg.Manifest(ctx)
+	man, err := ReadManifest(ctx, pkg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dump package %s: %w", url, err)
 	}

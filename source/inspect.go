@@ -398,7 +398,7 @@ func (s *Source) inspectPackage(ctx context.Context, url string) PackageReport {
 	for _, m := range pkg.Members {
 		rep.Methods[methodName(m.Method)]++
 	}
-	man, err := pkg.Manifest(ctx)
+	man, err := ReadManifest(ctx, pkg)
 	if err != nil {
 		rep.Error = err.Error()
 		return rep

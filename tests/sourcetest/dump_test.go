@@ -12,6 +12,7 @@ import (
 
 	"rsfs/fetch"
 	rs "rsfs/resourcesync"
+	"rsfs/source"
 	"rsfs/zipindex"
 )
 
@@ -49,7 +50,7 @@ func TestResourceDumpPackages(t *testing.T) {
 	total := 0
 	for n := range 3 {
 		p := openDump(t, src, n)
-		m, err := p.Manifest(t.Context())
+		m, err := source.ReadManifest(t.Context(), p)
 		require.NoError(t, err)
 		assert.Equal(t, rs.CapResourceDumpManifest, m.Header.Capability())
 		for _, e := range m.Entries {

@@ -1,4 +1,4 @@
-package zipindex
+package source
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"rsfs/resourcesync"
+	"rsfs/zipindex"
 )
 
 // ManifestName is the member every Resource Dump and Change Dump package
@@ -16,13 +17,13 @@ const ManifestName = "manifest.xml"
 // maxManifestParts bounds the manifests a Manifest Index may name.
 const maxManifestParts = 10_000
 
-// Manifest reads /manifest.xml: a Resource Dump Manifest, a Change Dump
+// ReadManifest reads a dump package's /manifest.xml: a Resource Dump Manifest, a Change Dump
 // Manifest, or a Manifest Index (a sitemapindex naming manifests inside the
 // package by rs:md path, else by loc), whose manifests are read and whose
 // entries are merged in index order. The result's Header is manifest.xml's;
 // documents are parsed with the package name as their URL.
-func (p *Package) Manifest(ctx context.Context) (*resourcesync.Document, error) {
-	doc, err := p.parseMember(ctx, ManifestName)
+func ReadManifest(ctx context.Context, p *zipindex.Package) (*resourcesync.Document, error) {
+	doc, err := parseMember(ctx, p, ManifestName)
 	if err != nil {
 		return nil, err
 	}
@@ -30,20 +31,20 @@ func (p *Package) Manifest(ctx context.Context) (*resourcesync.Document, error) 
 		return doc, nil
 	}
 	if len(doc.Entries) > maxManifestParts {
-		return nil, p.errorf(ErrHostile, "manifest index names %d manifests", len(doc.Entries))
+		return nil, packageErrorf(p, zipindex.ErrHostile, "manifest index names %d manifests", len(doc.Entries))
 	}
 	merged := &resourcesync.Document{Header: doc.Header, Warnings: doc.Warnings}
 	for _, e := range doc.Entries {
 		name := manifestPartName(e)
 		if strings.TrimPrefix(name, "/") == ManifestName {
-			return nil, p.errorf(ErrHostile, "manifest index names itself")
+			return nil, packageErrorf(p, zipindex.ErrHostile, "manifest index names itself")
 		}
-		part, err := p.parseMember(ctx, name)
+		part, err := parseMember(ctx, p, name)
 		if err != nil {
 			return nil, err
 		}
 		if part.Header.Root != resourcesync.URLSet {
-			return nil, p.errorf(ErrCorrupt, "manifest %s is itself an index", name)
+			return nil, packageErrorf(p, zipindex.ErrCorrupt, "manifest %s is itself an index", name)
 		}
 		merged.Entries = append(merged.Entries, part.Entries...)
 		merged.Warnings = append(merged.Warnings, part.Warnings...)
@@ -64,10 +65,10 @@ func manifestPartName(e resourcesync.Entry) string {
 }
 
 // parseMember parses a member as a ResourceSync document.
-func (p *Package) parseMember(ctx context.Context, name string) (*resourcesync.Document, error) {
+func parseMember(ctx context.Context, p *zipindex.Package, name string) (*resourcesync.Document, error) {
 	m, ok := p.Lookup(name)
 	if !ok {
-		return nil, p.errorf(ErrCorrupt, "no %s in the package", name)
+		return nil, packageErrorf(p, zipindex.ErrCorrupt, "no %s in the package", name)
 	}
 	rc, err := p.Reader(ctx, m, 0, m.Size)
 	if err != nil {
@@ -79,4 +80,10 @@ func (p *Package) parseMember(ctx context.Context, name string) (*resourcesync.D
 		return nil, fmt.Errorf("zip %s: member %q: %w", p.Name, m.Name, err)
 	}
 	return doc, nil
+}
+
+// packageErrorf wraps sentinel (zipindex.ErrHostile, ErrCorrupt) with the
+// package's name, as zipindex's own errors are.
+func packageErrorf(p *zipindex.Package, sentinel error, format string, args ...any) error {
+	return fmt.Errorf("zip %s: %s: %w", p.Name, fmt.Sprintf(format, args...), sentinel)
 }
