@@ -13,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"rsfs/idle"
 )
 
 // The disk write queue holds keys, at most diskQueueLen (more are dropped
@@ -232,7 +230,7 @@ func (d *diskStore) enqueue(k blockKey) {
 
 func (d *diskStore) writeLoop() {
 	defer close(d.writerDone)
-	idle.LockThread()
+	lockIdleThread()
 	for w := range d.queue {
 		d.settle(w.queued)
 		if err := d.write(w); err != nil {

@@ -1,4 +1,4 @@
-package idle
+package cache
 
 import (
 	"testing"
@@ -8,10 +8,10 @@ import (
 
 // A locked thread runs only on CPU time nobody else wants: a
 // first read's disk-cache writes must not take CPU from the read (issue 14).
-func TestLockThreadIsSchedIdle(t *testing.T) {
+func TestDiskWriterThreadIsSchedIdle(t *testing.T) {
 	got := make(chan uint32, 1)
 	go func() {
-		LockThread() // locks this goroutine to its thread, which then exits with it
+		lockIdleThread() // locks this goroutine to its thread, which then exits with it
 		attr, err := unix.SchedGetAttr(0, 0)
 		if err != nil {
 			t.Errorf("sched_getattr: %v", err)

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package cache
+
+// lockIdleThread does nothing where SCHED_IDLE is unknown.
+func lockIdleThread() {}
