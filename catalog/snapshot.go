@@ -8,7 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"path/filepath"
+	"rsfs/atomicfile"
 )
 
 // Snapshots: the whole sealed catalog, plus opaque state of the caller (the
@@ -88,46 +88,8 @@ func (c *Catalog) WriteSnapshot(w io.Writer, state []byte) error {
 // the same directory, synced, renamed over path, and the directory synced.
 // On any failure path is left as it was.
 func (c *Catalog) SaveSnapshot(path string, state []byte) error {
-	return saveAtomically(path, func(w io.Writer) error { return c.WriteSnapshot(w, state) })
-}
-
-// saveAtomically runs write into a temporary file and renames it to path.
-func saveAtomically(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(path, func(w io.Writer) error { return c.WriteSnapshot(w, state) }); err != nil {
 		return fmt.Errorf("catalog: saving snapshot: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err = write(tmp); err != nil {
-		return fmt.Errorf("catalog: saving snapshot %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("catalog: syncing snapshot %s: %w", tmp.Name(), err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("catalog: closing snapshot %s: %w", tmp.Name(), err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("catalog: saving snapshot: %w", err)
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("catalog: syncing snapshot directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("catalog: syncing snapshot directory %s: %w", dir, err)
 	}
 	return nil
 }

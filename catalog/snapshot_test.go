@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"rsfs/atomicfile"
 	"rsfs/resourcesync"
 )
 
@@ -455,7 +456,7 @@ func TestSaveSnapshotIsAtomic(t *testing.T) {
 
 	c.Upsert(&Resource{URI: "http://src.example/c", Length: 3})
 	failAfter := len(before) / 2
-	err = saveAtomically(path, func(w io.Writer) error {
+	err = atomicfile.Write(path, func(w io.Writer) error {
 		return c.WriteSnapshot(&failingWriter{w: w, left: failAfter}, []byte("v2"))
 	})
 	require.ErrorIs(t, err, errDiskFull)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rsfs/atomicfile"
 	"strings"
 	"time"
 )
@@ -38,11 +39,7 @@ func Hold(dir string, d time.Duration) (time.Time, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return time.Time{}, fmt.Errorf("hold %s: %w", dir, err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(until.Format(time.RFC3339Nano)+"\n"), 0o600); err != nil {
-		return time.Time{}, fmt.Errorf("hold %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteBytes(path, []byte(until.Format(time.RFC3339Nano)+"\n")); err != nil {
 		return time.Time{}, fmt.Errorf("hold %s: %w", dir, err)
 	}
 	return until, nil

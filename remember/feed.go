@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"rsfs/atomicfile"
 )
 
 // FeedPath is where the state of an Atom-PMH feed is remembered in the
@@ -21,22 +22,7 @@ func SaveFeed(dir string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".feed.state.tmp-*")
-	if err != nil {
-		return fmt.Errorf("feed state: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing is there
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), FeedPath(dir))
-	}
-	if err != nil {
+	if err := atomicfile.WriteBytes(FeedPath(dir), data); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
 	return nil
