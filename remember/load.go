@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"rsfs/catalog"
+	"rsfs/changes"
 	"rsfs/source"
 )
 
@@ -18,7 +19,7 @@ type Loaded struct {
 	Catalog *catalog.Catalog
 	// Positions are the change positions from the snapshot; nil when the
 	// catalog was read from the Resource Lists.
-	Positions map[string]source.Position
+	Positions map[string]changes.Position
 	// NeedsCatchUp: the catalog came from a snapshot and the Source is
 	// reachable, so CatchUp has work to do before the mount is ready.
 	NeedsCatchUp bool
@@ -57,10 +58,10 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 	case discoverErr != nil:
 		slog.Warn("the Source is unreachable; mounting from the snapshot: cached files read, others fail with EIO until it is back",
 			"err", discoverErr, "snapshot", SnapshotPath(dir))
-		return &Loaded{Source: source.Restore(snap.state, opts), Catalog: snap.cat, Positions: snap.state.Positions}, nil
+		return &Loaded{Source: source.Restore(snap.state, opts), Catalog: snap.cat, Positions: snap.positions}, nil
 	case snap != nil && src.Origin == snap.state.Origin:
 		src.AllowSavedMirrors(snap.state)
-		l := &Loaded{Source: src, Catalog: snap.cat, Positions: snap.state.Positions, NeedsCatchUp: true}
+		l := &Loaded{Source: src, Catalog: snap.cat, Positions: snap.positions, NeedsCatchUp: true}
 		if src.SameSets(snap.state) {
 			src.AdoptListedAt(snap.state)
 		} else {
@@ -82,7 +83,7 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 // (a follower of l's Source and catalog): one poll through the Change
 // Lists, or a reload when the Source's resource sets changed. It does
 // nothing for a fresh catalog or an unreachable Source.
-func (l *Loaded) CatchUp(ctx context.Context, f *source.Follower) error {
+func (l *Loaded) CatchUp(ctx context.Context, f *changes.Follower) error {
 	switch {
 	case l.Reload:
 		return f.Reload(ctx)
@@ -96,8 +97,9 @@ func (l *Loaded) CatchUp(ctx context.Context, f *source.Follower) error {
 }
 
 type snapshot struct {
-	cat   *catalog.Catalog
-	state *source.State
+	cat       *catalog.Catalog
+	state     *source.State
+	positions map[string]changes.Position // state.Positions, decoded
 }
 
 // readSnapshot returns the remembered catalog, or nil (a damaged snapshot
@@ -116,9 +118,13 @@ func readSnapshot(dir string) *snapshot {
 	}
 	if err == nil {
 		var st *source.State
+		var positions map[string]changes.Position
 		if st, err = source.DecodeState(data); err == nil {
+			positions, err = changes.DecodePositions(st.Positions)
+		}
+		if err == nil {
 			slog.Info("catalog loaded from snapshot", "resources", cat.Len(), "took", time.Since(start).Round(time.Millisecond))
-			return &snapshot{cat: cat, state: st}
+			return &snapshot{cat: cat, state: st, positions: positions}
 		}
 	}
 	slog.Warn("snapshot not used", "path", path, "err", err)

@@ -11,6 +11,7 @@ import (
 	"rsfs/atompmh"
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/changes"
 	"rsfs/copies"
 	"rsfs/fetch"
 	"rsfs/follow"
@@ -65,18 +66,18 @@ func Open(ctx context.Context, o Options) (protocol.Source, error) {
 type resourceSync struct {
 	l      *Loaded
 	dir    string
-	f      *source.Follower
+	f      *changes.Follower
 	reader *copies.Reader
 
 	mu    sync.Mutex // guards saved; saves run on the follower's loop and at load
-	saved source.FollowStats
+	saved changes.FollowStats
 }
 
 func newResourceSync(l *Loaded, o Options) *resourceSync {
 	r := &resourceSync{l: l, dir: o.Dir}
 	fo := o.Follow
 	fo.Save, fo.SaveEvery = r.save, SaveEvery
-	r.f = l.Source.NewFollower(l.Catalog, source.FollowOptions{Options: fo, Effects: o.Effects}, l.Positions)
+	r.f = changes.New(l.Source, l.Catalog, changes.FollowOptions{Options: fo, Effects: o.Effects}, l.Positions)
 	r.saved = r.f.Stats()
 	r.reader = copies.NewReader(l.Source.Client(), copies.ReaderOptions{Members: l.Source,
 		Changed: func(res *catalog.Resource) { r.f.PollSoon(res.Set) }})

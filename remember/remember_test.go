@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/changes"
 	"rsfs/fetch"
 	"rsfs/source"
 	"rsfs/tests/sourcetest"
@@ -63,8 +64,8 @@ func loadT(t *testing.T, dir, url string) *Loaded {
 	return l
 }
 
-func follower(l *Loaded) *source.Follower {
-	return l.Source.NewFollower(l.Catalog, source.FollowOptions{}, l.Positions)
+func follower(l *Loaded) *changes.Follower {
+	return changes.New(l.Source, l.Catalog, changes.FollowOptions{}, l.Positions)
 }
 
 // size returns the size the catalog shows for uri, or -1 if it has none.

@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"rsfs/catalog"
-	"rsfs/source"
+	"rsfs/changes"
 )
 
 // Save writes cat and f's change positions to the snapshot in the state
 // directory dir, atomically. With dir "" it does nothing.
-func Save(dir string, cat *catalog.Catalog, f *source.Follower) error {
+func Save(dir string, cat *catalog.Catalog, f *changes.Follower) error {
 	if dir == "" {
 		return nil
 	}
@@ -30,7 +30,7 @@ func Save(dir string, cat *catalog.Catalog, f *source.Follower) error {
 
 // SaveLogged is Save that logs a failure: a snapshot not saved costs the
 // next mount a full load, not this one anything.
-func SaveLogged(dir string, cat *catalog.Catalog, f *source.Follower) {
+func SaveLogged(dir string, cat *catalog.Catalog, f *changes.Follower) {
 	if err := Save(dir, cat, f); err != nil {
 		slog.Warn("snapshot not saved", "err", err)
 	}

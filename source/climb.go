@@ -88,7 +88,7 @@ func (d *discovery) fetchNode(ctx context.Context, docURL string) (*node, error)
 	if n, ok := d.nodes[docURL]; ok {
 		return n, nil
 	}
-	d.s.allowDoc(docURL)
+	d.s.AllowDoc(docURL)
 	resp, err := d.s.opts.Client.Get(ctx, docURL, nil)
 	if err != nil {
 		return nil, err
@@ -299,7 +299,7 @@ func (d *discovery) capabilitySet(n *node) *Set {
 	for _, e := range n.doc.Entries {
 		d.votes.add(levelDocument, e.Loc)
 	}
-	return d.s.setFromCapabilityList(n.url, n.doc)
+	return d.s.SetFromCapabilityList(n.url, n.doc)
 }
 
 func (d *discovery) hasSet(capURL string) bool {
@@ -329,7 +329,10 @@ func (d *discovery) implicitDoc(c resourcesync.Capability, docURL string) {
 	d.s.addSetDoc(d.implicit, c, docURL)
 }
 
-func (s *Source) setFromCapabilityList(capURL string, doc *resourcesync.Document) *Set {
+// SetFromCapabilityList returns the set a Capability List read at capURL
+// describes: the documents it names (their origins allowed) and its
+// notification channels. It does not add it to Sets.
+func (s *Source) SetFromCapabilityList(capURL string, doc *resourcesync.Document) *Set {
 	set := &Set{URL: capURL, Links: doc.Header.Links}
 	for _, e := range doc.Entries {
 		c := e.MD.Capability

@@ -269,8 +269,9 @@ func robotsSitemaps(resp *fetch.Response) []string {
 	return out
 }
 
-// getDoc fetches and parses a whole (small) document.
-func (s *Source) getDoc(ctx context.Context, docURL string) (*resourcesync.Document, error) {
+// GetDoc fetches and parses a whole (small) document, and logs what the
+// parser tolerated.
+func (s *Source) GetDoc(ctx context.Context, docURL string) (*resourcesync.Document, error) {
 	resp, err := s.opts.Client.Get(ctx, docURL, nil)
 	if err != nil {
 		return nil, err
@@ -280,11 +281,12 @@ func (s *Source) getDoc(ctx context.Context, docURL string) (*resourcesync.Docum
 	if err != nil {
 		return nil, err
 	}
-	s.warn(doc.Warnings)
+	s.Warn(doc.Warnings)
 	return doc, nil
 }
 
-func (s *Source) warn(ws []resourcesync.Warning) {
+// Warn logs what the parser tolerated in a document the Source read.
+func (s *Source) Warn(ws []resourcesync.Warning) {
 	for _, w := range ws {
 		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line)
 	}

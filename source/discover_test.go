@@ -90,6 +90,8 @@ const capList = `<?xml version="1.0" encoding="UTF-8"?>
     <rs:ln rel="hub" href="{base}/hub"/></url>
 </urlset>`
 
+const nsXML = `xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"`
+
 const resList = `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="resourcelist" at="2024-01-02T03:04:05Z"/>

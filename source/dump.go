@@ -169,7 +169,7 @@ type dumpCopies struct {
 	// listedAt is, per set, the oldest time its Resource Lists speak for
 	// (set once they are read, before unlisted).
 	listedAt map[*Set]time.Time
-	number   func(*Set) uint16 // a set's number for the catalog (Source.setNumber)
+	number   func(*Set) uint16 // a set's number for the catalog (Source.SetNumber)
 }
 
 type dumpCopy struct {
@@ -195,7 +195,7 @@ func copyTime(e *resourcesync.Entry, man *resourcesync.Header) time.Time {
 	if !e.MD.Datetime.IsZero() {
 		return e.MD.Datetime
 	}
-	if t := listTime(&man.MD); !t.IsZero() {
+	if t := ListTime(&man.MD); !t.IsZero() {
 		return t
 	}
 	return e.Lastmod
@@ -275,7 +275,7 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 		}
 		link := newest.link
 		link.Pri = 1
-		r := resourceOf(&newest.entry, link.Modified)
+		r := ResourceOf(&newest.entry, link.Modified)
 		r.Length, r.Hashes, r.Links = link.Length, link.Hashes, []resourcesync.Link{link}
 		if d.number != nil {
 			r.Set = d.number(newest.set)
@@ -329,14 +329,14 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 	if depth > 3 {
 		return nil, fmt.Errorf("dump %s: indexes nested too deep", u)
 	}
-	doc, err := s.getDoc(ctx, u)
+	doc, err := s.GetDoc(ctx, u)
 	if err != nil {
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
 	var out []string
 	for _, e := range doc.Entries {
 		if doc.Header.Root == resourcesync.SitemapIndex {
-			s.allowDoc(e.Loc)
+			s.AllowDoc(e.Loc)
 			more, err := s.dumpPackages(ctx, e.Loc, depth+1)
 			if err != nil {
 				return nil, err
@@ -344,7 +344,7 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 			out = append(out, more...)
 			continue
 		}
-		s.allowDoc(e.Loc)
+		s.AllowDoc(e.Loc)
 		out = append(out, e.Loc)
 	}
 	return out, nil
@@ -365,11 +365,11 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		l.skipped.Add(1)
 		return nil
 	}
-	var skipped nonWebLocs
-	defer skipped.warn(l.s.log, url)
+	var skipped NonWebLocs
+	defer skipped.Warn(l.s.log, url)
 	for i := range man.Entries {
 		e := &man.Entries[i]
-		if skipped.skip(e.Loc) {
+		if skipped.Skip(e.Loc) {
 			continue
 		}
 		if e.MD.Change == resourcesync.ChangeDeleted {
@@ -402,6 +402,13 @@ func (l *loader) openManifest(ctx context.Context, url string) (*resourcesync.Do
 		return nil, nil, fmt.Errorf("dump package %s: %w", url, err)
 	}
 	return man, pkg, nil
+}
+
+// OpenPackage opens the dump package at url (a Resource Dump's or a Change
+// Dump's), shared with every reader of its members: one already open is
+// returned, and a recent failure is remembered for a while.
+func (s *Source) OpenPackage(ctx context.Context, url string) (*zipindex.Package, error) {
+	return s.pkgs.open(ctx, url)
 }
 
 // OpenMember streams bytes [off, off+n) of a dump copy: Source is the

@@ -41,7 +41,7 @@ type SetReport struct {
 }
 
 // FollowPlan is how a mount would follow a set's changes, as the follower
-// does it (follow.go, changedump.go).
+// (package changes) does it.
 type FollowPlan struct {
 	// Polled are the documents each poll reads: the Change Lists and Change
 	// Dumps the Capability List names, and of an index the children its
@@ -81,9 +81,20 @@ type DocReport struct {
 	Warnings []Problem `json:"warnings,omitempty"` // what the parser tolerated, per document
 }
 
-// futureBound is how far ahead of now a change may be dated before it is
-// reported as dated in the future.
-const futureBound = 24 * time.Hour
+// FutureBound is how far ahead of now a change may be dated before it is
+// taken as dated in the future: inspect reports it so, and following
+// (package changes) applies it without moving the position past now plus
+// FutureBound.
+const FutureBound = 24 * time.Hour
+
+// Is10Header reports whether a change document's header follows the 1.0
+// drafts: no from, until, at or completed. If no entry has a datetime
+// either, the document is a 1.0 one and lastmod dates its entries: so the
+// follower (package changes) dates them, and inspect's follow plan too.
+func Is10Header(h *resourcesync.Header) bool {
+	md := &h.MD
+	return md.From.IsZero() && md.Until.IsZero() && md.At.IsZero() && md.Completed.IsZero()
+}
 
 // Inspect reads every document of every set and counts what they hold. A
 // document that cannot be read is reported and the others are read; the
@@ -162,9 +173,9 @@ func (et *entryTimes) note(t, horizon time.Time) {
 	}
 }
 
-// times is how the follower dates cd's entries (datedChanges): by
-// datetime, or by lastmod in a 1.0 list, one with no interval in its
-// header and no datetime on any entry.
+// times is how the follower dates cd's entries (package changes, which
+// keeps the dating): by datetime, or by lastmod in a 1.0 list, one with no
+// interval in its header (Is10Header) and no datetime on any entry.
 func (cd *changeDoc) times() *entryTimes {
 	hasDatetime := cd.dt.future > 0 || !cd.dt.newest.IsZero()
 	if cd.legacy && !hasDatetime {
@@ -245,14 +256,14 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 		return nil, err
 	}
 	if c == resourcesync.CapResourceList && h.Root == resourcesync.URLSet {
-		if at := listTime(&h.MD); !at.IsZero() && (in.listedAt.IsZero() || at.Before(in.listedAt)) {
+		if at := ListTime(&h.MD); !at.IsZero() && (in.listedAt.IsZero() || at.Before(in.listedAt)) {
 			in.listedAt = at
 		}
 	}
 	if cd != nil {
 		md := &h.MD
 		cd.from, cd.until, cd.index = md.From, md.Until, h.Root == resourcesync.SitemapIndex
-		cd.legacy = md.From.IsZero() && md.Until.IsZero() && md.At.IsZero() && md.Completed.IsZero()
+		cd.legacy = Is10Header(h)
 	}
 	var children []string
 	for {
@@ -295,7 +306,7 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport, in *
 		}
 	case resourcesync.CapChangeList:
 		sr.Changes++
-		horizon := in.now.Add(futureBound)
+		horizon := in.now.Add(FutureBound)
 		cd.dt.note(e.MD.Datetime, horizon)
 		cd.lm.note(e.Lastmod, horizon)
 		t := e.MD.Datetime
@@ -337,7 +348,8 @@ func (in *inspection) plan(sr *SetReport) FollowPlan {
 		return p
 	}
 	for _, cd := range in.lists {
-		// As readChildren and readChangeDump: a child is skipped when its
+		// As the follower's readChildren and readChangeDump (package
+		// changes): a child is skipped when its
 		// index's entry closes it before the position; a document the
 		// Capability List names is always read.
 		if !cd.child || cd.entryUntil.IsZero() || !cd.entryUntil.Before(pos) {

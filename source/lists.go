@@ -45,10 +45,23 @@ func (l *listValidators) of(set *Set) map[string]*fetch.Validators {
 	return out
 }
 
-// listsUnchanged asks for every Resource List of sets with its validators
-// and reports whether all answered 304. A list without validators, or
-// never loaded (a Source restored from a snapshot), counts as changed.
-func (s *Source) listsUnchanged(ctx context.Context, sets []*Set) (bool, error) {
+// ListValidators returns the validators of set's Resource List (or index)
+// at url from its last load or NoteListValidators; nil if it has none.
+func (s *Source) ListValidators(set *Set, url string) *fetch.Validators {
+	return s.lists.of(set)[url]
+}
+
+// NoteListValidators keeps the validators of set's Resource List at url,
+// read again since it was loaded, for the next conditional GET of it.
+func (s *Source) NoteListValidators(set *Set, url string, v *fetch.Validators) {
+	s.lists.note(set, url, v)
+}
+
+// ResourceListsUnchanged asks for every Resource List of sets with the
+// validators of its last load, and reports whether all answered 304. A
+// list without validators, or never loaded (a Source restored from a
+// snapshot), counts as changed.
+func (s *Source) ResourceListsUnchanged(ctx context.Context, sets []*Set) (bool, error) {
 	for _, set := range sets {
 		vals := s.lists.of(set)
 		if len(vals) == 0 {

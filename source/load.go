@@ -54,6 +54,21 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 	return st, nil
 }
 
+// LoadEach reads every Resource List (and Resource List Index, and dump
+// manifest) as Load does, but hands each resource to sink instead of
+// adding it to a sealed catalog: to reload a catalog already in use. sink
+// may refuse a resource (a catalog at a capacity limit): loading then stops
+// with an error naming the document it came from. The sets are only read:
+// the time each set's lists speak for is in the stats (ListedAt), for the
+// caller to store under its own lock.
+func (s *Source) LoadEach(ctx context.Context, sink func(*catalog.Resource) error) (*LoadStats, error) {
+	return s.loadChecked(ctx, sink, nil)
+}
+
+// ListedAt is the oldest time set's Resource Lists speak for, as loaded;
+// zero if they did not say.
+func (st *LoadStats) ListedAt(set *Set) time.Time { return st.listed[set] }
+
 // loadChecked reads every Resource List and hands each resource to sink,
 // which may refuse one (a catalog at a capacity limit): loading then stops
 // with an error naming the document the resource came from. The sets are
@@ -62,7 +77,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error, progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
-	l.dumps.number = s.setNumber
+	l.dumps.number = s.SetNumber
 	s.lists.reset()
 	dumps := 0
 	for _, set := range s.Sets {
@@ -260,9 +275,9 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	if h.Root == resourcesync.SitemapIndex {
 		return l.readIndex(r, d.set, enqueue)
 	}
-	at := listTime(&h.MD)
+	at := ListTime(&h.MD)
 	l.noteListTime(d.set, at)
-	return l.readEntries(r, resp.URL, at, l.s.setNumber(d.set))
+	return l.readEntries(r, resp.URL, at, l.s.SetNumber(d.set))
 }
 
 func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
@@ -274,15 +289,15 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 		if err != nil {
 			return fmt.Errorf("read resource list index: %w", err)
 		}
-		l.s.allowDoc(e.Loc)
+		l.s.AllowDoc(e.Loc)
 		enqueue(listDoc{e.Loc, set})
 	}
 }
 
 func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.Time, set uint16) error {
 	n := 0
-	var skipped nonWebLocs
-	defer skipped.warn(l.s.log, doc)
+	var skipped NonWebLocs
+	defer skipped.Warn(l.s.log, doc)
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -291,12 +306,12 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 		if err != nil {
 			return fmt.Errorf("read resource list: %w", err)
 		}
-		if skipped.skip(e.Loc) {
+		if skipped.Skip(e.Loc) {
 			continue
 		}
-		res := resourceOf(e, fallback)
+		res := ResourceOf(e, fallback)
 		res.Set = set
-		l.s.allowMirrors(res.Links)
+		l.s.AllowMirrors(res.Links)
 		if !strings.HasPrefix(res.URI, l.s.Origin+"/") {
 			l.noteForeign(res.URI)
 		}
@@ -317,9 +332,9 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 	return nil
 }
 
-// listTime is the time a list speaks for, used where an entry has no
+// ListTime is the time a list speaks for, used where an entry has no
 // lastmod: 1.1's at, else 1.0's modified, else completed.
-func listTime(md *resourcesync.MD) time.Time {
+func ListTime(md *resourcesync.MD) time.Time {
 	for _, t := range []time.Time{md.At, md.Modified, md.Completed} {
 		if !t.IsZero() {
 			return t
@@ -328,7 +343,9 @@ func listTime(md *resourcesync.MD) time.Time {
 	return time.Time{}
 }
 
-func resourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
+// ResourceOf is the catalog record of a listed entry; fallback dates it
+// when it has no lastmod.
+func ResourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
 	lastmod := e.Lastmod
 	if lastmod.IsZero() {
 		lastmod = fallback
@@ -343,11 +360,11 @@ func resourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
 	}
 }
 
-func (s *Source) warnReader(r *resourcesync.Reader) { s.warn(r.Warnings()) }
+func (s *Source) warnReader(r *resourcesync.Reader) { s.Warn(r.Warnings()) }
 
-// allowMirrors lets the client fetch from hosts the Source names as
+// AllowMirrors lets the client fetch from hosts the Source names as
 // mirrors of its resources, and remembers them for a snapshot.
-func (s *Source) allowMirrors(links []resourcesync.Link) {
+func (s *Source) AllowMirrors(links []resourcesync.Link) {
 	for _, ln := range links {
 		if ln.Rel == "duplicate" && !s.opts.Client.Allowed(ln.Href) {
 			if o := originOfString(ln.Href); o != "" {
@@ -378,7 +395,7 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 		return 0, nil
 	}
 	var drop atomic.Int64
-	err = fetch.HeadEach(ctx, l.s.opts.Client, l.missing, headParallel,
+	err = fetch.HeadEach(ctx, l.s.opts.Client, l.missing, HeadParallel,
 		func(m missingLength) string { return m.res.URI },
 		func(m missingLength, meta *fetch.Meta, err error) error {
 			res := m.res

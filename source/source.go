@@ -1,7 +1,15 @@
 // Package source is a ResourceSync Source as this Destination sees it:
-// discovery of its resource sets, loading their Resource Lists into a
-// catalog, and opening a resource's bytes from its best origin. It never
-// touches FUSE.
+// discovery of its resource sets (from a Source Description, a Capability
+// List, any document a Source names, robots.txt, or a link to one),
+// loading their Resource Lists, Resource Dumps and dump manifests into a
+// catalog, opening the members of dump packages, inspect's report of what
+// the documents hold and how a mount would follow them, and the state a
+// snapshot keeps of the Source (State).
+//
+// Following the Source's changes (Change Lists, Change Dumps,
+// notifications, the positions in State) is package changes, which builds
+// on the Source this package discovers and loads; source never imports it.
+// It never touches FUSE.
 package source
 
 import (
@@ -81,9 +89,9 @@ type Options struct {
 	Partial bool
 }
 
-// headParallel bounds concurrent HEAD requests for resources without a
-// length.
-const headParallel = 16
+// HeadParallel bounds concurrent HEAD requests for resources without a
+// length, loading and following (package changes) alike.
+const HeadParallel = 16
 
 // newSource returns a Source at origin, with opts' defaults filled in and
 // the client allowed to fetch from the origin.
@@ -104,10 +112,10 @@ func (o *Options) logger() *slog.Logger {
 	return slog.Default()
 }
 
-// setNumber is set's number in the catalog (catalog.Resource.Set): its
+// SetNumber is set's number in the catalog (catalog.Resource.Set): its
 // place in Sets, from 1; 0 for a set not (or no longer) among them. A
 // change of sets reloads every Resource List, which renumbers them.
-func (s *Source) setNumber(set *Set) uint16 {
+func (s *Source) SetNumber(set *Set) uint16 {
 	for i, x := range s.Sets {
 		if x == set && i < 0xffff {
 			return uint16(i + 1)
@@ -120,7 +128,7 @@ func (s *Source) setNumber(set *Set) uint16 {
 // origin may be fetched from (a Capability List may place its lists on
 // another host, a CDN say).
 func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
-	s.allowDoc(url)
+	s.AllowDoc(url)
 	if set.Docs == nil {
 		set.Docs = map[resourcesync.Capability][]string{}
 	}
@@ -132,9 +140,9 @@ func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
 	set.Docs[c] = append(set.Docs[c], url)
 }
 
-// allowDoc lets the client fetch from the origin of a document the Source
+// AllowDoc lets the client fetch from the origin of a document the Source
 // names (a list in an index, a dump package, a Capability List's documents).
-func (s *Source) allowDoc(url string) {
+func (s *Source) AllowDoc(url string) {
 	if !s.opts.Client.Allowed(url) {
 		if o := originOfString(url); o != "" {
 			s.opts.Client.AllowOrigin(o)

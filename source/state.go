@@ -12,33 +12,28 @@ const stateVersion = 1
 // State is what a snapshot keeps of a Source besides its catalog: the sets
 // discovery found and how far each set's changes were applied.
 type State struct {
-	Version   int                 `json:"version"`
-	Origin    string              `json:"origin"`
-	Entry     string              `json:"entry"`
-	Sets      []*Set              `json:"sets"`
-	Positions map[string]Position `json:"positions"`
+	Version int    `json:"version"`
+	Origin  string `json:"origin"`
+	Entry   string `json:"entry"`
+	Sets    []*Set `json:"sets"`
+	// Positions are, by set, how far its changes were applied: what the
+	// follower (package changes, which encodes and decodes them) saved;
+	// source keeps them as they were written.
+	Positions json.RawMessage `json:"positions"`
 	// Mirrors are the origins the Source named as mirrors (rel="duplicate")
 	// of resources in the catalog saved with this state.
 	Mirrors []string `json:"mirrors,omitempty"`
 }
 
-// Snapshot calls save with the Source's state. The state is taken while no
-// change is being applied, and saved (with the catalog, by save) after the
-// lock is let go: the catalog saved is then as new as the positions or
-// newer, and changes applied twice are harmless.
-func (f *Follower) Snapshot(save func(state []byte) error) error {
-	f.applyMu.Lock()
-	st := State{Version: stateVersion, Origin: f.s.Origin, Entry: f.s.Entry, Sets: f.s.Sets,
-		Positions: f.Positions(), Mirrors: f.s.mirrorOrigins()}
-	data, err := json.Marshal(st)
-	f.applyMu.Unlock()
-	if err != nil {
-		return fmt.Errorf("encode source state: %w", err)
-	}
-	return save(data)
+// State returns the Source's state for a snapshot, with the positions its
+// follower encoded. The caller holds whatever lock keeps the sets from
+// changing until the state is encoded.
+func (s *Source) State(positions json.RawMessage) *State {
+	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.Sets,
+		Positions: positions, Mirrors: s.mirrorOrigins()}
 }
 
-// DecodeState reads a State saved by Snapshot.
+// DecodeState reads a State saved by a snapshot (changes.Follower.Snapshot).
 func DecodeState(data []byte) (*State, error) {
 	var st State
 	if err := json.Unmarshal(data, &st); err != nil {
@@ -58,11 +53,11 @@ func Restore(st *State, opts Options) *Source {
 	s.AllowSavedMirrors(st)
 	for _, set := range s.Sets {
 		if set.URL != "" {
-			s.allowDoc(set.URL)
+			s.AllowDoc(set.URL)
 		}
 		for _, docs := range set.Docs {
 			for _, u := range docs {
-				s.allowDoc(u)
+				s.AllowDoc(u)
 			}
 		}
 	}

@@ -17,15 +17,16 @@ func isWebLoc(loc string) bool {
 	return (scheme == "http" || scheme == "https") && strings.HasPrefix(loc[i+1:], "//")
 }
 
-// nonWebLocs counts the entries of one document whose <loc> is not http
-// or https, to say so in one warning.
-type nonWebLocs struct {
+// NonWebLocs counts the entries of one document whose <loc> is not http
+// or https, to say so in one warning: loading and following (package
+// changes) both leave them out. The zero value is ready to use.
+type NonWebLocs struct {
 	n       int
 	example string
 }
 
-// skip reports whether loc is to be left out, and counts it.
-func (k *nonWebLocs) skip(loc string) bool {
+// Skip reports whether loc is to be left out, and counts it.
+func (k *NonWebLocs) Skip(loc string) bool {
 	if isWebLoc(loc) {
 		return false
 	}
@@ -36,8 +37,8 @@ func (k *nonWebLocs) skip(loc string) bool {
 	return true
 }
 
-// warn says, once for the document, how many entries were left out.
-func (k *nonWebLocs) warn(log *slog.Logger, doc string) {
+// Warn says, once for the document, how many entries were left out.
+func (k *NonWebLocs) Warn(log *slog.Logger, doc string) {
 	if k.n == 0 {
 		return
 	}

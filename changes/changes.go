@@ -1,10 +1,11 @@
-package source
+package changes
 
 import (
 	"strconv"
 	"time"
 
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // change is one Change List (or Change Dump Manifest, or notification)
@@ -126,8 +127,7 @@ type repeatKey struct {
 // is10 reports whether a change document follows the 1.0 drafts: no
 // interval in its header and no datetime on any entry.
 func is10(h *resourcesync.Header, entries []resourcesync.Entry) bool {
-	md := &h.MD
-	if !md.From.IsZero() || !md.Until.IsZero() || !md.At.IsZero() || !md.Completed.IsZero() {
+	if !source.Is10Header(h) {
 		return false
 	}
 	for i := range entries {

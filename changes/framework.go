@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"rsfs/catalog"
 	"rsfs/notify"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // applyFramework re-reads exactly the documents a Framework Notification
@@ -18,7 +19,7 @@ import (
 // conditional GET and its differences from the catalog applied as changes;
 // the set's Capability List is re-read and what it names adopted. Any
 // other document, or one deleted, asks for an early poll of the set.
-func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notification) error {
+func (f *Follower) applyFramework(ctx context.Context, set *source.Set, n notify.Notification) error {
 	r := f.newRead(set, false)
 	var errs []error
 	for i := range n.Doc.Entries {
@@ -45,18 +46,18 @@ func (f *Follower) applyFramework(ctx context.Context, set *Set, n notify.Notifi
 	return errors.Join(errs...)
 }
 
-func (f *Follower) pollSetSoon(set *Set, e *resourcesync.Entry) {
-	f.s.log.Info("framework notification: polling the set early", "set", setKey(set), "document", e.Loc,
+func (f *Follower) pollSetSoon(set *source.Set, e *resourcesync.Entry) {
+	f.s.Logger().Info("framework notification: polling the set early", "set", setKey(set), "document", e.Loc,
 		"capability", e.MD.Capability, "change", e.MD.Change)
 	f.applyMu.Lock()
-	n := f.s.setNumber(set)
+	n := f.s.SetNumber(set)
 	f.applyMu.Unlock()
 	f.PollSoon(n)
 }
 
 // knownResourceList reports whether u is one of set's Resource Lists (not
 // an index's child: those are read through a poll's gap check).
-func (f *Follower) knownResourceList(set *Set, u string) bool {
+func (f *Follower) knownResourceList(set *source.Set, u string) bool {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	return slices.Contains(set.Docs[resourcesync.CapResourceList], u)
@@ -64,7 +65,7 @@ func (f *Follower) knownResourceList(set *Set, u string) bool {
 
 // refreshSet re-reads set's Capability List by conditional GET and adopts
 // what it names now.
-func (f *Follower) refreshSet(ctx context.Context, set *Set) error {
+func (f *Follower) refreshSet(ctx context.Context, set *source.Set) error {
 	doc, err := f.getIfChanged(ctx, set.URL)
 	if err != nil || doc == nil {
 		return err
@@ -72,7 +73,7 @@ func (f *Follower) refreshSet(ctx context.Context, set *Set) error {
 	if c := doc.Header.Capability(); c != resourcesync.CapCapabilityList {
 		return fmt.Errorf("re-read capability list %s: capability is %q; kept what it said before", set.URL, c)
 	}
-	f.adoptDocs(set, f.s.setFromCapabilityList(set.URL, doc))
+	f.adoptDocs(set, f.s.SetFromCapabilityList(set.URL, doc))
 	return nil
 }
 
@@ -83,8 +84,8 @@ func (f *Follower) refreshSet(ctx context.Context, set *Set) error {
 // a resource of the set it no longer lists is deleted. The changes are
 // marked ahead of the position, like pushed ones: a Change List entry
 // older than them is not applied over them.
-func (f *Follower) rereadResourceList(ctx context.Context, set *Set, u string) error {
-	doc, vals, err := f.s.getDocIfChanged(ctx, u, f.s.lists.of(set)[u])
+func (f *Follower) rereadResourceList(ctx context.Context, set *source.Set, u string) error {
+	doc, vals, err := getDocIfChanged(ctx, f.s, u, f.s.ListValidators(set, u))
 	f.mu.Lock()
 	f.docs++
 	f.mu.Unlock()
@@ -95,13 +96,13 @@ func (f *Follower) rereadResourceList(ctx context.Context, set *Set, u string) e
 		return nil // unchanged since it was loaded
 	}
 	if doc.Header.Root == resourcesync.SitemapIndex {
-		f.s.log.Info("framework notification names a Resource List Index: polling the set early", "document", u)
+		f.s.Logger().Info("framework notification names a Resource List Index: polling the set early", "document", u)
 		f.pollSetSoon(set, &resourcesync.Entry{Loc: u})
 		return nil
 	}
-	at := listTime(&doc.Header.MD)
+	at := source.ListTime(&doc.Header.MD)
 	changes := f.listDifferences(set, u, doc, at)
-	f.s.lists.note(set, u, vals)
+	f.s.NoteListValidators(set, u, vals)
 	if len(changes) == 0 {
 		return nil
 	}
@@ -111,14 +112,14 @@ func (f *Follower) rereadResourceList(ctx context.Context, set *Set, u string) e
 
 // listDifferences returns, as changes, where a Resource List differs from
 // the catalog.
-func (f *Follower) listDifferences(set *Set, u string, doc *resourcesync.Document, at time.Time) []change {
+func (f *Follower) listDifferences(set *source.Set, u string, doc *resourcesync.Document, at time.Time) []change {
 	var out []change
 	listed := make(map[string]bool, len(doc.Entries))
-	var skipped nonWebLocs
-	defer skipped.warn(f.s.log, u)
+	var skipped source.NonWebLocs
+	defer skipped.Warn(f.s.Logger(), u)
 	for i := range doc.Entries {
 		e := doc.Entries[i]
-		if skipped.skip(e.Loc) {
+		if skipped.Skip(e.Loc) {
 			continue
 		}
 		listed[e.Loc] = true
@@ -138,7 +139,7 @@ func (f *Follower) listDifferences(set *Set, u string, doc *resourcesync.Documen
 	}
 	f.applyMu.Lock()
 	only := slices.Equal(set.Docs[resourcesync.CapResourceList], []string{u})
-	n := f.s.setNumber(set)
+	n := f.s.SetNumber(set)
 	f.applyMu.Unlock()
 	if !only || n == 0 {
 		return out
@@ -177,13 +178,13 @@ func sameListedVersion(old *catalog.Resource, e *resourcesync.Entry, at time.Tim
 // first, with no lock held; each change is applied whatever the position,
 // and one past it is marked ahead. A change that fails is left to the
 // polls (the Change List carries it).
-func (f *Follower) applyListed(ctx context.Context, set *Set, changes []change) {
+func (f *Follower) applyListed(ctx context.Context, set *source.Set, changes []change) {
 	last := make(map[string]int, len(changes))
 	for i := range changes {
 		last[changes[i].entry.Loc] = i
 	}
 	lengths := f.learnLengths(ctx, changes, last)
-	horizon := f.now().Add(futureBound)
+	horizon := f.now().Add(source.FutureBound)
 	var effects []catalog.Effect
 	applied := 0
 	f.applyMu.Lock()
@@ -192,7 +193,7 @@ func (f *Follower) applyListed(ctx context.Context, set *Set, changes []change) 
 		c := &changes[i]
 		eff, err := f.applyOne(set, c, lengths[i])
 		if err != nil {
-			f.s.log.Warn("a Resource List difference not applied; the polls will carry it", "uri", c.entry.Loc, "document", c.doc, "err", err)
+			f.s.Logger().Warn("a Resource List difference not applied; the polls will carry it", "uri", c.entry.Loc, "document", c.doc, "err", err)
 			continue
 		}
 		effects = append(effects, eff...)
@@ -207,5 +208,5 @@ func (f *Follower) applyListed(ctx context.Context, set *Set, changes []change) 
 	if len(effects) > 0 && f.effects != nil {
 		f.effects(effects)
 	}
-	f.s.log.Info("resource list re-read after a framework notification", "set", setKey(set), "changes", applied, "effects", len(effects))
+	f.s.Logger().Info("resource list re-read after a framework notification", "set", setKey(set), "changes", applied, "effects", len(effects))
 }

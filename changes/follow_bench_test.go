@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"bytes"
@@ -59,7 +59,7 @@ func BenchmarkPollSameInstant(b *testing.B) {
 	if _, err := s.Load(ctx, cat, nil); err != nil {
 		b.Fatal(err)
 	}
-	f := s.NewFollower(cat, FollowOptions{}, nil)
+	f := New(s, cat, FollowOptions{}, nil)
 	if err := f.Poll(ctx); err != nil {
 		b.Fatal(err)
 	}

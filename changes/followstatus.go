@@ -1,8 +1,9 @@
-package source
+package changes
 
 import (
 	"time"
 
+	"rsfs/source"
 	"rsfs/status"
 )
 
@@ -10,7 +11,7 @@ import (
 // Follower.mu.
 type followState struct {
 	pushed int64
-	newest map[*Set]time.Time
+	newest map[*source.Set]time.Time
 }
 
 // Status returns a copy of the Follower's state.
@@ -22,7 +23,7 @@ func (f *Follower) Status() status.Follow {
 	st := status.Follow{Polling: f.Loop.Status(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed}
 	for _, set := range sets {
 		pos := f.positions[set]
-		ss := status.Set{Set: setKey(set), Newest: f.st.newest[set], Resources: counts[f.s.setNumber(set)]}
+		ss := status.Set{Set: setKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)]}
 		if pos != nil {
 			ss.Position = pos.Time
 		}
@@ -53,11 +54,11 @@ func (f *Follower) notePushed() {
 }
 
 // noteNewest records the newest of changes listed for set.
-func (f *Follower) noteNewest(set *Set, changes []change) {
+func (f *Follower) noteNewest(set *source.Set, changes []change) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.st.newest == nil {
-		f.st.newest = map[*Set]time.Time{}
+		f.st.newest = map[*source.Set]time.Time{}
 	}
 	for _, c := range changes {
 		if c.at.After(f.st.newest[set]) {

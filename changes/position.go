@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
-	"rsfs/copies"
 	"rsfs/notify"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 func TestExample19UndatedEntryComesLast(t *testing.T) {
@@ -99,7 +99,7 @@ func startScripted(t *testing.T) (*scriptedSource, *Follower, *catalog.Catalog) 
 	cs.base = srv.URL
 	s, cat, _, err := load(t, srv.URL+"/caps.xml")
 	require.NoError(t, err)
-	return cs, s.NewFollower(cat, FollowOptions{}, nil), cat
+	return cs, New(s, cat, FollowOptions{}, nil), cat
 }
 
 func pollOnce(t *testing.T, f *Follower) {
@@ -155,7 +155,7 @@ func TestFutureChangeNeverMovesThePosition(t *testing.T) {
 func TestPushedChangeDoesNotSkipUnseenChanges(t *testing.T) {
 	cs, f, cat := startScripted(t)
 	set := f.s.Sets[0]
-	set.Hubs = []Channel{{Capability: resourcesync.CapChangeNotification, Topic: "topic", Hub: "hub"}}
+	set.Hubs = []source.Channel{{Capability: resourcesync.CapChangeNotification, Topic: "topic", Hub: "hub"}}
 	note := fmt.Sprintf(`<urlset %s><rs:md capability="change-notification"/>
 <url><loc>%s/pushed.txt</loc><rs:md change="created" datetime="2024-01-03T00:00:00Z" length="2"/></url></urlset>`, nsXML, cs.base)
 	doc, err := resourcesync.Parse(strings.NewReader(note), "topic", resourcesync.Options{})
@@ -190,30 +190,6 @@ func TestSnapshotPositionRoundTrips(t *testing.T) {
 	assert.Equal(t, p, q)
 }
 
-func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
-	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
-	listed := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceList: {"rl"}}}
-	dumpOnly := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceDump: {"rd"}}}
-	d := dumpCopies{listedAt: map[*Set]time.Time{listed: day(5)}}
-	add := func(uri string, at time.Time, set *Set) {
-		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: copies.DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
-			entry: resourcesync.Entry{Loc: uri, Lastmod: at}, at: at, set: set})
-	}
-	add("old-archive", day(1), listed)     // a 1.0 archive older than the Resource List, which leaves it out
-	add("newer-than-list", day(6), listed) // changed after the list: a dump-only resource
-	add("deleted-later", day(2), dumpOnly)
-	d.noteDeleted("deleted-later", day(3))
-	add("deleted-earlier", day(4), dumpOnly)
-	d.noteDeleted("deleted-earlier", day(3))
-	var got []string
-	for _, r := range d.unlisted() {
-		got = append(got, r.URI)
-	}
-	sort.Strings(got)
-	assert.Equal(t, []string{"deleted-earlier", "newer-than-list"}, got)
-	assert.Equal(t, 2, d.dropped)
-}
-
 func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	var base string
 	var later atomic.Value
@@ -246,7 +222,7 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 	base = srv.URL
 	s, cat, _, err := load(t, srv.URL+"/caps.xml")
 	require.NoError(t, err)
-	f := s.NewFollower(cat, FollowOptions{}, nil)
+	f := New(s, cat, FollowOptions{}, nil)
 	pollOnce(t, f)
 	_, ok := cat.ByURI(base + "/b.txt")
 	assert.True(t, ok, "the closed list's changes are applied")
@@ -267,7 +243,7 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
 	cs, f, cat := startScripted(t)
 	set := f.s.Sets[0]
-	set.Hubs = []Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
+	set.Hubs = []source.Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
 	cs.add("created", "b.txt", "2024-01-02T00:00:00Z", 2)
 	note := fmt.Sprintf(`<urlset %s><rs:md capability="framework-notification"/>
 <url><loc>%s/cl.xml</loc><rs:md change="updated" capability="changelist"/></url></urlset>`, nsXML, cs.base)
@@ -323,7 +299,7 @@ func TestSourceDescriptionAddingASetReloads(t *testing.T) {
 	s, cat, _, err := load(t, srv.URL+"/")
 	require.NoError(t, err)
 	require.Len(t, s.Sets, 1)
-	f := s.NewFollower(cat, FollowOptions{}, nil)
+	f := New(s, cat, FollowOptions{}, nil)
 	pollOnce(t, f) // the structure discovery just read is not read again
 	pollOnce(t, f) // reads it: unchanged
 	two.Store(true)
@@ -350,11 +326,11 @@ func TestSnapshotDuringReloadDoesNotRace(t *testing.T) {
 		}
 		done <- err
 	}()
-	var st *State
+	var st *source.State
 	for range 50 { // run with -race: a list time written without applyMu is flagged
 		require.NoError(t, f.Snapshot(func(data []byte) error {
 			var err error
-			st, err = DecodeState(data)
+			st, err = source.DecodeState(data)
 			return err
 		}))
 	}
@@ -372,7 +348,7 @@ func TestChangeRefusedByAFullCatalogIsRetriedThenGivenUp(t *testing.T) {
 	cat := catalog.New(catalog.Options{Origin: s.Origin, Limits: catalog.Limits{Records: 2}})
 	_, err = s.Load(context.Background(), cat, nil)
 	require.NoError(t, err)
-	f := s.NewFollower(cat, FollowOptions{}, nil)
+	f := New(s, cat, FollowOptions{}, nil)
 	cs.add("created", "b.txt", "2024-01-02T00:00:00Z", 2)
 	for i := 1; i < maxAttempts; i++ {
 		pollOnce(t, f)

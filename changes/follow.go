@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 	"rsfs/fetch"
 	"rsfs/follow"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
-// A change dated more than futureBound (inspect.go) ahead of now is applied
-// but never moves the position.
+// A change dated more than source.FutureBound ahead of now is applied but
+// never moves the position.
 // maxAttempts is how many polls a change that fails to apply is tried at
 // before it is given up with a warning.
 const maxAttempts = 3
@@ -31,7 +32,7 @@ type EffectFunc func([]catalog.Effect)
 // and the positions.
 type Follower struct {
 	*follow.Loop
-	s       *Source
+	s       *source.Source
 	cat     *catalog.Catalog
 	effects EffectFunc
 	now     func() time.Time
@@ -42,12 +43,12 @@ type Follower struct {
 	discovered atomic.Bool
 
 	mu         sync.Mutex
-	positions  map[*Set]*Position
+	positions  map[*source.Set]*Position
 	validators map[string]*fetch.Validators
 	indexes    map[string][]resourcesync.Entry // children of the Change List Indexes seen
 	failures   map[string]int                  // by change key: polls it failed to apply at
-	gapChecked map[*Set]bool                   // a gap was met and the Resource Lists checked
-	retired    map[*Set][]string               // Change Lists a Capability List stopped naming, to read once more
+	gapChecked map[*source.Set]bool            // a gap was met and the Resource Lists checked
+	retired    map[*source.Set][]string        // Change Lists a Capability List stopped naming, to read once more
 	closedTo   map[string]string               // a closed Change List polled directly → the index that replaced it
 	applied    int64
 	reloads    int64
@@ -62,25 +63,26 @@ type FollowOptions struct {
 	Effects EffectFunc
 }
 
-// NewFollower starts from the time each set's Resource Lists speak for
-// (Load sets it), or from positions restored from a snapshot.
-func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored map[string]Position) *Follower {
+// New returns a Follower keeping cat (src's catalog) in step with src's
+// changes. Each set starts from the time its Resource Lists speak for
+// (src.Load sets it), or from its position in restored, from a snapshot.
+func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored map[string]Position) *Follower {
 	f := &Follower{
-		s: s, cat: cat, effects: opts.Effects, now: time.Now,
-		positions:  map[*Set]*Position{},
+		s: src, cat: cat, effects: opts.Effects, now: time.Now,
+		positions:  map[*source.Set]*Position{},
 		validators: map[string]*fetch.Validators{},
 		indexes:    map[string][]resourcesync.Entry{},
 		failures:   map[string]int{},
-		gapChecked: map[*Set]bool{},
-		retired:    map[*Set][]string{},
+		gapChecked: map[*source.Set]bool{},
+		retired:    map[*source.Set][]string{},
 		closedTo:   map[string]string{},
 	}
 	if opts.Log == nil {
-		opts.Log = s.log
+		opts.Log = src.Logger()
 	}
 	f.Loop = follow.New(f.pollOnce, opts.Options)
 	f.discovered.Store(true)
-	for _, set := range s.Sets {
+	for _, set := range src.Sets {
 		pos := &Position{Time: set.ListedAt}
 		if p, ok := restored[setKey(set)]; ok {
 			c := p.clone()
@@ -91,7 +93,7 @@ func (s *Source) NewFollower(cat *catalog.Catalog, opts FollowOptions, restored 
 	return f
 }
 
-func setKey(set *Set) string {
+func setKey(set *source.Set) string {
 	if set.URL != "" {
 		return set.URL
 	}
@@ -146,9 +148,9 @@ func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
 
 // setsNumbered returns the sets of the numbers given (catalog.Resource.Set);
 // 0, or a number no set has, stands for all of them.
-func (f *Follower) setsNumbered(numbers []uint16) []*Set {
+func (f *Follower) setsNumbered(numbers []uint16) []*source.Set {
 	all := f.sets()
-	var sets []*Set
+	var sets []*source.Set
 	for _, n := range numbers {
 		if n == 0 || int(n) > len(all) {
 			return all
@@ -160,9 +162,9 @@ func (f *Follower) setsNumbered(numbers []uint16) []*Set {
 
 // pollSets reads the change documents of sets and applies what is new; a
 // gap costs one check of the Resource Lists, never a loop.
-func (f *Follower) pollSets(ctx context.Context, sets []*Set) error {
+func (f *Follower) pollSets(ctx context.Context, sets []*source.Set) error {
 	var errs []error
-	var gaps []*Set
+	var gaps []*source.Set
 	for _, set := range sets {
 		gap, err := f.pollSet(ctx, set)
 		if err != nil {
@@ -193,10 +195,10 @@ type pollRead struct {
 	cov       coverage
 	vals      map[string]*fetch.Validators // to keep once the changes are applied
 	condition bool                         // use and keep validators (polls do, pushes not)
-	set       *Set
+	set       *source.Set
 }
 
-func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
+func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 	f.mu.Lock()
 	p, ok := f.positions[set]
 	if !ok { // a set the Source Description added, before its reload
@@ -205,13 +207,13 @@ func (f *Follower) newRead(set *Set, conditional bool) *pollRead {
 	}
 	pos := p.clone()
 	f.mu.Unlock()
-	return &pollRead{pos: pos, horizon: f.now().Add(futureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set}
+	return &pollRead{pos: pos, horizon: f.now().Add(source.FutureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set}
 }
 
 // pollSet applies a set's new changes. It reports a gap: the Change Lists
 // no longer reach back to the position, and the Resource Lists were not
 // checked since.
-func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) {
+func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err error) {
 	r := f.newRead(set, true)
 	docs, retired := f.changeDocs(set)
 	for _, u := range append(docs, retired...) {
@@ -257,12 +259,12 @@ func (f *Follower) pollSet(ctx context.Context, set *Set) (gap bool, err error) 
 // acceptGap moves the position to where the Change Lists start, after the
 // Resource Lists were found unchanged (or reloaded): what changed between
 // cannot be known. Said once per gap.
-func (f *Follower) acceptGap(set *Set, r *pollRead) {
+func (f *Follower) acceptGap(set *source.Set, r *pollRead) {
 	start := r.cov.start
 	if start.After(r.horizon) {
 		start = r.horizon
 	}
-	f.s.log.Warn("the Change Lists start after the last change applied and the Resource Lists are unchanged: changes between cannot be known; going on from the Change Lists' start",
+	f.s.Logger().Warn("the Change Lists start after the last change applied and the Resource Lists are unchanged: changes between cannot be known; going on from the Change Lists' start",
 		"set", setKey(set), "position", r.pos.Time, "start", start)
 	f.applyMu.Lock()
 	f.mu.Lock()
@@ -288,7 +290,7 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 	}
 	f.docs++
 	f.mu.Unlock()
-	resp, err := f.s.opts.Client.Get(ctx, u, v)
+	resp, err := f.s.Client().Get(ctx, u, v)
 	if errors.Is(err, fetch.ErrNotModified) {
 		// An unchanged index still has children that may have grown.
 		f.mu.Lock()
@@ -303,11 +305,11 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 		return fmt.Errorf("poll change list: %w", err)
 	}
 	defer resp.Body.Close()
-	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.opts.Parse)
+	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.ParseOptions())
 	if err != nil {
 		return fmt.Errorf("poll change list: %w", err)
 	}
-	f.s.warn(doc.Warnings)
+	f.s.Warn(doc.Warnings)
 	if r.condition {
 		r.vals[u] = resp.Validators()
 	}
@@ -328,10 +330,10 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
 	cs, cov := datedChanges(u, h, entries, r.pos.Time)
 	r.cov = r.cov.earlier(cov)
-	var skipped nonWebLocs
-	defer skipped.warn(f.s.log, u)
+	var skipped source.NonWebLocs
+	defer skipped.Warn(f.s.Logger(), u)
 	for i := range cs {
-		if skipped.skip(cs[i].entry.Loc) {
+		if skipped.Skip(cs[i].entry.Loc) {
 			continue
 		}
 		if cs[i].entry.MD.Change != "" && !r.pos.passed(&cs[i]) {
@@ -349,7 +351,7 @@ func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Ent
 		if until := e.MD.Until; !until.IsZero() && until.Before(r.pos.Time) {
 			continue
 		}
-		f.s.allowDoc(e.Loc)
+		f.s.AllowDoc(e.Loc)
 		if err := f.readChangeDoc(ctx, e.Loc, r, depth+1); err != nil {
 			return err
 		}

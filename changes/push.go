@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"rsfs/notify"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // Subscribe subscribes to every notification channel the Capability Lists
@@ -22,7 +23,7 @@ func (f *Follower) Subscribe(ctx context.Context, sub *notify.Subscriber) (int, 
 				errs = append(errs, fmt.Errorf("subscribe to %s at %s: %w", ch.Topic, ch.Hub, err))
 				continue
 			}
-			f.s.log.Info("subscribed to notifications", "topic", ch.Topic, "hub", ch.Hub, "capability", ch.Capability)
+			f.s.Logger().Info("subscribed to notifications", "topic", ch.Topic, "hub", ch.Hub, "capability", ch.Capability)
 			n++
 		}
 	}
@@ -47,7 +48,7 @@ func (f *Follower) RunPush(ctx context.Context, notes <-chan notify.Notification
 				continue
 			}
 			if err := f.applyNotification(ctx, n); err != nil && ctx.Err() == nil {
-				f.s.log.Error("applying a notification", "topic", n.Topic, "err", err)
+				f.s.Logger().Error("applying a notification", "topic", n.Topic, "err", err)
 			}
 		}
 	}
@@ -76,7 +77,7 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 // knownChangeDoc reports whether u is one of set's Change Lists or a child
 // of one of its Change List Indexes: the only documents a notification may
 // make rsfs read.
-func (f *Follower) knownChangeDoc(set *Set, u string) bool {
+func (f *Follower) knownChangeDoc(set *source.Set, u string) bool {
 	docs, _ := f.changeDocs(set)
 	for _, d := range docs {
 		if d == u {
@@ -94,7 +95,7 @@ func (f *Follower) knownChangeDoc(set *Set, u string) bool {
 	return false
 }
 
-func (f *Follower) setOfTopic(topic string) *Set {
+func (f *Follower) setOfTopic(topic string) *source.Set {
 	for _, set := range f.sets() {
 		for _, ch := range set.Hubs {
 			if ch.Topic == topic {

@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"rsfs/catalog"
 	"rsfs/fetch"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // learned is a length learned by HEAD for a change that did not publish one.
@@ -21,13 +22,13 @@ type learned struct {
 // changes to one resource the last wins. Lengths are learned first, with
 // no lock held. A polled batch moves the position, but never past a change
 // that failed to apply (it is retried at the next poll) nor past now plus
-// futureBound; a pushed batch marks its changes ahead of the position and
-// leaves it where it is. It reports whether a change failed.
-func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change, pushed bool) (failed bool) {
+// source.FutureBound; a pushed batch marks its changes ahead of the
+// position and leaves it where it is. It reports whether a change failed.
+func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []change, pushed bool) (failed bool) {
 	if len(changes) == 0 {
 		return false
 	}
-	horizon := f.now().Add(futureBound)
+	horizon := f.now().Add(source.FutureBound)
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
 	last := make(map[string]int, len(changes))
 	for i := range changes {
@@ -74,13 +75,13 @@ func (f *Follower) applyChanges(ctx context.Context, set *Set, changes []change,
 	f.applyMu.Unlock()
 
 	if future > 0 {
-		f.s.log.Warn("changes dated more than a day ahead of now: applied, but the position does not move past now",
+		f.s.Logger().Warn("changes dated more than a day ahead of now: applied, but the position does not move past now",
 			"set", setKey(set), "changes", future, "horizon", horizon)
 	}
 	if len(effects) > 0 && f.effects != nil {
 		f.effects(effects)
 	}
-	f.s.log.Info("changes applied", "set", setKey(set), "changes", applied, "effects", len(effects), "pushed", pushed)
+	f.s.Logger().Info("changes applied", "set", setKey(set), "changes", applied, "effects", len(effects), "pushed", pushed)
 	return failed
 }
 
@@ -100,13 +101,13 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, headParallel)
+	sem := make(chan struct{}, source.HeadParallel)
 	for _, i := range todo {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			meta, err := f.s.opts.Client.Head(ctx, changes[i].entry.Loc)
+			meta, err := f.s.Client().Head(ctx, changes[i].entry.Loc)
 			l := learned{n: -1, err: err}
 			if err == nil {
 				l.n = meta.Length
@@ -120,14 +121,14 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 	return out
 }
 
-func (f *Follower) applyOne(set *Set, c *change, l learned) ([]catalog.Effect, error) {
+func (f *Follower) applyOne(set *source.Set, c *change, l learned) ([]catalog.Effect, error) {
 	e := c.entry
 	if e.MD.Change == resourcesync.ChangeDeleted {
 		return f.cat.Remove(e.Loc), nil
 	}
-	res := resourceOf(e, c.at)
-	res.Set = f.s.setNumber(set)
-	f.s.allowMirrors(res.Links)
+	res := source.ResourceOf(e, c.at)
+	res.Set = f.s.SetNumber(set)
+	f.s.AllowMirrors(res.Links)
 	if res.Length == resourcesync.NoLength {
 		if l.err != nil || l.n < 0 {
 			return nil, fmt.Errorf("its length is not published and could not be learned: %v", l.err)
@@ -149,28 +150,28 @@ func (f *Follower) applyOne(set *Set, c *change, l learned) ([]catalog.Effect, e
 // at its old length with the new version's time and hashes, so reading it
 // fails (EIO, "changed since it was listed" in the log) rather than serve
 // bytes the Source no longer publishes.
-func (f *Follower) giveUp(set *Set, c *change, err error) bool {
+func (f *Follower) giveUp(set *source.Set, c *change, err error) bool {
 	f.mu.Lock()
 	f.failures[c.key]++
 	n := f.failures[c.key]
 	f.mu.Unlock()
 	e := c.entry
 	if n < maxAttempts {
-		f.s.log.Warn("change not applied; retried at the next poll", "uri", e.Loc, "change", e.MD.Change,
+		f.s.Logger().Warn("change not applied; retried at the next poll", "uri", e.Loc, "change", e.MD.Change,
 			"document", c.doc, "attempt", n, "err", err)
 		return false
 	}
-	f.s.log.Error("change given up: it failed at every poll; its file reads EIO until the Source lists it again",
+	f.s.Logger().Error("change given up: it failed at every poll; its file reads EIO until the Source lists it again",
 		"uri", e.Loc, "change", e.MD.Change, "document", c.doc, "attempts", n, "err", err)
 	f.mu.Lock()
 	delete(f.failures, c.key)
 	f.mu.Unlock()
 	if id, ok := f.cat.ByURI(e.Loc); ok {
 		if old, ok := f.cat.Resource(id); ok {
-			res := resourceOf(e, c.at)
-			res.Length, res.Set = old.Length, f.s.setNumber(set)
+			res := source.ResourceOf(e, c.at)
+			res.Length, res.Set = old.Length, f.s.SetNumber(set)
 			if _, err := f.cat.TryUpsert(res); err != nil {
-				f.s.log.Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
+				f.s.Logger().Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
 			}
 		}
 	}
@@ -181,10 +182,10 @@ func (f *Follower) giveUp(set *Set, c *change, err error) bool {
 // one round of conditional GETs of the Resource Lists. Unchanged, the gap
 // is accepted (the next pollSet says so once); changed, they are reloaded.
 // Either way the gap is then marked checked, so it never loops.
-func (f *Follower) closeGaps(ctx context.Context, sets []*Set) error {
-	unchanged, err := f.s.listsUnchanged(ctx, sets)
+func (f *Follower) closeGaps(ctx context.Context, sets []*source.Set) error {
+	unchanged, err := f.s.ResourceListsUnchanged(ctx, sets)
 	if err != nil {
-		f.s.log.Warn("checking the Resource Lists after a gap", "err", err)
+		f.s.Logger().Warn("checking the Resource Lists after a gap", "err", err)
 	}
 	if !unchanged {
 		if err := f.reload(ctx); err != nil {
@@ -210,7 +211,7 @@ func (f *Follower) Reload(ctx context.Context) error {
 // times, hold applyMu (a snapshot reads the sets under it). A resource the
 // catalog has no room for fails the reload, which keeps what it had.
 func (f *Follower) reload(ctx context.Context) error {
-	f.s.log.Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
+	f.s.Logger().Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
 	seen := map[string]struct{}{}
 	var effects []catalog.Effect
 	var mu sync.Mutex
@@ -225,7 +226,7 @@ func (f *Follower) reload(ctx context.Context) error {
 		mu.Unlock()
 		return nil
 	}
-	st, err := f.s.loadChecked(ctx, sink, nil)
+	st, err := f.s.LoadEach(ctx, sink)
 	if err != nil {
 		if len(effects) > 0 && f.effects != nil {
 			f.effects(effects)
@@ -239,9 +240,9 @@ func (f *Follower) reload(ctx context.Context) error {
 		}
 	}
 	f.mu.Lock()
-	f.positions = map[*Set]*Position{}
+	f.positions = map[*source.Set]*Position{}
 	for _, set := range f.s.Sets {
-		set.ListedAt = st.listed[set]
+		set.ListedAt = st.ListedAt(set)
 		f.positions[set] = &Position{Time: set.ListedAt}
 	}
 	f.validators = map[string]*fetch.Validators{}
@@ -251,6 +252,6 @@ func (f *Follower) reload(ctx context.Context) error {
 	if len(effects) > 0 && f.effects != nil {
 		f.effects(effects)
 	}
-	f.s.log.Info("reloaded", "resources", len(seen), "effects", len(effects))
+	f.s.Logger().Info("reloaded", "resources", len(seen), "effects", len(effects))
 	return nil
 }

@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"rsfs/fetch"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // getIfChanged fetches a document with the validators of its last read,
@@ -19,7 +20,7 @@ func (f *Follower) getIfChanged(ctx context.Context, u string) (*resourcesync.Do
 	v := f.validators[u]
 	f.docs++
 	f.mu.Unlock()
-	resp, err := f.s.opts.Client.Get(ctx, u, v)
+	resp, err := f.s.Client().Get(ctx, u, v)
 	if errors.Is(err, fetch.ErrNotModified) {
 		return nil, nil
 	}
@@ -27,11 +28,11 @@ func (f *Follower) getIfChanged(ctx context.Context, u string) (*resourcesync.Do
 		return nil, err
 	}
 	defer resp.Body.Close()
-	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.opts.Parse)
+	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.ParseOptions())
 	if err != nil {
 		return nil, err
 	}
-	f.s.warn(doc.Warnings)
+	f.s.Warn(doc.Warnings)
 	f.mu.Lock()
 	f.validators[u] = resp.Validators()
 	f.mu.Unlock()
@@ -72,7 +73,7 @@ func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error
 			errs = append(errs, fmt.Errorf("re-read capability list %s: capability is %q; kept what it said before", set.URL, c))
 			continue
 		}
-		f.adoptDocs(set, f.s.setFromCapabilityList(set.URL, doc))
+		f.adoptDocs(set, f.s.SetFromCapabilityList(set.URL, doc))
 	}
 	return reload, errors.Join(errs...)
 }
@@ -92,7 +93,7 @@ func (f *Follower) isDescription(u string) bool {
 }
 
 // sets returns the sets, read under applyMu (a refresh may replace them).
-func (f *Follower) sets() []*Set {
+func (f *Follower) sets() []*source.Set {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	return slices.Clone(f.s.Sets)
@@ -101,7 +102,7 @@ func (f *Follower) sets() []*Set {
 // adoptDocs takes a re-read Capability List's documents for set. A Change
 // List it no longer names is read once more (it may hold changes past the
 // position), then dropped.
-func (f *Follower) adoptDocs(set *Set, fresh *Set) {
+func (f *Follower) adoptDocs(set *source.Set, fresh *source.Set) {
 	f.replaceClosed(fresh)
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
@@ -115,7 +116,7 @@ func (f *Follower) adoptDocs(set *Set, fresh *Set) {
 			f.mu.Unlock()
 		}
 	}
-	f.s.log.Info("capability list changed; following what it names now", "set", set.URL,
+	f.s.Logger().Info("capability list changed; following what it names now", "set", set.URL,
 		"changelists", fresh.Docs[resourcesync.CapChangeList], "changedumps", fresh.Docs[resourcesync.CapChangeDump])
 	set.Docs, set.Hubs, set.Links = fresh.Docs, fresh.Hubs, fresh.Links
 }
@@ -123,7 +124,7 @@ func (f *Follower) adoptDocs(set *Set, fresh *Set) {
 // replaceClosed puts in fresh's Change Lists, for each closed one already
 // replaced by its index (followClosed), the index: a Capability List that
 // still names the closed list must not lead the set back to it.
-func (f *Follower) replaceClosed(fresh *Set) {
+func (f *Follower) replaceClosed(fresh *source.Set) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	lists := fresh.Docs[resourcesync.CapChangeList]
@@ -159,28 +160,28 @@ func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document)
 	if slices.Equal(want, have) || len(want) == 0 {
 		return false
 	}
-	var sets []*Set
+	var sets []*source.Set
 	for _, u := range want {
 		if set := f.setOf(u); set != nil {
 			sets = append(sets, set)
 			continue
 		}
-		f.s.allowDoc(u)
+		f.s.AllowDoc(u)
 		d, err := f.getIfChanged(ctx, u)
 		if err != nil || d == nil || d.Header.Capability() != resourcesync.CapCapabilityList {
-			f.s.log.Warn("a new capability list could not be read; not followed yet", "url", u, "err", err)
+			f.s.Logger().Warn("a new capability list could not be read; not followed yet", "url", u, "err", err)
 			continue
 		}
-		sets = append(sets, f.s.setFromCapabilityList(u, d))
+		sets = append(sets, f.s.SetFromCapabilityList(u, d))
 	}
-	f.s.log.Warn("the Source Description names other capability lists; reloading", "sets", want)
+	f.s.Logger().Warn("the Source Description names other capability lists; reloading", "sets", want)
 	f.applyMu.Lock()
 	f.s.Sets = sets
 	f.applyMu.Unlock()
 	return true
 }
 
-func (f *Follower) setOf(capURL string) *Set {
+func (f *Follower) setOf(capURL string) *source.Set {
 	for _, set := range f.sets() {
 		if set.URL == capURL {
 			return set
@@ -191,7 +192,7 @@ func (f *Follower) setOf(capURL string) *Set {
 
 // changeDocs returns the Change Lists to read for set: those its
 // Capability List names, and those it stopped naming, once.
-func (f *Follower) changeDocs(set *Set) (docs, retired []string) {
+func (f *Follower) changeDocs(set *source.Set) (docs, retired []string) {
 	f.applyMu.Lock()
 	docs = slices.Clone(set.Docs[resourcesync.CapChangeList])
 	f.applyMu.Unlock()
@@ -202,7 +203,7 @@ func (f *Follower) changeDocs(set *Set) (docs, retired []string) {
 }
 
 // dropRetired forgets Change Lists read for the last time.
-func (f *Follower) dropRetired(set *Set, read []string) {
+func (f *Follower) dropRetired(set *source.Set, read []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	rest := f.retired[set][:0:0]
@@ -219,7 +220,7 @@ func (f *Follower) dropRetired(set *Set, read []string) {
 }
 
 // changeDumps returns the Change Dumps set's Capability List names.
-func (f *Follower) changeDumps(set *Set) []string {
+func (f *Follower) changeDumps(set *source.Set) []string {
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	return slices.Clone(set.Docs[resourcesync.CapChangeDump])
@@ -230,7 +231,7 @@ func (f *Follower) changeDumps(set *Set) []string {
 // the set polls the index it names (rel="index") instead. Without one, the
 // Capability List (rel="up"), re-read at every poll, is what names the next
 // Change List.
-func (f *Follower) followClosed(set *Set, u string, h *resourcesync.Header) {
+func (f *Follower) followClosed(set *source.Set, u string, h *resourcesync.Header) {
 	var index string
 	for _, l := range h.Links {
 		if l.Rel == "index" && l.Href != "" && l.Href != u {
@@ -240,7 +241,7 @@ func (f *Follower) followClosed(set *Set, u string, h *resourcesync.Header) {
 	if index == "" {
 		return
 	}
-	f.s.allowDoc(index)
+	f.s.AllowDoc(index)
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	docs := set.Docs[resourcesync.CapChangeList]
@@ -248,7 +249,7 @@ func (f *Follower) followClosed(set *Set, u string, h *resourcesync.Header) {
 	if i < 0 || slices.Contains(docs, index) {
 		return
 	}
-	f.s.log.Info("change list closed; following its index", "set", setKey(set), "changelist", u, "index", index)
+	f.s.Logger().Info("change list closed; following its index", "set", setKey(set), "changelist", u, "index", index)
 	f.mu.Lock()
 	f.closedTo[u] = index
 	f.mu.Unlock()

@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"rsfs/copies"
 	"rsfs/fetch"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // readChangeDump reads a Change Dump (or an index of them) and collects the
@@ -30,7 +31,7 @@ func (f *Follower) readChangeDump(ctx context.Context, u string, r *pollRead, de
 		if until := e.MD.Until; !until.IsZero() && until.Before(r.pos.Time) {
 			continue
 		}
-		f.s.allowDoc(e.Loc)
+		f.s.AllowDoc(e.Loc)
 		if doc.Header.Root == resourcesync.SitemapIndex {
 			if err := f.readChangeDump(ctx, e.Loc, r, depth+1); err != nil {
 				return err
@@ -48,13 +49,13 @@ func (f *Follower) readChangeDump(ctx context.Context, u string, r *pollRead, de
 // r is a poll's) and returns nil when it is unchanged.
 func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resourcesync.Document, error) {
 	if !r.condition {
-		return f.s.getDoc(ctx, u)
+		return f.s.GetDoc(ctx, u)
 	}
 	f.mu.Lock()
 	v := f.validators[u]
 	f.docs++
 	f.mu.Unlock()
-	doc, vals, err := f.s.getDocIfChanged(ctx, u, v)
+	doc, vals, err := getDocIfChanged(ctx, f.s, u, v)
 	if err != nil || doc == nil {
 		return nil, err
 	}
@@ -64,11 +65,11 @@ func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resour
 
 // collectPackage reads a Change Dump package's manifest.
 func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL string) error {
-	pkg, err := f.s.pkgs.open(ctx, pkgURL)
+	pkg, err := f.s.OpenPackage(ctx, pkgURL)
 	if err != nil {
 		return fmt.Errorf("change dump package: %w", err)
 	}
-	man, err := ReadManifest(ctx, pkg)
+	man, err := source.ReadManifest(ctx, pkg)
 	if err != nil {
 		return fmt.Errorf("change dump package %s: %w", pkgURL, err)
 	}
@@ -83,7 +84,7 @@ func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL strin
 					e.MD.Length = m.Size
 				}
 			} else {
-				f.s.log.Warn("change dump manifest names a member the package lacks or of another size; the resource is read from its URI",
+				f.s.Logger().Warn("change dump manifest names a member the package lacks or of another size; the resource is read from its URI",
 					"package", pkgURL, "path", e.MD.Path, "uri", e.Loc)
 			}
 		}
@@ -95,8 +96,8 @@ func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL strin
 
 // getDocIfChanged fetches and parses a document with validators v; an
 // unchanged one (304) is (nil, nil, nil).
-func (s *Source) getDocIfChanged(ctx context.Context, u string, v *fetch.Validators) (*resourcesync.Document, *fetch.Validators, error) {
-	resp, err := s.opts.Client.Get(ctx, u, v)
+func getDocIfChanged(ctx context.Context, s *source.Source, u string, v *fetch.Validators) (*resourcesync.Document, *fetch.Validators, error) {
+	resp, err := s.Client().Get(ctx, u, v)
 	if errors.Is(err, fetch.ErrNotModified) {
 		return nil, nil, nil
 	}
@@ -104,10 +105,10 @@ func (s *Source) getDocIfChanged(ctx context.Context, u string, v *fetch.Validat
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	doc, err := resourcesync.Parse(resp.Body, resp.URL, s.opts.Parse)
+	doc, err := resourcesync.Parse(resp.Body, resp.URL, s.ParseOptions())
 	if err != nil {
 		return nil, nil, err
 	}
-	s.warn(doc.Warnings)
+	s.Warn(doc.Warnings)
 	return doc, resp.Validators(), nil
 }

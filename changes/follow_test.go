@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -67,7 +67,7 @@ func TestPollFollowsTheChildrenOfAnUnchangedIndex(t *testing.T) {
 	s, cat, _, err := load(t, srv.URL+"/caps.xml")
 	require.NoError(t, err)
 	var effects []catalog.Effect
-	f := s.NewFollower(cat, FollowOptions{Effects: func(e []catalog.Effect) { effects = append(effects, e...) }}, nil)
+	f := New(s, cat, FollowOptions{Effects: func(e []catalog.Effect) { effects = append(effects, e...) }}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

@@ -1,4 +1,4 @@
-package source
+package changes
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"rsfs/catalog"
 	"rsfs/notify"
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
 // twoSetSource serves a Source Description naming two Capability Lists,
@@ -91,7 +92,7 @@ func startTwoSets(t *testing.T) (*twoSetSource, *Follower, *catalog.Catalog) {
 	s, cat, _, err := load(t, srv.URL+"/")
 	require.NoError(t, err)
 	require.Len(t, s.Sets, 2)
-	f := s.NewFollower(cat, FollowOptions{}, nil)
+	f := New(s, cat, FollowOptions{}, nil)
 	pollOnce(t, f) // the structure discovery read is not read again
 	pollOnce(t, f) // validators for everything
 	src.requests()
@@ -125,9 +126,9 @@ func TestEarlyPollIsOfTheChangedFilesSetOnly(t *testing.T) {
 	assert.True(t, ok)
 }
 
-func framework(t *testing.T, f *Follower, set *Set, entries string) {
+func framework(t *testing.T, f *Follower, set *source.Set, entries string) {
 	t.Helper()
-	set.Hubs = []Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
+	set.Hubs = []source.Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
 	note := fmt.Sprintf(`<urlset %s><rs:md capability="framework-notification"/>%s</urlset>`, nsXML, entries)
 	doc, err := resourcesync.Parse(strings.NewReader(note), "fw", resourcesync.Options{})
 	require.NoError(t, err)

@@ -1,0 +1,101 @@
+package changes
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The follow plan inspect prints is what a follower does: the documents a
+// poll reads once caught up, and the position it stands at.
+func TestInspectFollowPlanAgreesWithTheFollower(t *testing.T) {
+	var mu sync.Mutex
+	hits := map[string]int{}
+	docs := map[string]string{
+		"/caps.xml": `<urlset {ns}><rs:md capability="capabilitylist"/>
+<url><loc>{base}/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>{base}/cl-old.xml</loc><rs:md capability="changelist"/></url>
+<url><loc>{base}/index.xml</loc><rs:md capability="changelist"/></url>
+<url><loc>{base}/cd.xml</loc><rs:md capability="changedump"/></url></urlset>`,
+		"/rl.xml": `<urlset {ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>
+<url><loc>{base}/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`,
+		// Closed, but named by the Capability List itself: read at every poll.
+		"/cl-old.xml": `<urlset {ns}><rs:md capability="changelist" from="2023-12-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>{base}/b.txt</loc><rs:md change="created" datetime="2024-01-01T12:00:00Z" length="1"/></url></urlset>`,
+		"/index.xml": `<sitemapindex {ns}><rs:md capability="changelist" from="2023-11-01T00:00:00Z"/>
+<sitemap><loc>{base}/c1.xml</loc><rs:md capability="changelist" from="2023-11-01T00:00:00Z" until="2023-12-01T00:00:00Z"/></sitemap>
+<sitemap><loc>{base}/c2.xml</loc><rs:md capability="changelist" from="2023-12-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></sitemap>
+<sitemap><loc>{base}/c3.xml</loc><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/></sitemap></sitemapindex>`,
+		"/c1.xml": `<urlset {ns}><rs:md capability="changelist" from="2023-11-01T00:00:00Z" until="2023-12-01T00:00:00Z"/></urlset>`,
+		"/c2.xml": `<urlset {ns}><rs:md capability="changelist" from="2023-12-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>{base}/c.txt</loc><rs:md change="created" datetime="2024-01-01T18:00:00Z" length="1"/></url></urlset>`,
+		// A 1.1 list: the entry with only a lastmod is undated (its
+		// lastmod is the resource's time), so the position is 01-05.
+		"/c3.xml": `<urlset {ns}><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/>
+<url><loc>{base}/d.txt</loc><rs:md change="created" datetime="2024-01-05T00:00:00Z" length="1"/></url>
+<url><loc>{base}/e.txt</loc><lastmod>2025-06-01T00:00:00Z</lastmod><rs:md change="created" length="1"/></url></urlset>`,
+		"/cd.xml": `<urlset {ns}><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/></urlset>`,
+	}
+	var base string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		mu.Lock()
+		hits[r.URL.Path]++
+		mu.Unlock()
+		body = strings.NewReplacer("{ns}", nsXML, "{base}", base).Replace(body)
+		w.Header().Set("ETag", fmt.Sprintf(`"%d"`, len(body)))
+		if r.Header.Get("If-None-Match") == w.Header().Get("ETag") {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	base = srv.URL
+
+	opts := testOptions()
+	opts.Partial = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	is, err := discoverSource(ctx, base+"/caps.xml", opts)
+	require.NoError(t, err)
+	rep, err := is.Inspect(ctx)
+	require.NoError(t, err)
+	require.Len(t, rep.Sets, 1)
+	plan := rep.Sets[0].Follow
+
+	s, cat, _, err := load(t, base+"/caps.xml")
+	require.NoError(t, err)
+	f := New(s, cat, FollowOptions{}, nil)
+	pollOnce(t, f) // catches up
+	mu.Lock()
+	clear(hits)
+	mu.Unlock()
+	pollOnce(t, f) // what every poll now reads
+	var polled []string
+	mu.Lock()
+	for p := range hits {
+		if p != "/caps.xml" { // the structure, re-read at each poll
+			polled = append(polled, base+p)
+		}
+	}
+	mu.Unlock()
+
+	assert.ElementsMatch(t, polled, plan.Polled, "inspect's polled documents are the follower's")
+	assert.ElementsMatch(t, []string{base + "/cl-old.xml", base + "/index.xml", base + "/c3.xml", base + "/cd.xml"}, plan.Polled)
+	require.NotNil(t, plan.Position)
+	assert.Equal(t, onlyPosition(f).Time.UTC(), plan.Position.UTC(), "inspect's position is the follower's")
+	assert.Equal(t, "2024-01-05T00:00:00Z", plan.Position.UTC().Format(time.RFC3339))
+}
