@@ -36,3 +36,28 @@ func TestSinceIsALowerBoundPastTheRing(t *testing.T) {
 	assert.Equal(t, "98", s.Latest[1].Reason)
 	assert.Equal(t, Summary{}, (&Events{}).Since(time.Hour, 3))
 }
+
+// Capped says the count may be short: only when the ring is full of events
+// within the window and more happened than it holds.
+func TestCappedOnlyWhenTheRingCannotSayAll(t *testing.T) {
+	clock := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	exactly := &Events{now: func() time.Time { return clock }}
+	for i := range keep {
+		exactly.Add(fmt.Sprint(i))
+	}
+	s := exactly.Since(time.Hour, 0)
+	assert.Equal(t, keep, s.InWindow)
+	assert.False(t, s.Capped, "exactly as many as the ring holds: the count is exact")
+
+	old := &Events{now: func() time.Time { return clock }}
+	for i := range 100 {
+		if i == 50 {
+			clock = clock.Add(2 * time.Hour) // the first 50 are out of the window
+		}
+		old.Add(fmt.Sprint(i))
+	}
+	s = old.Since(time.Hour, 0)
+	assert.Equal(t, 50, s.InWindow)
+	assert.False(t, s.Capped, "the ring reaches past the window: the count is exact")
+	assert.Equal(t, uint64(100), s.Total)
+}

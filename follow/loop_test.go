@@ -1,0 +1,206 @@
+package follow
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// recorder is a PollFunc that records each poll: when, and for which sets.
+type recorder struct {
+	mu    sync.Mutex
+	at    []time.Time
+	sets  [][]uint16
+	err   error
+	block chan struct{} // if set, a poll waits for it
+}
+
+func (r *recorder) poll(_ context.Context, sets []uint16) error {
+	if r.block != nil {
+		<-r.block
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.at = append(r.at, time.Now())
+	r.sets = append(r.sets, sets)
+	return r.err
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.at)
+}
+
+// waitFor waits until cond holds, at most 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		require.True(t, time.Now().Before(deadline), "timed out waiting for %s", what)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// run starts l.Run and stops it when the test ends.
+func run(t *testing.T, l *Loop) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+func TestJitterIsTenPercentEitherWay(t *testing.T) {
+	d := time.Minute
+	seen := map[time.Duration]bool{}
+	below, above := false, false
+	for range 1000 {
+		j := jittered(d)
+		require.GreaterOrEqual(t, j, 54*time.Second)
+		require.LessOrEqual(t, j, 66*time.Second)
+		seen[j] = true
+		below = below || j < 57*time.Second
+		above = above || j > 63*time.Second
+	}
+	assert.Greater(t, len(seen), 900, "the intervals differ: many mounts of one Source do not poll in step")
+	assert.True(t, below && above, "the jitter reaches both ways")
+}
+
+// An early poll reads only the sets asked for, and never sooner than
+// MinGap after the last poll.
+func TestEarlyPollsAskForTheirSetsAndKeepTheMinimumGap(t *testing.T) {
+	rec := &recorder{}
+	const gap = 300 * time.Millisecond
+	l := New(rec.poll, Options{Interval: time.Hour, MinGap: gap})
+	run(t, l)
+	l.PollSoon(2)
+	waitFor(t, "the first early poll", func() bool { return rec.count() == 1 })
+	l.PollSoon(3)
+	l.PollSoon(3)
+	waitFor(t, "the second early poll", func() bool { return rec.count() == 2 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Equal(t, [][]uint16{{2}, {3}}, rec.sets, "only the sets asked for, each once")
+	assert.GreaterOrEqual(t, rec.at[1].Sub(rec.at[0]), gap, "the minimum gap between two polls")
+	st := l.Status()
+	assert.Equal(t, int64(2), st.Polls)
+	assert.False(t, st.NextPoll.IsZero(), "the next timed poll is known")
+}
+
+func TestTimedPollsAreWholeAndEveryInterval(t *testing.T) {
+	rec := &recorder{}
+	l := New(rec.poll, Options{Interval: 20 * time.Millisecond, MinGap: time.Millisecond})
+	run(t, l)
+	waitFor(t, "three polls", func() bool { return rec.count() >= 3 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, s := range rec.sets[:3] {
+		assert.Nil(t, s, "a timed poll is a whole poll")
+	}
+}
+
+func TestHeldPollsAreSkipped(t *testing.T) {
+	rec := &recorder{}
+	var held atomic.Bool
+	held.Store(true)
+	l := New(rec.poll, Options{Interval: 10 * time.Millisecond, MinGap: time.Millisecond, Held: held.Load})
+	run(t, l)
+	l.PollSoon(0)
+	time.Sleep(150 * time.Millisecond) // a dozen intervals, all held
+	assert.Equal(t, 0, rec.count(), "no poll while changes are held back")
+	assert.Equal(t, int64(0), l.Status().Polls)
+	held.Store(false)
+	waitFor(t, "a poll after the hold", func() bool { return rec.count() > 0 })
+}
+
+func TestPollsNeverOverlap(t *testing.T) {
+	rec := &recorder{block: make(chan struct{})}
+	l := New(rec.poll, Options{})
+	first := make(chan error)
+	go func() { first <- l.Poll(context.Background()) }()
+	waitFor(t, "the first poll to start", func() bool { return l.polling.Load() })
+	second := make(chan error, 1)
+	go func() { second <- l.Poll(context.Background()) }()
+	select {
+	case err := <-second:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Error("a poll asked for while one runs must return at once")
+	}
+	close(rec.block)
+	require.NoError(t, <-first)
+	assert.Equal(t, 1, rec.count())
+	assert.Equal(t, int64(1), l.Status().Polls)
+}
+
+func TestFailedPollsAreCountedAndLoggedWithBackoff(t *testing.T) {
+	rec := &recorder{err: errors.New("poll change list: 503")}
+	var buf safeBuffer
+	l := New(rec.poll, Options{Interval: 5 * time.Millisecond, MinGap: time.Millisecond,
+		Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	run(t, l)
+	waitFor(t, "five failed polls", func() bool { return l.Status().PollFailures >= 5 })
+	st := l.Status()
+	assert.Equal(t, "poll change list: 503", st.LastPollErr)
+	assert.False(t, st.LastPoll.IsZero())
+	lines := strings.Count(buf.String(), "following changes")
+	assert.Less(t, int64(lines), st.PollFailures, "not a line per failure")
+	assert.Contains(t, buf.String(), "failed_polls=1")
+	assert.Contains(t, buf.String(), "failed_polls=4")
+	assert.NotContains(t, buf.String(), "failed_polls=3")
+}
+
+func TestRunSavesEverySaveEveryAndAtTheEnd(t *testing.T) {
+	var mu sync.Mutex
+	var saves []bool
+	l := New(func(context.Context, []uint16) error { return nil }, Options{
+		SaveEvery: 10 * time.Millisecond,
+		Save: func(final bool) {
+			mu.Lock()
+			saves = append(saves, final)
+			mu.Unlock()
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { l.Run(ctx); close(done) }()
+	waitFor(t, "two periodic saves", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(saves) >= 2
+	})
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	assert.False(t, saves[0], "a periodic save saves only what changed")
+	assert.True(t, saves[len(saves)-1], "Run's last act is a final save")
+	assert.Equal(t, int64(0), l.Status().Polls, "Interval 0 never polls")
+}
+
+// safeBuffer is a bytes.Buffer for a logger written from Run's goroutine.
+type safeBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
