@@ -1,4 +1,4 @@
-package main
+package cache
 
 import (
 	"os"
@@ -24,9 +24,10 @@ type gcPacer struct {
 	percent int
 }
 
-// startGCPacer starts pacing the GC after every collection, for the life of
-// the process.
-func startGCPacer(blocks func() int64) {
+// PaceGC starts pacing the GC after every collection, for the life of the
+// process, so that the blocks cached (blocks, e.g. Cache.MemoryBytes) earn
+// no headroom (see gcPacer).
+func PaceGC(blocks func() int64) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}

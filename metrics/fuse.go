@@ -1,5 +1,8 @@
-// Package metrics measures the FUSE operations a mount serves, for
-// Prometheus: a fuse.RawFileSystem that times each operation it passes on.
+// Package metrics reads a mount's state for `rsfs status` and Prometheus:
+// Mount gathers, read-only, the report behind user.rsfs.status (the model
+// is package status's) and is the collector /metrics scrapes, from the same
+// accessors; FUSE times each FUSE operation a mount serves (a wrapping
+// fuse.RawFileSystem), only when metrics are on.
 package metrics
 
 import (

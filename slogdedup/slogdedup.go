@@ -1,4 +1,9 @@
-package main
+// Package slogdedup is a slog.Handler that drops a record identical
+// (level, message, attributes; time aside) to one written within a window
+// (10 s), and says, on the next one written after the window, how many
+// were dropped (repeated=N). The kernel retries a failed page read at once,
+// so one failed read(2) reaches rsfs as two reads that fail alike.
+package slogdedup
 
 import (
 	"context"
@@ -14,10 +19,11 @@ import (
 // read(2) reaches rsfs as two reads that fail alike.
 const dedupWindow = 10 * time.Second
 
-// dedupHandler drops a record identical (level, message, attributes, time
+// Handler drops a record identical (level, message, attributes, time
 // aside) to one handled within dedupWindow; the next one written after the
-// window says how many were dropped (repeated=N).
-type dedupHandler struct {
+// window says how many were dropped (repeated=N). Its WithAttrs and
+// WithGroup handlers share what it has seen.
+type Handler struct {
 	next   slog.Handler
 	prefix string // the attributes and groups added by WithAttrs and WithGroup
 	seen   *dedupSeen
@@ -33,15 +39,18 @@ type dedupEntry struct {
 	dropped int
 }
 
-func newDedupHandler(next slog.Handler) *dedupHandler {
-	return &dedupHandler{next: next, seen: &dedupSeen{last: map[string]dedupEntry{}}}
+// New returns a Handler writing to next.
+func New(next slog.Handler) *Handler {
+	return &Handler{next: next, seen: &dedupSeen{last: map[string]dedupEntry{}}}
 }
 
-func (h *dedupHandler) Enabled(ctx context.Context, l slog.Level) bool {
+// Enabled implements slog.Handler.
+func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
 	return h.next.Enabled(ctx, l)
 }
 
-func (h *dedupHandler) Handle(ctx context.Context, r slog.Record) error {
+// Handle implements slog.Handler.
+func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\x00%s\x00%s", h.prefix, r.Level, r.Message)
 	r.Attrs(func(a slog.Attr) bool {
@@ -74,15 +83,17 @@ func (s *dedupSeen) pass(key string, now time.Time) (int, bool) {
 	return e.dropped, true
 }
 
-func (h *dedupHandler) WithAttrs(as []slog.Attr) slog.Handler {
+// WithAttrs implements slog.Handler.
+func (h *Handler) WithAttrs(as []slog.Attr) slog.Handler {
 	var b strings.Builder
 	b.WriteString(h.prefix)
 	for _, a := range as {
 		fmt.Fprintf(&b, "\x00%s=%v", a.Key, a.Value)
 	}
-	return &dedupHandler{next: h.next.WithAttrs(as), prefix: b.String(), seen: h.seen}
+	return &Handler{next: h.next.WithAttrs(as), prefix: b.String(), seen: h.seen}
 }
 
-func (h *dedupHandler) WithGroup(name string) slog.Handler {
-	return &dedupHandler{next: h.next.WithGroup(name), prefix: h.prefix + "\x00group " + name, seen: h.seen}
+// WithGroup implements slog.Handler.
+func (h *Handler) WithGroup(name string) slog.Handler {
+	return &Handler{next: h.next.WithGroup(name), prefix: h.prefix + "\x00group " + name, seen: h.seen}
 }

@@ -1,4 +1,4 @@
-package main
+package slogdedup
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 
 func TestDedupDropsRepeatsWithinTheWindow(t *testing.T) {
 	var buf bytes.Buffer
-	h := newDedupHandler(slog.NewTextHandler(&buf, nil))
+	h := New(slog.NewTextHandler(&buf, nil))
 	log := slog.New(h)
 	base := time.Now()
 	at := func(d time.Duration, msg string, args ...any) {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fetch"
+	"rsfs/slogdedup"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -61,7 +62,7 @@ func setupLogging(level, format string) error {
 	default:
 		return fmt.Errorf("--log-format %q: want text or json", format)
 	}
-	slog.SetDefault(slog.New(newDedupHandler(h)))
+	slog.SetDefault(slog.New(slogdedup.New(h)))
 	return nil
 }
 

@@ -275,10 +275,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	startGCPacer(blocks.MemoryBytes)
-	report := newReporter(mf, rawURL, dir, stateDir)
+	cache.PaceGC(blocks.MemoryBytes)
+	report := newMountReport(mf, rawURL, dir, stateDir)
 	f := fs.New(fs.Config{
-		Status:  report.json,
+		Status:  report.JSON,
 		Catalog: src.Catalog(),
 		Cache:   blocks,
 		Fetcher: src.Fetcher,
@@ -287,8 +287,8 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		GID:     uint32(mf.gid),
 	})
 	fsys.Store(f)
-	report.attach(mountParts{protocol: src.Protocol(), origin: src.Origin(), client: src.Client(),
-		fsys: f, follower: src.Follower(), blocks: blocks, count: src.Catalog().Len})
+	report.Protocol, report.Origin, report.Client = src.Protocol(), src.Origin(), src.Client()
+	report.FS, report.Follower, report.Cache, report.Count = f, src.Follower(), blocks, src.Catalog().Len
 	mf.serveMetrics(cmd.Context(), report)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
-
 	"rsfs/remember"
 )
 
@@ -23,16 +21,4 @@ func (mf *mountFlags) stateDir(rawURL string) (string, error) {
 		return "", fmt.Errorf("--cache-dir: %w", err)
 	}
 	return dir, nil
-}
-
-// load discovers the Source and builds its catalog, from the snapshot in
-// stateDir or from the Resource Lists (package remember decides).
-func load(cmd *cobra.Command, mf *mountFlags, rawURL, stateDir string, prog *progress) (*remember.Loaded, error) {
-	client, err := mf.client(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	l, err := remember.Load(cmd.Context(), stateDir, rawURL, mf.sourceOptions(client), prog.update)
-	prog.done()
-	return l, err
 }

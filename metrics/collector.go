@@ -1,0 +1,104 @@
+package metrics
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"rsfs/mountutil"
+)
+
+// collector reads the mount's counters at each scrape: the same accessors
+// as its status, so nothing is counted twice.
+type collector struct{ r *Mount }
+
+// Collector returns the Prometheus collector of the mount.
+func (m *Mount) Collector() prometheus.Collector { return &collector{r: m} }
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	descRequests     = desc("rsfs_http_requests_total", "HTTP requests sent, by origin, kind (get, range, head) and status (0: no response).", "origin", "kind", "status")
+	descBytes        = desc("rsfs_http_response_bytes_total", "HTTP response body bytes read, by origin.", "origin")
+	descRetries      = desc("rsfs_http_retries_total", "HTTP retries and resumed range bodies.")
+	descCacheHits    = desc("rsfs_cache_hits_total", "Blocks found cached, by tier (memory; disk, asked on each memory miss).", "tier")
+	descCacheMisses  = desc("rsfs_cache_misses_total", "Blocks not found cached, by tier.", "tier")
+	descCacheEvict   = desc("rsfs_cache_evictions_total", "Blocks evicted to stay within the tier's size, by tier.", "tier")
+	descCacheBytes   = desc("rsfs_cache_bytes", "Bytes cached now, by tier.", "tier")
+	descVerify       = desc("rsfs_verification_failures_total", "Contents whose bytes disagreed with their published length or hash.")
+	descReadErrors   = desc("rsfs_read_errors_total", "Reads answered with EIO.")
+	descPolls        = desc("rsfs_polls_total", "Polls of the Change Lists (of an Atom-PMH feed: of its subscription document), by result (ok, error).", "result")
+	descPollDuration = desc("rsfs_last_poll_duration_seconds", "How long the last poll took.")
+	descPollTime     = desc("rsfs_last_poll_timestamp_seconds", "When the last poll started (Unix time).")
+	descApplied      = desc("rsfs_changes_applied_total", "Changes applied, polled or pushed.")
+	descReloads      = desc("rsfs_reloads_total", "Reloads of the Resource Lists.")
+	descPushed       = desc("rsfs_notifications_pushed_total", "Notifications pushed by hubs.")
+	descLag          = desc("rsfs_change_lag_seconds", "How far a set's position is behind the newest change its Change Lists listed (a feed's harvest mark behind the newest atom:updated read), by set (a feed: its URL).", "set")
+	descPosition     = desc("rsfs_set_position_timestamp_seconds", "A set's follow position: every change up to it is applied (a feed's: its harvest mark) (Unix time), by set.", "set")
+	descResources    = desc("rsfs_resources", "Resources in the tree.")
+	descSetResources = desc("rsfs_set_resources", "Resources in the tree, by the resource set that lists them.", "set")
+	descHeld         = desc("rsfs_held", "1 while changes are held back (rsfs hold), else 0.")
+)
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRequests, descBytes, descRetries, descCacheHits, descCacheMisses,
+		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPolls, descPollDuration, descPollTime,
+		descApplied, descReloads, descPushed, descLag, descPosition, descResources, descSetResources, descHeld} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	client := c.r.Client
+	for _, t := range client.Traffic() {
+		counter(descRequests, float64(t.Requests), t.Origin, t.Kind, strconv.Itoa(t.Status))
+	}
+	for o, n := range client.BytesByOrigin() {
+		counter(descBytes, float64(n), o)
+	}
+	counter(descRetries, float64(client.Stats().Retries))
+
+	cs := c.r.Cache.Stats()
+	counter(descCacheHits, float64(cs.Hits), "memory")
+	counter(descCacheMisses, float64(cs.Misses), "memory")
+	counter(descCacheEvict, float64(cs.Evictions), "memory")
+	gauge(descCacheBytes, float64(cs.Bytes), "memory")
+	if c.r.DiskMax > 0 {
+		counter(descCacheHits, float64(cs.DiskHits), "disk")
+		counter(descCacheMisses, float64(cs.Misses-min(cs.DiskHits, cs.Misses)), "disk")
+		counter(descCacheEvict, float64(cs.DiskEvictions), "disk")
+		gauge(descCacheBytes, float64(cs.DiskBytes), "disk")
+	}
+	counter(descVerify, float64(c.r.Cache.VerifyFailures(0, 0).Total))
+	counter(descReadErrors, float64(c.r.FS.ReadErrors(0, 0).Total))
+
+	st := c.r.Follower.Status()
+	counter(descPolls, float64(st.Polls-st.PollFailures), "ok")
+	counter(descPolls, float64(st.PollFailures), "error")
+	if !st.LastPoll.IsZero() {
+		gauge(descPollDuration, st.LastPollTook.Seconds())
+		gauge(descPollTime, float64(st.LastPoll.UnixNano())/1e9)
+	}
+	counter(descApplied, float64(st.Applied))
+	counter(descReloads, float64(st.Reloads))
+	counter(descPushed, float64(st.Pushed))
+	for _, s := range st.Sets {
+		gauge(descLag, s.Newest.Sub(s.Position).Seconds(), s.Set)
+		gauge(descPosition, float64(s.Position.UnixNano())/1e9, s.Set)
+		gauge(descSetResources, float64(s.Resources), s.Set)
+	}
+	gauge(descResources, float64(c.r.Count()))
+	held := 0.0
+	if _, ok := mountutil.HeldUntil(c.r.Dir); ok {
+		held = 1
+	}
+	gauge(descHeld, held)
+}
