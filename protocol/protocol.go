@@ -14,7 +14,6 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/fetch"
-	"rsfs/notify"
 	"rsfs/status"
 )
 
@@ -65,14 +64,4 @@ type Follower interface {
 	// far, and the last poll's error ("" when it succeeded), at no cost:
 	// Status may walk the catalog.
 	LastPoll() (at time.Time, applied int64, errText string)
-}
-
-// Pusher is a Follower that also applies pushed notifications: a
-// ResourceSync Source's WebSub channels. Atom-PMH names no channel.
-type Pusher interface {
-	// Subscribe subscribes sub to the Source's channels; it returns how
-	// many it advertises.
-	Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error)
-	// RunPush applies what the channels push until ctx ends.
-	RunPush(ctx context.Context, notes <-chan notify.Notification)
 }

@@ -350,13 +350,21 @@ func detachLogs(path string) (*os.File, error) {
 	return term, nil
 }
 
+// pusher is a follower that also applies pushed notifications: a
+// ResourceSync Source's WebSub channels (changes.Follower). Atom-PMH names
+// no channel.
+type pusher interface {
+	Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error)
+	RunPush(ctx context.Context, notes <-chan notify.Notification)
+}
+
 // startPush subscribes to the Source's notification channels when
 // --notify-addr is set, and applies what they push.
 func startPush(ctx context.Context, mf *mountFlags, f protocol.Follower) (*notify.Subscriber, error) {
 	if mf.notifyAddr == "" {
 		return nil, nil
 	}
-	p, ok := f.(protocol.Pusher)
+	p, ok := f.(pusher)
 	if !ok {
 		slog.Warn("--notify-addr: this protocol has no notification channels; polling only")
 		return nil, nil
