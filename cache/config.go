@@ -14,7 +14,7 @@ const (
 	DefaultDiskMaxBytes        int64 = 10 << 30
 	// DefaultVerifyWholeBelow: contents up to this size (with a published
 	// hash) are verified whole before their first byte is served. Measured
-	// (README, "What is verified"): head -c1 of a 16 MiB file then takes
+	// (docs/verification.md): head -c1 of a 16 MiB file then takes
 	// tens of milliseconds on a fast link.
 	DefaultVerifyWholeBelow int64 = 16 << 20
 )

@@ -52,7 +52,7 @@ const (
 	aSHA256 = "b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9"
 	// printf %s 'hello world' | md5sum
 	aMD5 = "5eb63bbbe01eeed093cb22bb8f5acdc3"
-	// The README: a file's inode is the 64-bit FNV-1a of its URI, a
+	// docs/usage.md: a file's inode is the 64-bit FNV-1a of its URI, a
 	// directory's that of "\0dir\0" and its path.
 	// printf %s http://src.example/data/a.txt | python3 -c 'import sys;h=0xcbf29ce484222325;[h:=((h^b)*0x100000001b3)%2**64 for b in sys.stdin.buffer.read()];print(h)'
 	aIno = 8058127345889444070

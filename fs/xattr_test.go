@@ -12,7 +12,7 @@ import (
 
 // Names outside user. are ENOTSUP on every node, so GNU ls marks the device
 // as without SELinux labels and ACLs and stops asking; an absent user. name
-// stays ENODATA (getfattr and the README rely on it).
+// stays ENODATA (getfattr and docs/usage.md rely on it).
 func TestGetxattrErrnoByNamespace(t *testing.T) {
 	tf := newTestFS(t)
 	nodes := map[string]gofs.NodeGetxattrer{

@@ -306,7 +306,7 @@ func (b *bench) dumps(n int) {
 }
 
 // follow times how long a change at the Source takes to reach a reader of
-// the mount, polling every second: the README promises one poll interval.
+// the mount, polling every second: docs/following.md promises one poll interval.
 // The e2e tests only bound this generously.
 func (b *bench) follow(changes int) {
 	const poll = time.Second

@@ -23,7 +23,7 @@ const pollInterval = 500 * time.Millisecond
 
 var pollFlags = []string{"--poll-interval", pollInterval.String()}
 
-// within bounds the wait for a change to show. The README promises one
+// within bounds the wait for a change to show. docs/following.md promises one
 // poll interval, but a shared 2-core machine can stall any process for
 // seconds, so this only catches a change that never shows; how long a
 // change takes is measured by tests/bench ("change visible").

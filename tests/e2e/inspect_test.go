@@ -15,7 +15,7 @@ import (
 // The inspect tests need no FUSE: they run wherever the binary builds.
 
 // inspectJSON runs `rsfs inspect --json ARGS...` and decodes its output as any
-// JSON, not into rsfs's own types, so the keys the README documents are
+// JSON, not into rsfs's own types, so the keys docs/usage.md documents are
 // what is checked.
 func inspectJSON(t *testing.T, args ...string) map[string]any {
 	t.Helper()

@@ -104,7 +104,7 @@ func TestSeveralResourceSets(t *testing.T) {
 	checkTree(t, src, m)
 }
 
-// TestAwkwardPaths pins the path mapping rules of the README.
+// TestAwkwardPaths pins the path mapping rules of docs/paths.md.
 func TestAwkwardPaths(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 10, Awkward: true})
 	m := mount(t, src.URL(), allowOtherHost(src)...)
