@@ -88,9 +88,12 @@ func TestMountFuse3HelperRunsRsfsWithOptions(t *testing.T) {
 	t.Cleanup(func() { m.unmount(t) })
 	assert.Equal(t, "fuse.rsfs", mountType("self", m.dir))
 	assertServes(t, src, m.dir)
-	log, err := os.ReadFile(m.logFile)
-	require.NoError(t, err)
-	assert.Contains(t, string(log), "level=DEBUG", "log_level=debug reached the mount")
+	// The first DEBUG line is the snapshot a fresh mount saves in the
+	// background once it serves.
+	eventually(t, "log_level=debug reached the mount (a DEBUG line)", func() bool {
+		log, err := os.ReadFile(m.logFile)
+		return err == nil && strings.Contains(string(log), "level=DEBUG")
+	})
 
 	r := src.Resources()[0]
 	require.NoError(t, src.Update(r.URI, []byte("followed at poll_interval\n")))

@@ -1,0 +1,62 @@
+package remember
+
+import (
+	"context"
+	"rsfs/cache"
+	"rsfs/catalog"
+	"rsfs/changes"
+	"rsfs/copies"
+	"rsfs/fetch"
+	"rsfs/protocol"
+	"sync"
+)
+
+// resourceSync is a ResourceSync Source opened by Open.
+type resourceSync struct {
+	l      *Loaded
+	dir    string
+	f      *changes.Follower
+	reader *copies.Reader
+
+	mu    sync.Mutex // guards saved; saves run on the follower's loop and at load
+	saved changes.FollowStats
+}
+
+func newResourceSync(l *Loaded, o Options) *resourceSync {
+	r := &resourceSync{l: l, dir: o.Dir}
+	fo := o.Follow
+	fo.Save, fo.SaveEvery = r.save, SaveEvery
+	r.f = changes.New(l.Source, l.Catalog, changes.FollowOptions{Options: fo, Effects: o.Effects}, l.Positions)
+	r.saved = r.f.Stats()
+	r.reader = copies.NewReader(l.Source.Client(), copies.ReaderOptions{Members: l.Source,
+		Changed: func(res *catalog.Resource) { r.f.PollSoon(res.Set) }})
+	return r
+}
+
+func (r *resourceSync) Protocol() string          { return protocol.ResourceSync }
+func (r *resourceSync) Origin() string            { return r.l.Source.Origin }
+func (r *resourceSync) Client() *fetch.Client     { return r.l.Source.Client() }
+func (r *resourceSync) Catalog() *catalog.Catalog { return r.l.Catalog }
+func (r *resourceSync) Follower() protocol.Follower {
+	return r.f
+}
+func (r *resourceSync) Fetcher(res *catalog.Resource) cache.Fetcher { return r.reader.Open(res) }
+func (r *resourceSync) Batch() func(context.Context, []*catalog.Resource) [][]byte {
+	return r.l.Source.ReadDumpBatch
+}
+func (r *resourceSync) CatchUp(ctx context.Context) error { return r.l.CatchUp(ctx, r.f) }
+func (r *resourceSync) Fresh() bool                       { return r.l.Fresh() }
+func (r *resourceSync) Save()                             { r.save(true) }
+
+// save writes the snapshot, when final or when changes were applied or
+// the Source reloaded since the last one.
+func (r *resourceSync) save(final bool) {
+	st := r.f.Stats()
+	r.mu.Lock()
+	changed := st.Applied != r.saved.Applied || st.Reloads != r.saved.Reloads
+	r.saved = st
+	r.mu.Unlock()
+	if final || changed {
+		SaveLogged(r.dir, r.l.Catalog, r.f)
+	}
+}
