@@ -81,21 +81,6 @@ type DocReport struct {
 	Warnings []Problem `json:"warnings,omitempty"` // what the parser tolerated, per document
 }
 
-// FutureBound is how far ahead of now a change may be dated before it is
-// taken as dated in the future: inspect reports it so, and following
-// (package changes) applies it without moving the position past now plus
-// FutureBound.
-const FutureBound = 24 * time.Hour
-
-// Is10Header reports whether a change document's header follows the 1.0
-// drafts: no from, until, at or completed. If no entry has a datetime
-// either, the document is a 1.0 one and lastmod dates its entries: so the
-// follower (package changes) dates them, and inspect's follow plan too.
-func Is10Header(h *resourcesync.Header) bool {
-	md := &h.MD
-	return md.From.IsZero() && md.Until.IsZero() && md.At.IsZero() && md.Completed.IsZero()
-}
-
 // Inspect reads every document of every set and counts what they hold. A
 // document that cannot be read is reported and the others are read; the
 // error is only the context's.
