@@ -72,7 +72,7 @@ func (f *Feed) NewFollower(cat *catalog.Catalog, opts FollowOptions) *Follower {
 
 // Stats returns the counters.
 func (fl *Follower) Stats() Stats {
-	return Stats{Polls: fl.Loop.Status().Polls, Documents: fl.docs.Load(), Applied: fl.applied.Load()}
+	return Stats{Polls: fl.Polling().Polls, Documents: fl.docs.Load(), Applied: fl.applied.Load()}
 }
 
 // Load harvests the whole feed into the catalog and seals it.

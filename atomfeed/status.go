@@ -29,7 +29,7 @@ func (fl *Follower) Status() status.Follow {
 	if set.Newest.Before(set.Position) {
 		set.Newest = set.Position
 	}
-	return status.Follow{Polling: fl.Loop.Status(), Applied: fl.applied.Load() - fl.st.loaded, Sets: []status.Set{set}}
+	return status.Follow{Polling: fl.Polling(), Applied: fl.applied.Load() - fl.st.loaded, Sets: []status.Set{set}}
 }
 
 // noteHarvest records the harvest mark a poll left.
@@ -75,11 +75,9 @@ func (fl *Follower) noteLoaded() {
 	fl.mu.Unlock()
 }
 
-// LastPoll returns when the last poll started, the changes applied after
-// Load, and the last poll's error ("" when it succeeded).
-func (fl *Follower) LastPoll() (at time.Time, applied int64, errText string) {
-	p := fl.Loop.Status()
+// Applied returns the record changes applied after Load.
+func (fl *Follower) Applied() int64 {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	return p.LastPoll, fl.applied.Load() - fl.st.loaded, p.LastPollErr
+	return fl.applied.Load() - fl.st.loaded
 }

@@ -164,9 +164,9 @@ func TestFrameworkNotificationRereadsTheResourceListItNames(t *testing.T) {
 	assert.False(t, ok, "a resource the set's only list no longer names is deleted")
 	_, ok = cat.ByURI(src.base + "/set1/a.txt")
 	assert.True(t, ok, "another set's resource stays")
-	polls := f.Loop.Status().Polls
+	polls := f.Polling().Polls
 	require.NoError(t, f.PollEarly(context.Background()))
-	assert.Equal(t, polls, f.Loop.Status().Polls, "a Resource List named: read, no poll asked for")
+	assert.Equal(t, polls, f.Polling().Polls, "a Resource List named: read, no poll asked for")
 }
 
 func TestFrameworkNotificationRereadsTheCapabilityListItNames(t *testing.T) {

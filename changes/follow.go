@@ -119,7 +119,7 @@ type FollowStats struct{ Polls, Applied, Reloads, Docs int64 }
 func (f *Follower) Stats() FollowStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return FollowStats{f.Loop.Status().Polls, f.applied, f.reloads, f.docs}
+	return FollowStats{f.Polling().Polls, f.applied, f.reloads, f.docs}
 }
 
 // pollOnce is the Follower's follow.PollFunc: a whole poll (sets nil)

@@ -7,8 +7,8 @@ import (
 	"rsfs/status"
 )
 
-// followState is what FollowStatus reports beyond the counters; guarded by
-// Follower.mu.
+// followState is what Status reports beyond the counters and the loop's
+// Polling; guarded by Follower.mu.
 type followState struct {
 	pushed int64
 	newest map[*source.Set]time.Time
@@ -20,7 +20,7 @@ func (f *Follower) Status() status.Follow {
 	counts := f.cat.CountBySet()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st := status.Follow{Polling: f.Loop.Status(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed}
+	st := status.Follow{Polling: f.Polling(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed}
 	for _, set := range sets {
 		pos := f.positions[set]
 		ss := status.Set{Set: setKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)]}
@@ -35,15 +35,13 @@ func (f *Follower) Status() status.Follow {
 	return st
 }
 
-// LastPoll returns when the last poll started, the changes applied so far,
-// and the last poll's error ("" when it succeeded): what a status line
-// needs, at no cost. Status also counts the resources of every set, which
-// walks the whole catalog.
-func (f *Follower) LastPoll() (at time.Time, applied int64, errText string) {
-	p := f.Loop.Status()
+// Applied returns the changes applied so far, polled or pushed, at no
+// cost: Status also counts the resources of every set, which walks the
+// whole catalog.
+func (f *Follower) Applied() int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return p.LastPoll, f.applied, p.LastPollErr
+	return f.applied
 }
 
 // notePushed counts a pushed notification.

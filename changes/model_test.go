@@ -256,9 +256,9 @@ func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
 	assert.True(t, ok, "the Change List it names is read and applied")
 	assert.Equal(t, 2, cat.Len(), "nothing reloaded, nothing lost")
 	assert.Equal(t, "2024-01-01T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339), "a push never moves the position")
-	polls := f.Loop.Status().Polls
+	polls := f.Polling().Polls
 	require.NoError(t, f.PollEarly(ctx))
-	assert.Equal(t, polls, f.Loop.Status().Polls, "a Change List named: no early poll asked for")
+	assert.Equal(t, polls, f.Polling().Polls, "a Change List named: no early poll asked for")
 
 	pollOnce(t, f)
 	assert.Equal(t, int64(1), f.Stats().Applied, "the poll confirms it without applying it again")

@@ -60,8 +60,7 @@ type Options struct {
 // Loop runs a protocol's polls.
 type Loop struct {
 	poll PollFunc
-	opts Options
-	log  *slog.Logger
+	opts Options // Log and MinGap set
 
 	polling atomic.Bool
 	soon    chan struct{} // asks Run for an early poll
@@ -76,18 +75,14 @@ func New(poll PollFunc, opts Options) *Loop {
 	if opts.MinGap <= 0 {
 		opts.MinGap = DefaultMinGap
 	}
-	log := opts.Log
-	if log == nil {
-		log = slog.Default()
+	if opts.Log == nil {
+		opts.Log = slog.Default()
 	}
-	return &Loop{poll: poll, opts: opts, log: log, soon: make(chan struct{}, 1), soonSets: map[uint16]bool{}}
+	return &Loop{poll: poll, opts: opts, soon: make(chan struct{}, 1), soonSets: map[uint16]bool{}}
 }
 
-// Interval is the Loop's polling interval; 0 when it does not poll.
-func (l *Loop) Interval() time.Duration { return l.opts.Interval }
-
-// Status returns what the Loop has done and will do.
-func (l *Loop) Status() status.Polling {
+// Polling returns what the Loop has done and will do.
+func (l *Loop) Polling() status.Polling {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.st
@@ -121,7 +116,7 @@ func (l *Loop) PollEarly(ctx context.Context) error {
 		return nil
 	}
 	if l.Held() {
-		l.log.Debug("changes held back; early poll skipped")
+		l.opts.Log.Debug("changes held back; early poll skipped")
 		return nil
 	}
 	sets := make([]uint16, 0, len(asked))
@@ -199,13 +194,13 @@ func (l *Loop) Run(ctx context.Context) {
 			last = time.Now()
 			timer.Reset(l.next())
 			if l.Held() {
-				l.log.Debug("changes held back; poll skipped")
+				l.opts.Log.Debug("changes held back; poll skipped")
 				continue
 			}
 			err = l.Poll(ctx)
 		}
 		if ctx.Err() == nil {
-			failing.log(l.log, err)
+			failing.log(l.opts.Log, err)
 		}
 	}
 }

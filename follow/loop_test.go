@@ -91,7 +91,7 @@ func TestEarlyPollsAskForTheirSetsAndKeepTheMinimumGap(t *testing.T) {
 	defer rec.mu.Unlock()
 	assert.Equal(t, [][]uint16{{2}, {3}}, rec.sets, "only the sets asked for, each once")
 	assert.GreaterOrEqual(t, rec.at[1].Sub(rec.at[0]), gap, "the minimum gap between two polls")
-	st := l.Status()
+	st := l.Polling()
 	assert.Equal(t, int64(2), st.Polls)
 	assert.False(t, st.NextPoll.IsZero(), "the next timed poll is known")
 }
@@ -117,7 +117,7 @@ func TestHeldPollsAreSkipped(t *testing.T) {
 	l.PollSoon(0)
 	time.Sleep(150 * time.Millisecond) // a dozen intervals, all held
 	assert.Equal(t, 0, rec.count(), "no poll while changes are held back")
-	assert.Equal(t, int64(0), l.Status().Polls)
+	assert.Equal(t, int64(0), l.Polling().Polls)
 	held.Store(false)
 	waitFor(t, "a poll after the hold", func() bool { return rec.count() > 0 })
 }
@@ -139,7 +139,7 @@ func TestPollsNeverOverlap(t *testing.T) {
 	close(rec.block)
 	require.NoError(t, <-first)
 	assert.Equal(t, 1, rec.count())
-	assert.Equal(t, int64(1), l.Status().Polls)
+	assert.Equal(t, int64(1), l.Polling().Polls)
 }
 
 func TestFailedPollsAreCountedAndLoggedWithBackoff(t *testing.T) {
@@ -148,8 +148,8 @@ func TestFailedPollsAreCountedAndLoggedWithBackoff(t *testing.T) {
 	l := New(rec.poll, Options{Interval: 5 * time.Millisecond, MinGap: time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(&buf, nil))})
 	run(t, l)
-	waitFor(t, "five failed polls", func() bool { return l.Status().PollFailures >= 5 })
-	st := l.Status()
+	waitFor(t, "five failed polls", func() bool { return l.Polling().PollFailures >= 5 })
+	st := l.Polling()
 	assert.Equal(t, "poll change list: 503", st.LastPollErr)
 	assert.False(t, st.LastPoll.IsZero())
 	lines := strings.Count(buf.String(), "following changes")
@@ -184,7 +184,7 @@ func TestRunSavesEverySaveEveryAndAtTheEnd(t *testing.T) {
 	defer mu.Unlock()
 	assert.False(t, saves[0], "a periodic save saves only what changed")
 	assert.True(t, saves[len(saves)-1], "Run's last act is a final save")
-	assert.Equal(t, int64(0), l.Status().Polls, "Interval 0 never polls")
+	assert.Equal(t, int64(0), l.Polling().Polls, "Interval 0 never polls")
 }
 
 // safeBuffer is a bytes.Buffer for a logger written from Run's goroutine.

@@ -9,7 +9,6 @@ package protocol
 
 import (
 	"context"
-	"time"
 
 	"rsfs/cache"
 	"rsfs/catalog"
@@ -60,8 +59,8 @@ type Follower interface {
 	Poll(ctx context.Context) error
 	PollSoon(set uint16)
 	Status() status.Follow
-	// LastPoll returns when the last poll started, the changes applied so
-	// far, and the last poll's error ("" when it succeeded), at no cost:
-	// Status may walk the catalog.
-	LastPoll() (at time.Time, applied int64, errText string)
+	// Polling (the loop's) and Applied (the changes applied so far) cost
+	// nothing, for a status line read often: Status may walk the catalog.
+	Polling() status.Polling
+	Applied() int64
 }

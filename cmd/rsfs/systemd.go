@@ -74,17 +74,17 @@ func (s *systemd) follow(ctx context.Context, f protocol.Follower, count func() 
 				return
 			case <-time.After(200 * time.Millisecond):
 			}
-			at, applied, pollErr := f.LastPoll()
-			if at.Equal(last) {
+			p := f.Polling()
+			if p.LastPoll.Equal(last) {
 				continue
 			}
-			last = at
+			last = p.LastPoll
 			result := "ok"
-			if pollErr != "" {
-				result = "failed: " + pollErr
+			if p.LastPollErr != "" {
+				result = "failed: " + p.LastPollErr
 			}
 			s.send(fmt.Sprintf("STATUS=following: %d resources, %d changes applied; last poll %s %s",
-				count(), applied, at.UTC().Format(time.TimeOnly), result))
+				count(), f.Applied(), p.LastPoll.UTC().Format(time.TimeOnly), result))
 		}
 	}()
 	return func() { cancel(); <-done }
