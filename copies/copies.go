@@ -38,13 +38,8 @@ type Members interface {
 
 // Reader opens resources' copies through one client.
 type Reader struct {
-	uriOnly bool
-	client  *fetch.Client
-	log     *slog.Logger
-	members Members // nil: no dump copies are read
-	// changed, if set, is told when a read finds that a resource's bytes
-	// are no longer the version listed, so the follower can poll early.
-	changed func(r *catalog.Resource)
+	client *fetch.Client
+	opts   ReaderOptions // Log set
 }
 
 // ReaderOptions configure a Reader.
@@ -62,11 +57,10 @@ type ReaderOptions struct {
 
 // NewReader returns a Reader fetching through client.
 func NewReader(client *fetch.Client, opts ReaderOptions) *Reader {
-	log := opts.Log
-	if log == nil {
-		log = slog.Default()
+	if opts.Log == nil {
+		opts.Log = slog.Default()
 	}
-	return &Reader{client: client, log: log, members: opts.Members, changed: opts.Changed, uriOnly: opts.URIOnly}
+	return &Reader{client: client, opts: opts}
 }
 
 // ErrVersionChanged means the bytes an origin serves are no longer the
@@ -92,9 +86,8 @@ func (e goneError) VersionGone() bool { return true }
 // mixing versions.
 type Fetcher struct {
 	rd     *Reader
-	r      *catalog.Resource
+	r      *catalog.Resource // the version listed: its length is checked
 	copies []copyRef
-	length int64
 
 	mu     sync.Mutex
 	etags  map[string]string
@@ -118,10 +111,10 @@ func (c copyRef) String() string {
 // Open returns the copies of a catalog resource, for one open file.
 func (rd *Reader) Open(r *catalog.Resource) *Fetcher {
 	cs := []copyRef{{url: r.URI}}
-	if !rd.uriOnly {
-		cs = candidates(r, rd.members != nil)
+	if !rd.opts.URIOnly {
+		cs = candidates(r, rd.opts.Members != nil)
 	}
-	return &Fetcher{rd: rd, r: r, copies: cs, length: r.Length, etags: map[string]string{}}
+	return &Fetcher{rd: rd, r: r, copies: cs, etags: map[string]string{}}
 }
 
 // candidates orders the places a resource can be read from.
@@ -161,8 +154,8 @@ func candidates(r *catalog.Resource, dumps bool) []copyRef {
 // resource changed tells the Reader's Changed.
 func (o *Fetcher) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	rc, toEnd, err := o.openRange(ctx, off, n)
-	if errors.Is(err, ErrVersionChanged) && o.rd.changed != nil {
-		o.rd.changed(o.r)
+	if errors.Is(err, ErrVersionChanged) && o.rd.opts.Changed != nil {
+		o.rd.opts.Changed(o.r)
 	}
 	return rc, toEnd, err
 }
@@ -180,7 +173,7 @@ func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, b
 			o.served = i
 			o.mu.Unlock()
 			if i > 0 {
-				o.rd.log.Info("served from another copy", "uri", o.copies[0].String(), "copy", c.String())
+				o.rd.opts.Log.Info("served from another copy", "uri", o.copies[0].String(), "copy", c.String())
 			}
 			return rc, toEnd, nil
 		}
@@ -189,7 +182,7 @@ func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, b
 		}
 		errs = append(errs, err)
 		if i+1 < len(o.copies) {
-			o.rd.log.Warn("copy failed; trying the next", "copy", c.String(), "err", err)
+			o.rd.opts.Log.Warn("copy failed; trying the next", "copy", c.String(), "err", err)
 		}
 	}
 	return nil, false, fmt.Errorf("fetch %s: every copy failed: %w", o.copies[0].String(), errors.Join(errs...))
@@ -210,7 +203,7 @@ func (o *Fetcher) SkipCopy() bool {
 
 func (o *Fetcher) open(ctx context.Context, c copyRef, off, n int64) (io.ReadCloser, bool, error) {
 	if c.dump != nil {
-		rc, err := o.rd.members.OpenMember(ctx, c.dump, off, n)
+		rc, err := o.rd.opts.Members.OpenMember(ctx, c.dump, off, n)
 		return rc, false, err
 	}
 	o.mu.Lock()
@@ -223,9 +216,9 @@ func (o *Fetcher) open(ctx context.Context, c copyRef, off, n int64) (io.ReadClo
 	if err != nil {
 		return nil, false, err
 	}
-	if body.Total >= 0 && o.length >= 0 && body.Total != o.length {
+	if body.Total >= 0 && o.r.Length >= 0 && body.Total != o.r.Length {
 		body.Close()
-		return nil, false, goneError{fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.length, body.Total)}
+		return nil, false, goneError{fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.r.Length, body.Total)}
 	}
 	if body.ETag != "" && etag == "" {
 		o.mu.Lock()
