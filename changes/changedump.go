@@ -2,7 +2,6 @@ package changes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"rsfs/copies"
@@ -45,21 +44,24 @@ func (f *Follower) readChangeDump(ctx context.Context, u string, r *pollRead, de
 	return nil
 }
 
-// readCond fetches a document with the validators of its last read (when
-// r is a poll's) and returns nil when it is unchanged.
+// readCond fetches a change document, with the validators of its last
+// read when r is a poll's, and returns nil when it is unchanged. A poll's
+// new validators are kept in r, for once its changes are applied.
 func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resourcesync.Document, error) {
-	if !r.condition {
-		return f.s.GetDoc(ctx, u)
-	}
+	var v *fetch.Validators
 	f.mu.Lock()
-	v := f.validators[u]
+	if r.condition {
+		v = f.validators[u]
+	}
 	f.docs++
 	f.mu.Unlock()
-	doc, vals, err := getDocIfChanged(ctx, f.s, u, v)
+	doc, vals, err := f.s.GetDocIfChanged(ctx, u, v)
 	if err != nil || doc == nil {
 		return nil, err
 	}
-	r.vals[u] = vals
+	if r.condition {
+		r.vals[u] = vals
+	}
 	return doc, nil
 }
 
@@ -92,23 +94,4 @@ func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL strin
 	}
 	f.collect(r, pkgURL, &man.Header, entries)
 	return nil
-}
-
-// getDocIfChanged fetches and parses a document with validators v; an
-// unchanged one (304) is (nil, nil, nil).
-func getDocIfChanged(ctx context.Context, s *source.Source, u string, v *fetch.Validators) (*resourcesync.Document, *fetch.Validators, error) {
-	resp, err := s.Client().Get(ctx, u, v)
-	if errors.Is(err, fetch.ErrNotModified) {
-		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	doc, err := resourcesync.Parse(resp.Body, resp.URL, s.ParseOptions())
-	if err != nil {
-		return nil, nil, err
-	}
-	s.Warn(doc.Warnings)
-	return doc, resp.Validators(), nil
 }

@@ -283,15 +283,11 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 	if depth > 3 {
 		return fmt.Errorf("change list %s: indexes nested too deep", u)
 	}
-	var v *fetch.Validators
-	f.mu.Lock()
-	if r.condition {
-		v = f.validators[u]
+	doc, err := f.readCond(ctx, u, r)
+	if err != nil {
+		return fmt.Errorf("poll change list: %w", err)
 	}
-	f.docs++
-	f.mu.Unlock()
-	resp, err := f.s.Client().Get(ctx, u, v)
-	if errors.Is(err, fetch.ErrNotModified) {
+	if doc == nil {
 		// An unchanged index still has children that may have grown.
 		f.mu.Lock()
 		children, isIndex := f.indexes[u]
@@ -300,18 +296,6 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 			return f.readChildren(ctx, children, r, depth)
 		}
 		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("poll change list: %w", err)
-	}
-	defer resp.Body.Close()
-	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.ParseOptions())
-	if err != nil {
-		return fmt.Errorf("poll change list: %w", err)
-	}
-	f.s.Warn(doc.Warnings)
-	if r.condition {
-		r.vals[u] = resp.Validators()
 	}
 	if doc.Header.Root == resourcesync.SitemapIndex {
 		f.mu.Lock()

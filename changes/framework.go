@@ -85,7 +85,7 @@ func (f *Follower) refreshSet(ctx context.Context, set *source.Set) error {
 // marked ahead of the position, like pushed ones: a Change List entry
 // older than them is not applied over them.
 func (f *Follower) rereadResourceList(ctx context.Context, set *source.Set, u string) error {
-	doc, vals, err := getDocIfChanged(ctx, f.s, u, f.s.ListValidators(set, u))
+	doc, vals, err := f.s.GetDocIfChanged(ctx, u, f.s.ListValidators(set, u))
 	f.mu.Lock()
 	f.docs++
 	f.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"rsfs/fetch"
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
@@ -20,21 +19,12 @@ func (f *Follower) getIfChanged(ctx context.Context, u string) (*resourcesync.Do
 	v := f.validators[u]
 	f.docs++
 	f.mu.Unlock()
-	resp, err := f.s.Client().Get(ctx, u, v)
-	if errors.Is(err, fetch.ErrNotModified) {
-		return nil, nil
-	}
-	if err != nil {
+	doc, vals, err := f.s.GetDocIfChanged(ctx, u, v)
+	if err != nil || doc == nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	doc, err := resourcesync.Parse(resp.Body, resp.URL, f.s.ParseOptions())
-	if err != nil {
-		return nil, err
-	}
-	f.s.Warn(doc.Warnings)
 	f.mu.Lock()
-	f.validators[u] = resp.Validators()
+	f.validators[u] = vals
 	f.mu.Unlock()
 	return doc, nil
 }

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 
 	"rsfs/fetch"
-	"rsfs/resourcesync"
 )
 
 // Client returns the HTTP client the Source reads with, for its counters.
@@ -13,7 +12,3 @@ func (s *Source) Client() *fetch.Client { return s.opts.Client }
 // Logger returns the logger the Source logs to (Options.Logger, else the
 // default).
 func (s *Source) Logger() *slog.Logger { return s.log }
-
-// ParseOptions returns the bounds every document the Source reads is
-// parsed with (Options.Parse).
-func (s *Source) ParseOptions() resourcesync.Options { return s.opts.Parse }

@@ -272,21 +272,32 @@ func robotsSitemaps(resp *fetch.Response) []string {
 // GetDoc fetches and parses a whole (small) document, and logs what the
 // parser tolerated.
 func (s *Source) GetDoc(ctx context.Context, docURL string) (*resourcesync.Document, error) {
-	resp, err := s.opts.Client.Get(ctx, docURL, nil)
+	doc, _, err := s.GetDocIfChanged(ctx, docURL, nil)
+	return doc, err
+}
+
+// GetDocIfChanged is GetDoc by a GET conditional on v (unconditional when v
+// is nil). A document unchanged since v (304) is (nil, nil, nil); otherwise
+// the answer's validators come with it, for the next conditional GET.
+func (s *Source) GetDocIfChanged(ctx context.Context, docURL string, v *fetch.Validators) (*resourcesync.Document, *fetch.Validators, error) {
+	resp, err := s.opts.Client.Get(ctx, docURL, v)
+	if errors.Is(err, fetch.ErrNotModified) {
+		return nil, nil, nil
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer resp.Body.Close()
 	doc, err := resourcesync.Parse(resp.Body, resp.URL, s.opts.Parse)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	s.Warn(doc.Warnings)
-	return doc, nil
+	s.warn(doc.Warnings)
+	return doc, resp.Validators(), nil
 }
 
-// Warn logs what the parser tolerated in a document the Source read.
-func (s *Source) Warn(ws []resourcesync.Warning) {
+// warn logs what the parser tolerated in a document the Source read.
+func (s *Source) warn(ws []resourcesync.Warning) {
 	for _, w := range ws {
 		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line)
 	}

@@ -360,7 +360,7 @@ func ResourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
 	}
 }
 
-func (s *Source) warnReader(r *resourcesync.Reader) { s.Warn(r.Warnings()) }
+func (s *Source) warnReader(r *resourcesync.Reader) { s.warn(r.Warnings()) }
 
 // AllowMirrors lets the client fetch from hosts the Source names as
 // mirrors of its resources, and remembers them for a snapshot.
