@@ -32,9 +32,6 @@ import (
 // Protocol names the catalog's attributes: user.atompmh.*.
 const Protocol = protocol.AtomPMH
 
-// headParallel bounds the HEAD requests that learn sizes at once.
-const headParallel = 16
-
 // Options configure a Feed.
 type Options struct {
 	Client *fetch.Client

@@ -197,7 +197,7 @@ func (fl *Follower) learn(ctx context.Context, todo []atompmh.Change) (map[strin
 	}
 	fl.warnForeign(foreign)
 	var mu sync.Mutex
-	err := fetch.HeadEach(ctx, fl.f.opts.Client, ask, headParallel, func(u string) string { return u },
+	err := fetch.HeadEach(ctx, fl.f.opts.Client, ask, fetch.HeadParallel, func(u string) string { return u },
 		func(u string, m *fetch.Meta, err error) error {
 			s := sizeOf{err: err}
 			switch {

@@ -2,6 +2,7 @@ package changes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -85,6 +86,9 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 	return failed
 }
 
+// errNotAsked: the poll ended before a length was asked for.
+var errNotAsked = errors.New("not asked: the poll ended first")
+
 // learnLengths HEADs, in parallel, the resources of the winning changes
 // that publish no length.
 func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[string]int) map[int]learned {
@@ -96,18 +100,13 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 		}
 	}
 	out := make(map[int]learned, len(todo))
-	if len(todo) == 0 {
-		return out
+	for _, i := range todo {
+		out[i] = learned{n: -1, err: errNotAsked} // until its answer, if ctx ends first
 	}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, source.HeadParallel)
-	for _, i := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			meta, err := f.s.Client().Head(ctx, changes[i].entry.Loc)
+	_ = fetch.HeadEach(ctx, f.s.Client(), todo, fetch.HeadParallel,
+		func(i int) string { return changes[i].entry.Loc },
+		func(i int, meta *fetch.Meta, err error) error {
 			l := learned{n: -1, err: err}
 			if err == nil {
 				l.n = meta.Length
@@ -115,9 +114,8 @@ func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[
 			mu.Lock()
 			out[i] = l
 			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+			return nil
+		})
 	return out
 }
 

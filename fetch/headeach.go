@@ -5,6 +5,11 @@ import (
 	"sync"
 )
 
+// HeadParallel is how many HEAD requests learn sizes at once, wherever
+// rsfs learns many: loading a Resource List without lengths, following its
+// changes, harvesting an Atom-PMH feed.
+const HeadParallel = 16
+
 // HeadEach learns what Head learns about many resources, parallel at a
 // time: each is called, from several goroutines, with an item and the
 // answer for urlOf(item). When each returns an error the rest are not

@@ -395,7 +395,7 @@ func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
 		return 0, nil
 	}
 	var drop atomic.Int64
-	err = fetch.HeadEach(ctx, l.s.opts.Client, l.missing, HeadParallel,
+	err = fetch.HeadEach(ctx, l.s.opts.Client, l.missing, fetch.HeadParallel,
 		func(m missingLength) string { return m.res.URI },
 		func(m missingLength, meta *fetch.Meta, err error) error {
 			res := m.res

@@ -89,10 +89,6 @@ type Options struct {
 	Partial bool
 }
 
-// HeadParallel bounds concurrent HEAD requests for resources without a
-// length, loading and following (package changes) alike.
-const HeadParallel = 16
-
 // newSource returns a Source at origin, with opts' defaults filled in and
 // the client allowed to fetch from the origin.
 func newSource(origin string, opts Options) *Source {
