@@ -38,10 +38,11 @@ type Stats struct {
 // the follow.Loop it embeds, which runs one poll at a time.
 type Follower struct {
 	*follow.Loop
-	f     *Feed
-	cat   *catalog.Catalog
-	opts  FollowOptions
-	state *atompmh.State
+	f   *Feed
+	cat *catalog.Catalog
+	// effects is FollowOptions.Effects: told of each harvest's changes.
+	effects func([]catalog.Effect)
+	state   *atompmh.State
 
 	held  map[string][]string // record id → the URIs it has in the catalog
 	owner map[string]string   // URI → the record holding it
@@ -59,7 +60,7 @@ type Follower struct {
 
 // NewFollower returns a follower filling cat (from NewCatalog).
 func (f *Feed) NewFollower(cat *catalog.Catalog, opts FollowOptions) *Follower {
-	fl := &Follower{f: f, cat: cat, opts: opts, state: atompmh.NewState(),
+	fl := &Follower{f: f, cat: cat, effects: opts.Effects, state: atompmh.NewState(),
 		held: map[string][]string{}, owner: map[string]string{}, sizes: map[string]int64{}, retry: map[string]bool{},
 		lastWarnedForeignOrigins: map[string]bool{}}
 	if opts.Log == nil {
@@ -137,8 +138,8 @@ func (fl *Follower) poll(ctx context.Context) error {
 }
 
 func (fl *Follower) notify(effects []catalog.Effect) {
-	if len(effects) > 0 && fl.opts.Effects != nil {
-		fl.opts.Effects(effects)
+	if len(effects) > 0 && fl.effects != nil {
+		fl.effects(effects)
 	}
 }
 
