@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,14 +13,20 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/logbuf"
 )
 
+func blockPath(c *Cache, id string, block int64) string {
+	return c.disk.path(c.disk.key(blockKey{id, block}))
+}
+
 // newDiskCache returns a Cache over dir, closed when the test ends.
-func newDiskCache(t *testing.T, dir string, cfg Config) (*Cache, *lockedBuffer) {
+func newDiskCache(t *testing.T, dir string, cfg Config) (*Cache, *logbuf.Buffer) {
 	t.Helper()
-	logs := &lockedBuffer{}
+	logs := &logbuf.Buffer{}
 	cfg.DiskDir = dir
-	cfg.Logger = logs.logger()
+	cfg.Logger = logs.Logger()
 	if cfg.BlockSize == 0 {
 		cfg.BlockSize = testBlock
 	}
@@ -49,30 +54,6 @@ func waitScanned(t *testing.T, c *Cache) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("disk scan did not finish")
 	}
-}
-
-// lockedBuffer collects logs from many goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
-
-func blockPath(c *Cache, id string, block int64) string {
-	return c.disk.path(c.disk.key(blockKey{id, block}))
 }
 
 // readContent reads a whole content through a fresh File.

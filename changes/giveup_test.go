@@ -15,6 +15,7 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/resourcesync"
+	"rsfs/tests/logbuf"
 )
 
 // TestFailingUpdateIsPendingAfterTwoPollsAndGivenUpAtTheThird counts the
@@ -28,7 +29,7 @@ func TestFailingUpdateIsPendingAfterTwoPollsAndGivenUpAtTheThird(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(cs.serve))
 	t.Cleanup(srv.Close)
 	cs.base = srv.URL
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	opts := testOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

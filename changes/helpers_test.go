@@ -1,10 +1,8 @@
 package changes
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -49,22 +47,4 @@ func load(t *testing.T, url string) (*source.Source, *catalog.Catalog, *source.L
 	defer cancel()
 	st, err := s.Load(ctx, cat, nil)
 	return s, cat, st, err
-}
-
-// syncBuffer is a log sink for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

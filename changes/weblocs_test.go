@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/tests/logbuf"
 )
 
 // Loading leaves them out too: source.TestNonWebLocsAreLeftOutWithOneWarningPerDocument.
@@ -43,7 +44,7 @@ func TestFollowedNonWebLocsAreLeftOut(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	base = srv.URL
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	opts := testOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -1,7 +1,6 @@
 package follow
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/logbuf"
 )
 
 // recorder is a PollFunc that records each poll: when, and for which sets.
@@ -144,7 +145,7 @@ func TestPollsNeverOverlap(t *testing.T) {
 
 func TestFailedPollsAreCountedAndLoggedWithBackoff(t *testing.T) {
 	rec := &recorder{err: errors.New("poll change list: 503")}
-	var buf safeBuffer
+	var buf logbuf.Buffer
 	l := New(rec.poll, Options{Interval: 5 * time.Millisecond, MinGap: time.Millisecond,
 		Log: slog.New(slog.NewTextHandler(&buf, nil))})
 	run(t, l)
@@ -185,22 +186,4 @@ func TestRunSavesEverySaveEveryAndAtTheEnd(t *testing.T) {
 	assert.False(t, saves[0], "a periodic save saves only what changed")
 	assert.True(t, saves[len(saves)-1], "Run's last act is a final save")
 	assert.Equal(t, int64(0), l.Polling().Polls, "Interval 0 never polls")
-}
-
-// safeBuffer is a bytes.Buffer for a logger written from Run's goroutine.
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *safeBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *safeBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,35 +15,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/resourcesync"
+	"rsfs/tests/logbuf"
 )
 
 // waitLimit bounds every wait for something that must happen; it only
 // guards against a hang.
 const waitLimit = 30 * time.Second
 
-// logBuffer collects log output from concurrent goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startSubscriber starts a Subscriber on 127.0.0.1 whose logs go to the
 // returned buffer, and closes it at the end of the test.
-func startSubscriber(t *testing.T, opts Options) (*Subscriber, *logBuffer) {
+func startSubscriber(t *testing.T, opts Options) (*Subscriber, *logbuf.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &logbuf.Buffer{}
 	opts.Addr = "127.0.0.1:0"
 	opts.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.VerifyTimeout == 0 {

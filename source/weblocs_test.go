@@ -1,14 +1,12 @@
 package source
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,25 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/tests/logbuf"
 )
-
-// syncBuffer is a log sink for several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A followed Change List leaves them out too: changes.TestFollowedNonWebLocsAreLeftOut.
 func TestNonWebLocsAreLeftOutWithOneWarningPerDocument(t *testing.T) {
@@ -56,7 +37,7 @@ func TestNonWebLocsAreLeftOutWithOneWarningPerDocument(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	base = srv.URL
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	opts := testOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
