@@ -58,22 +58,16 @@ func (a coverage) earlier(b coverage) coverage {
 	return a
 }
 
-// datedChanges dates the entries of one document. In 1.1 an entry's change
-// time is its datetime; lastmod is the resource's own time and is used only
-// in a 1.0 document (one that dates no entry and whose header has no from,
-// until, at or completed). An undated entry is ordered by its position in
+// datedChanges dates the entries of one document by source.ChangeTime: by
+// datetime, or by lastmod when no entry has a datetime (1.0). An undated
+// entry is ordered by its position in
 // the document (1.1 Example 19): it takes the latest time before it, else
 // the document's from, else its first dated entry, else undated (the
 // position's own time, so it is applied once). Repeats of a change at one
 // instant get distinct keys by their order.
 func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Entry, undated time.Time) ([]change, coverage) {
-	legacy := is10(h, entries)
-	dateOf := func(e *resourcesync.Entry) time.Time {
-		if !e.MD.Datetime.IsZero() || !legacy {
-			return e.MD.Datetime
-		}
-		return e.Lastmod
-	}
+	byLastmod := source.DatedByLastmod(entries)
+	dateOf := func(e *resourcesync.Entry) time.Time { return source.ChangeTime(e, byLastmod) }
 	cov := coverage{start: h.MD.From, known: !h.MD.From.IsZero()}
 	running := h.MD.From
 	if running.IsZero() {
@@ -122,18 +116,4 @@ func keyOf(e *resourcesync.Entry, at time.Time, repeats map[repeatKey]int) strin
 type repeatKey struct {
 	key string
 	at  int64
-}
-
-// is10 reports whether a change document follows the 1.0 drafts: no
-// interval in its header and no datetime on any entry.
-func is10(h *resourcesync.Header, entries []resourcesync.Entry) bool {
-	if !source.Is10Header(h) {
-		return false
-	}
-	for i := range entries {
-		if !entries[i].MD.Datetime.IsZero() {
-			return false
-		}
-	}
-	return true
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -34,6 +35,9 @@ var (
 	descPollTime     = desc("rsfs_last_poll_timestamp_seconds", "When the last poll started (Unix time).")
 	descApplied      = desc("rsfs_changes_applied_total", "Changes applied, polled or pushed.")
 	descReloads      = desc("rsfs_reloads_total", "Reloads of the Resource Lists.")
+	descDrift        = desc("rsfs_drift_repaired_total", "Resources drift repair corrected: the tree differed from a changed Resource List plus the changes after it.")
+	descDegraded     = desc("rsfs_set_degraded_documents", "Documents of a set that failed at the last poll, by set.", "set")
+	descPushState    = desc("rsfs_push_subscription", "1 for a push subscription's state now, by hub, topic and state (subscribed, renewing, failed, retrying).", "hub", "topic", "state")
 	descPushed       = desc("rsfs_notifications_pushed_total", "Notifications pushed by hubs.")
 	descLag          = desc("rsfs_change_lag_seconds", "How far a set's position is behind the newest change its Change Lists listed (a feed's harvest mark behind the newest atom:updated read), by set (a feed: its URL).", "set")
 	descPosition     = desc("rsfs_set_position_timestamp_seconds", "A set's follow position: every change up to it is applied (a feed's: its harvest mark) (Unix time), by set.", "set")
@@ -45,7 +49,7 @@ var (
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBytes, descRetries, descCacheHits, descCacheMisses,
 		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPolls, descPollDuration, descPollTime,
-		descApplied, descReloads, descPushed, descLag, descPosition, descResources, descSetResources, descHeld} {
+		descApplied, descReloads, descDrift, descDegraded, descPushState, descPushed, descLag, descPosition, descResources, descSetResources, descHeld} {
 		ch <- d
 	}
 }
@@ -89,9 +93,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descApplied, float64(st.Applied))
 	counter(descReloads, float64(st.Reloads))
+	counter(descDrift, float64(st.Drift))
 	counter(descPushed, float64(st.Pushed))
+	for _, p := range st.Push {
+		gauge(descPushState, 1, p.Hub, p.Topic, p.State)
+	}
 	for _, s := range st.Sets {
-		gauge(descLag, s.Newest.Sub(s.Position).Seconds(), s.Set)
+		gauge(descLag, s.Behind(time.Now(), c.r.Started).Seconds(), s.Set)
+		gauge(descDegraded, float64(len(s.Degraded)), s.Set)
 		gauge(descPosition, float64(s.Position.UnixNano())/1e9, s.Set)
 		gauge(descSetResources, float64(s.Resources), s.Set)
 	}

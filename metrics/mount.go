@@ -52,12 +52,30 @@ func (r *Mount) Report() *status.Report {
 		Fetched:      []status.OriginReport{},
 	}
 	for _, s := range st.Sets {
-		rep.Sets = append(rep.Sets, status.SetReport{
+		sr := status.SetReport{
 			Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
-			BehindSeconds: s.Newest.Sub(s.Position).Seconds(), Resources: s.Resources,
-		})
+			BehindSeconds: s.Behind(now, r.Started).Seconds(), Resources: s.Resources,
+			Degraded: []status.DocReport{},
+		}
+		if !s.Complete.IsZero() {
+			c := s.Complete.UTC()
+			sr.Complete = &c
+		}
+		for _, d := range s.Degraded {
+			sr.Degraded = append(sr.Degraded, status.DocReport{Doc: d.Doc, Error: d.Err, Since: d.Since.UTC()})
+		}
+		rep.Sets = append(rep.Sets, sr)
 	}
-	rep.Polls = status.PollReport{Count: st.Polls, Failures: st.PollFailures, Applied: st.Applied, Reloads: st.Reloads}
+	rep.Push = []status.PushReport{}
+	for _, p := range st.Push {
+		pr := status.PushReport{Hub: p.Hub, Topic: p.Topic, State: p.State, Error: p.Err}
+		if !p.Next.IsZero() {
+			next := p.Next.UTC()
+			pr.Next = &next
+		}
+		rep.Push = append(rep.Push, pr)
+	}
+	rep.Polls = status.PollReport{Count: st.Polls, Failures: st.PollFailures, Applied: st.Applied, Reloads: st.Reloads, Drift: st.Drift}
 	if !st.LastPoll.IsZero() {
 		last := st.LastPoll.UTC()
 		rep.Polls.Last, rep.Polls.LastTook, rep.Polls.Result = &last, st.LastPollTook.Seconds(), "ok"

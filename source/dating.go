@@ -15,11 +15,28 @@ import (
 // FutureBound.
 const FutureBound = 24 * time.Hour
 
-// Is10Header reports whether a change document's header follows the 1.0
-// drafts: no from, until, at or completed. If no entry has a datetime
-// either, the document is a 1.0 one and lastmod dates its entries: so the
-// follower (package changes) dates them, and inspect's follow plan too.
-func Is10Header(h *resourcesync.Header) bool {
-	md := &h.MD
-	return md.From.IsZero() && md.Until.IsZero() && md.At.IsZero() && md.Completed.IsZero()
+// DatedByLastmod reports whether a change document's entries are dated
+// by lastmod: when none of them has a datetime. ResourceSync 1.0
+// (Z39.99-2014) dated changes by lastmod under a from/until header; 1.1
+// (Z39.99-2017) added rs:md datetime for the change and kept lastmod for
+// the resource. So the header says nothing about the version: 1.0 lists
+// carry from and until too. The follower (package changes), pushed
+// notifications and inspect's follow plan all date by this rule.
+func DatedByLastmod(entries []resourcesync.Entry) bool {
+	for i := range entries {
+		if !entries[i].MD.Datetime.IsZero() {
+			return false
+		}
+	}
+	return true
+}
+
+// ChangeTime is when the change an entry records happened: its datetime,
+// or its lastmod in a document dated by lastmod. Zero: undated (ordered by
+// its place in the document).
+func ChangeTime(e *resourcesync.Entry, byLastmod bool) time.Time {
+	if !e.MD.Datetime.IsZero() || !byLastmod {
+		return e.MD.Datetime
+	}
+	return e.Lastmod
 }

@@ -48,7 +48,7 @@ type FollowPlan struct {
 	// entries do not close (until) before the position.
 	Polled []string `json:"polled"`
 	// Position is where following stands once caught up: the newest change
-	// the Change Lists date (1.1's datetime; lastmod only in a 1.0 list),
+	// the Change Lists date (datetime; lastmod when no entry has one, as in 1.0),
 	// changes dated more than a day ahead aside, else the Resource Lists'
 	// time.
 	Position *time.Time `json:"position,omitempty"`
@@ -130,9 +130,8 @@ type changeDoc struct {
 	// child: named by an index, whose entry closes it at entryUntil.
 	child      bool
 	entryUntil time.Time
-	// legacy: a 1.0 list (no interval in its header): lastmod dates its
-	// entries if none has a datetime. Both are kept until the list is read.
-	legacy bool
+	// dt and lm: the entries dated by datetime and by lastmod; which one
+	// dates them (DatedByLastmod) is known once the list is read.
 	dt, lm entryTimes
 }
 
@@ -158,12 +157,11 @@ func (et *entryTimes) note(t, horizon time.Time) {
 	}
 }
 
-// times is how the follower dates cd's entries (package changes, which
-// keeps the dating): by datetime, or by lastmod in a 1.0 list, one with no
-// interval in its header (Is10Header) and no datetime on any entry.
+// times is how the follower dates cd's entries (DatedByLastmod, streamed):
+// by datetime, or by lastmod when no entry has a datetime.
 func (cd *changeDoc) times() *entryTimes {
 	hasDatetime := cd.dt.future > 0 || !cd.dt.newest.IsZero()
-	if cd.legacy && !hasDatetime {
+	if !hasDatetime {
 		return &cd.lm
 	}
 	return &cd.dt
@@ -248,7 +246,6 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 	if cd != nil {
 		md := &h.MD
 		cd.from, cd.until, cd.index = md.From, md.Until, h.Root == resourcesync.SitemapIndex
-		cd.legacy = Is10Header(h)
 	}
 	var children []string
 	for {
@@ -368,7 +365,7 @@ func (cd *changeDoc) warnings(listedAt time.Time) []string {
 	if et.undated > 0 {
 		what := "datetime"
 		if et == &cd.lm {
-			what = "datetime or lastmod (a 1.0 list)"
+			what = "datetime or lastmod (dated by lastmod, as in 1.0)"
 		}
 		out = append(out, fmt.Sprintf("%s has %d entries without %s: each is ordered by its place in the list", cd.url, et.undated, what))
 	}

@@ -25,7 +25,36 @@ type Follow struct {
 	Polling
 	Applied, Reloads int64
 	Pushed           int64 // notifications received (held ones too)
-	Sets             []Set
+	// Drift is how many resources drift repair corrected: the tree
+	// differed from a changed Resource List plus the changes after it.
+	Drift int64
+	Sets  []Set
+	// Push is the state of every notification subscription.
+	Push []Push
+}
+
+// Push is one notification subscription (a hub and topic).
+type Push struct {
+	Hub, Topic string
+	State      string    // PushSubscribed, PushRenewing, PushFailed or PushRetrying
+	Err        string    // the last failure, "" when none
+	Next       time.Time // the next renewal or retry; zero when none is due
+}
+
+// The states of a push subscription.
+const (
+	PushSubscribed = "subscribed"
+	PushRenewing   = "renewing"
+	PushFailed     = "failed"
+	PushRetrying   = "retrying"
+)
+
+// DocError is a document of a set that could not be read at the last
+// poll: the set is degraded until it is read again (or dropped).
+type DocError struct {
+	Doc   string
+	Err   string
+	Since time.Time // the first poll it failed at, in this run of failures
 }
 
 // Set is one resource set's follow position (an Atom-PMH feed's: its
@@ -40,4 +69,30 @@ type Set struct {
 	Newest time.Time
 	// Resources is how many resources in the tree the set lists.
 	Resources int
+	// Complete is when the last poll that read every one of the set's
+	// documents started; zero before any did. Degraded lists the documents
+	// that failed since.
+	Complete time.Time
+	Degraded []DocError
+}
+
+// Behind is how far behind the Source the set is at now: from its position
+// to the newest change listed when its last poll read every document; when
+// a document failed since (or none was read yet), at least the time since
+// its last complete poll began (since started, before any).
+func (s *Set) Behind(now, started time.Time) time.Duration {
+	behind := s.Newest.Sub(s.Position)
+	if behind < 0 {
+		behind = 0
+	}
+	if len(s.Degraded) > 0 || s.Complete.IsZero() {
+		since := s.Complete
+		if since.IsZero() {
+			since = started
+		}
+		if d := now.Sub(since); d > behind {
+			behind = d
+		}
+	}
+	return behind
 }

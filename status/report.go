@@ -20,6 +20,7 @@ type Report struct {
 	Sets         []SetReport    `json:"sets"`
 	Polls        PollReport     `json:"polls"`
 	Pushed       int64          `json:"pushed_notifications"`
+	Push         []PushReport   `json:"push"`
 	Hold         *HoldReport    `json:"hold"` // null: none
 	Cache        CacheReport    `json:"cache"`
 	Fetched      []OriginReport `json:"fetched"`
@@ -33,6 +34,26 @@ type SetReport struct {
 	NewestChange  time.Time `json:"newest_change"`
 	BehindSeconds float64   `json:"behind_seconds"`
 	Resources     int       `json:"resources"`
+	// Complete is when the last poll that read every document of the set
+	// began; null before any did.
+	Complete *time.Time  `json:"complete"`
+	Degraded []DocReport `json:"degraded"` // empty: every document was read
+}
+
+// DocReport is a document that failed at the last poll.
+type DocReport struct {
+	Doc   string    `json:"doc"`
+	Error string    `json:"error"`
+	Since time.Time `json:"since"`
+}
+
+// PushReport is a push subscription.
+type PushReport struct {
+	Hub   string     `json:"hub"`
+	Topic string     `json:"topic"`
+	State string     `json:"state"`
+	Error string     `json:"error,omitempty"`
+	Next  *time.Time `json:"next"`
 }
 
 type PollReport struct {
@@ -40,6 +61,7 @@ type PollReport struct {
 	Failures int64      `json:"failures"`
 	Applied  int64      `json:"changes_applied"`
 	Reloads  int64      `json:"reloads"`
+	Drift    int64      `json:"drift_repaired"`
 	Last     *time.Time `json:"last"`
 	LastTook float64    `json:"last_took_seconds"`
 	Result   string     `json:"last_result"` // "ok", the error, or "" before the first
@@ -78,8 +100,8 @@ func (r *Report) WriteText(w io.Writer) {
 	if r.PollInterval == "0s" {
 		fmt.Fprintln(w, "Following:  off (--poll-interval 0)")
 	} else {
-		fmt.Fprintf(w, "Following:  every %s: %d polls (%d failed), %d changes applied, %d reloads\n",
-			r.PollInterval, r.Polls.Count, r.Polls.Failures, r.Polls.Applied, r.Polls.Reloads)
+		fmt.Fprintf(w, "Following:  every %s: %d polls (%d failed), %d changes applied, %d reloads, %d drift repaired\n",
+			r.PollInterval, r.Polls.Count, r.Polls.Failures, r.Polls.Applied, r.Polls.Reloads, r.Polls.Drift)
 	}
 	kind := "set"
 	if r.Protocol == "atompmh" {
@@ -88,7 +110,10 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, s := range r.Sets {
 		fmt.Fprintf(w, "  %s %s: %d resources\n    position %s, newest change %s, behind %s\n", kind, s.Set, s.Resources,
 			s.Position.Format(time.RFC3339), s.NewestChange.Format(time.RFC3339),
-			(time.Duration(s.BehindSeconds * float64(time.Second))).String())
+			(time.Duration(s.BehindSeconds * float64(time.Second))).Round(time.Second).String())
+		for _, d := range s.Degraded {
+			fmt.Fprintf(w, "    degraded: %s failing since %s: %s\n", d.Doc, d.Since.Format(time.RFC3339), d.Error)
+		}
 	}
 	if r.Polls.Last != nil {
 		fmt.Fprintf(w, "Last poll:  %s (%s ago), took %s: %s\n", r.Polls.Last.Format(time.RFC3339), ago(*r.Polls.Last),
@@ -100,6 +125,16 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "Next poll:  %s (in %s)\n", r.Polls.Next.Format(time.RFC3339), r.Polls.Next.Sub(r.Now).Round(time.Second))
 	}
 	fmt.Fprintf(w, "Pushed:     %d notifications\n", r.Pushed)
+	for _, p := range r.Push {
+		line := fmt.Sprintf("  %s at %s: %s", p.Topic, p.Hub, p.State)
+		if p.Error != "" {
+			line += " (" + p.Error + ")"
+		}
+		if p.Next != nil {
+			line += ", next " + p.Next.Format(time.RFC3339)
+		}
+		fmt.Fprintln(w, line)
+	}
 	if r.Hold != nil {
 		fmt.Fprintf(w, "Hold:       changes held back until %s\n", r.Hold.Until.Format(time.RFC3339))
 	} else {
