@@ -95,8 +95,9 @@ func (fl *Follower) Load(ctx context.Context) error {
 // applies what changed, in atom:updated order, then tells Effects. The
 // feed is one set: an early poll is a whole one.
 func (fl *Follower) harvest(ctx context.Context, _ []uint16) error {
+	start := time.Now()
 	err := fl.poll(ctx)
-	fl.noteHarvest()
+	fl.noteHarvest(start, err)
 	return err
 }
 

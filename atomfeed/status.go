@@ -13,6 +13,10 @@ type followState struct {
 	mark   time.Time // the harvest mark (atompmh.State.Mark)
 	newest time.Time // the newest atom:updated read
 	loaded int64     // records applied by Load, not changes
+	// complete: when the last harvest that read the whole feed began;
+	// failed: what the harvests since failed with.
+	complete time.Time
+	failed   *status.DocError
 }
 
 var _ status.Follower = (*Follower)(nil)
@@ -25,18 +29,30 @@ var _ status.Follower = (*Follower)(nil)
 func (fl *Follower) Status() status.Follow {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
-	set := status.Set{Set: fl.f.URL, Position: fl.st.mark, Newest: fl.st.newest, Resources: fl.cat.Len()}
+	set := status.Set{Set: fl.f.URL, Position: fl.st.mark, Newest: fl.st.newest, Resources: fl.cat.Len(), Complete: fl.st.complete}
+	if fl.st.failed != nil {
+		set.Degraded = []status.DocError{*fl.st.failed}
+	}
 	if set.Newest.Before(set.Position) {
 		set.Newest = set.Position
 	}
 	return status.Follow{Polling: fl.Polling(), Applied: fl.applied.Load() - fl.st.loaded, Sets: []status.Set{set}}
 }
 
-// noteHarvest records the harvest mark a poll left.
-func (fl *Follower) noteHarvest() {
+// noteHarvest records the harvest mark a poll that began at start left,
+// and whether it read the whole feed (err nil).
+func (fl *Follower) noteHarvest(start time.Time, err error) {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	fl.st.mark = fl.state.Mark
+	switch {
+	case err == nil:
+		fl.st.complete, fl.st.failed = start, nil
+	case fl.st.failed == nil:
+		fl.st.failed = &status.DocError{Doc: fl.f.URL, Err: err.Error(), Since: start}
+	default:
+		fl.st.failed.Err = err.Error()
+	}
 }
 
 // noteNewest records the newest atom:updated of changes read.

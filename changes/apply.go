@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -31,6 +32,9 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 	}
 	horizon := f.now().Add(source.FutureBound)
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
+	f.mu.Lock()
+	changes = slices.DeleteFunc(changes, func(c change) bool { return !c.doubt && f.positions[set].passed(&c) })
+	f.mu.Unlock()
 	last := make(map[string]int, len(changes))
 	for i := range changes {
 		last[changes[i].entry.Loc] = i
@@ -39,11 +43,11 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 
 	f.applyMu.Lock()
 	var effects []catalog.Effect
-	blocked, applied, future := false, 0, 0
+	blocked, applied := false, 0
 	pos := f.positions[set] // written only under applyMu (and mu, for readers)
 	for i := range changes {
 		c := &changes[i]
-		if pos.passed(c) {
+		if pos.passed(c) && !c.doubt {
 			continue
 		}
 		ahead := pos.appliedAhead(c, horizon)
@@ -56,14 +60,13 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 			effects = append(effects, eff...)
 			applied++
 		}
-		if c.at.After(horizon) {
-			future++
-		}
 		f.mu.Lock()
 		if !ahead {
 			f.applied++
 		}
 		switch {
+		case c.doubt:
+			// at or before the position already: it stays where it is
 		case pushed:
 			pos.markAhead(c)
 		case blocked && !c.at.After(horizon):
@@ -75,10 +78,6 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 	}
 	f.applyMu.Unlock()
 
-	if future > 0 {
-		f.s.Logger().Warn("changes dated more than a day ahead of now: applied, but the position does not move past now",
-			"set", setKey(set), "changes", future, "horizon", horizon)
-	}
 	if len(effects) > 0 && f.effects != nil {
 		f.effects(effects)
 	}

@@ -16,6 +16,11 @@ type change struct {
 	key   string
 	entry *resourcesync.Entry
 	doc   string // the document that listed it
+	// undated: the entry has no date of its own; at is its place in the
+	// document. doubt: undated and at or before the position, yet the
+	// catalog does not hold its result, so it is applied without moving
+	// the position.
+	undated, doubt bool
 }
 
 // coverage is the interval of changes a document speaks for: from its
@@ -86,7 +91,8 @@ func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Ent
 	for i := range entries {
 		e := &entries[i]
 		at := dateOf(e)
-		if at.IsZero() {
+		undated := at.IsZero()
+		if undated {
 			at = running
 		} else {
 			if at.After(running) {
@@ -96,7 +102,7 @@ func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Ent
 		}
 		key := keyOf(e, at, repeats)
 		repeats[repeatKey{baseKey(e), at.UnixNano()}]++
-		out = append(out, change{at: at, key: key, entry: e, doc: doc})
+		out = append(out, change{at: at, key: key, entry: e, doc: doc, undated: undated})
 	}
 	return out, cov
 }

@@ -50,6 +50,8 @@ type Follower struct {
 	gapChecked map[*source.Set]bool            // a gap was met and the Resource Lists checked
 	retired    map[*source.Set][]string        // Change Lists a Capability List stopped naming, to read once more
 	closedTo   map[string]string               // a closed Change List polled directly → the index that replaced it
+	coverage   map[string]coverage             // by document: what it covered when last read whole
+	warned     map[string]bool                 // documents whose lasting condition was said
 	applied    int64
 	reloads    int64
 	docs       int64       // change documents requested
@@ -76,6 +78,8 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 		gapChecked: map[*source.Set]bool{},
 		retired:    map[*source.Set][]string{},
 		closedTo:   map[string]string{},
+		coverage:   map[string]coverage{},
+		warned:     map[string]bool{},
 	}
 	if opts.Log == nil {
 		opts.Log = src.Logger()
@@ -196,6 +200,8 @@ type pollRead struct {
 	vals      map[string]*fetch.Validators // to keep once the changes are applied
 	condition bool                         // use and keep validators (polls do, pushes not)
 	set       *source.Set
+	seen      map[string]struct{} // the changes collected, by key and time
+	failed    map[string]error    // the documents that could not be read
 }
 
 func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
@@ -210,24 +216,34 @@ func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 	return &pollRead{pos: pos, horizon: f.now().Add(source.FutureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set}
 }
 
-// pollSet applies a set's new changes. It reports a gap: the Change Lists
-// no longer reach back to the position, and the Resource Lists were not
-// checked since.
+// pollSet applies a set's new changes. One document that cannot be read
+// never blocks the others: their changes are applied, but as if pushed
+// (ahead of the position, which holds until a poll reads every document),
+// and the set is degraded until the document is read again. A Change List
+// the Capability List stopped naming is read once more and then dropped;
+// at once if it answers 404 or 410. pollSet reports a gap: the Change
+// Lists no longer reach back to the position, and the Resource Lists were
+// not checked since.
 func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err error) {
+	started := f.now()
 	r := f.newRead(set, true)
 	docs, retired := f.changeDocs(set)
-	for _, u := range append(docs, retired...) {
+	for _, u := range docs {
+		r.fail(u, f.readChangeDoc(ctx, u, r, 0))
+	}
+	for _, u := range retired {
 		if err := f.readChangeDoc(ctx, u, r, 0); err != nil {
-			return false, err
+			f.s.Logger().Warn("a Change List the Capability List no longer names could not be read once more; dropped, so changes only it listed are left to drift repair",
+				"set", setKey(set), "document", u, "err", err)
 		}
 	}
 	for _, u := range f.changeDumps(set) {
-		if err := f.readChangeDump(ctx, u, r, 0); err != nil {
-			return false, err
-		}
+		r.fail(u, f.readChangeDump(ctx, u, r, 0))
 	}
 	f.noteNewest(set, r.changes)
-	if r.cov.gapAt(&r.pos) {
+	complete := len(r.failed) == 0
+	f.noteRead(set, started, r.failed)
+	if complete && r.cov.gapAt(&r.pos) {
 		f.mu.Lock()
 		checked := f.gapChecked[set]
 		f.mu.Unlock()
@@ -235,25 +251,45 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 			return true, nil
 		}
 		f.acceptGap(set, r)
-	} else {
+	} else if complete {
 		f.mu.Lock()
 		delete(f.gapChecked, set)
 		f.mu.Unlock()
 	}
-	failed := f.applyChanges(ctx, set, r.changes, false)
+	failed := f.applyChanges(ctx, set, r.changes, !complete)
 	if !failed {
 		f.dropRetired(set, retired)
 	}
 	f.mu.Lock()
 	for u, v := range r.vals {
-		if failed {
+		if failed || !complete {
 			delete(f.validators, u) // read it whole again: its changes are retried
 		} else {
 			f.validators[u] = v
 		}
 	}
 	f.mu.Unlock()
-	return false, nil
+	return false, r.err()
+}
+
+// fail notes that document u could not be read (err not nil).
+func (r *pollRead) fail(u string, err error) {
+	if err == nil {
+		return
+	}
+	if r.failed == nil {
+		r.failed = map[string]error{}
+	}
+	r.failed[u] = err
+}
+
+// err joins the errors of the documents that could not be read.
+func (r *pollRead) err() error {
+	var errs []error
+	for _, err := range r.failed {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // acceptGap moves the position to where the Change Lists start, after the
@@ -288,13 +324,16 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 		return fmt.Errorf("poll change list: %w", err)
 	}
 	if doc == nil {
-		// An unchanged index still has children that may have grown.
+		// An unchanged index still has children that may have grown; an
+		// unchanged list still covers what it covered.
 		f.mu.Lock()
 		children, isIndex := f.indexes[u]
+		cov := f.coverage[u]
 		f.mu.Unlock()
 		if isIndex {
 			return f.readChildren(ctx, children, r, depth)
 		}
+		r.cov = r.cov.earlier(cov)
 		return nil
 	}
 	if doc.Header.Root == resourcesync.SitemapIndex {
@@ -310,20 +349,82 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 	return nil
 }
 
-// collect keeps a document's changes that are past the position.
+// collect keeps a document's changes that are past the position. A change
+// met twice in one read (a list read directly and through an index that
+// names it) is kept once. An undated entry that falls at or before the
+// position cannot be told new from old by time: it is compared with the
+// catalog, and kept (a doubt, said in a warning naming the document) when
+// the catalog does not hold its result.
 func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
 	cs, cov := datedChanges(u, h, entries, r.pos.Time)
 	r.cov = r.cov.earlier(cov)
+	if r.condition {
+		f.noteCoverage(u, cov)
+	}
+	if r.seen == nil {
+		r.seen = map[string]struct{}{}
+	}
 	var skipped source.NonWebLocs
 	defer skipped.Warn(f.s.Logger(), u)
+	doubts, future := 0, 0
 	for i := range cs {
-		if skipped.Skip(cs[i].entry.Loc) {
+		c := &cs[i]
+		if skipped.Skip(c.entry.Loc) || c.entry.MD.Change == "" {
 			continue
 		}
-		if cs[i].entry.MD.Change != "" && !r.pos.passed(&cs[i]) {
-			r.changes = append(r.changes, cs[i])
+		if c.at.After(r.horizon) {
+			future++
 		}
+		id := c.key + "@" + c.at.UTC().Format(time.RFC3339Nano)
+		if _, dup := r.seen[id]; dup {
+			continue
+		}
+		r.seen[id] = struct{}{}
+		if r.pos.passed(c) {
+			if !c.undated || f.holds(c) {
+				continue
+			}
+			c.doubt = true
+			doubts++
+		}
+		r.changes = append(r.changes, *c)
 	}
+	if future > 0 && f.firstWarning(u) {
+		f.s.Logger().Warn("changes dated more than a day ahead of now: applied, but the position does not move past now (said once per document)",
+			"document", u, "changes", future, "horizon", r.horizon)
+	}
+	if doubts > 0 {
+		f.s.Logger().Warn("entries without a date fall at or before the last change applied, yet the tree does not hold them: applied",
+			"document", u, "entries", doubts, "position", r.pos.Time)
+	}
+}
+
+// firstWarning reports whether a warning about document u is the first:
+// a condition a document keeps at every poll is said once.
+func (f *Follower) firstWarning(u string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.warned[u] {
+		return false
+	}
+	f.warned[u] = true
+	return true
+}
+
+// holds reports whether the catalog already holds a change's result: a
+// deleted resource is absent; a created or updated one is there in the
+// version the entry lists (source.SameVersion).
+func (f *Follower) holds(c *change) bool {
+	e := c.entry
+	id, ok := f.cat.ByURI(e.Loc)
+	if e.MD.Change == resourcesync.ChangeDeleted {
+		return !ok
+	}
+	if !ok {
+		return false
+	}
+	res, ok := f.cat.Resource(id)
+	return ok && source.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
 }
 
 // readChildren reads the Change Lists an index (or 1.0 archive) names, in
@@ -336,9 +437,15 @@ func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Ent
 			continue
 		}
 		f.s.AllowDoc(e.Loc)
-		if err := f.readChangeDoc(ctx, e.Loc, r, depth+1); err != nil {
-			return err
-		}
+		r.fail(e.Loc, f.readChangeDoc(ctx, e.Loc, r, depth+1))
 	}
 	return nil
+}
+
+// noteCoverage remembers what a polled document covers, for the polls at
+// which it answers 304: a rotation is never a gap.
+func (f *Follower) noteCoverage(u string, cov coverage) {
+	f.mu.Lock()
+	f.coverage[u] = cov
+	f.mu.Unlock()
 }

@@ -1,6 +1,8 @@
 package changes
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"rsfs/source"
@@ -10,8 +12,11 @@ import (
 // followState is what Status reports beyond the counters and the loop's
 // Polling; guarded by Follower.mu.
 type followState struct {
-	pushed int64
-	newest map[*source.Set]time.Time
+	pushed   int64
+	drift    int64
+	newest   map[*source.Set]time.Time
+	complete map[*source.Set]time.Time                  // the start of the last poll that read every document
+	degraded map[*source.Set]map[string]status.DocError // the documents that failed since
 }
 
 // Status returns a copy of the Follower's state.
@@ -20,7 +25,7 @@ func (f *Follower) Status() status.Follow {
 	counts := f.cat.CountBySet()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st := status.Follow{Polling: f.Polling(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed}
+	st := status.Follow{Polling: f.Polling(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed, Drift: f.st.drift}
 	for _, set := range sets {
 		pos := f.positions[set]
 		ss := status.Set{Set: setKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)]}
@@ -30,6 +35,11 @@ func (f *Follower) Status() status.Follow {
 		if ss.Newest.Before(ss.Position) {
 			ss.Newest = ss.Position
 		}
+		ss.Complete = f.st.complete[set]
+		for _, d := range f.st.degraded[set] {
+			ss.Degraded = append(ss.Degraded, d)
+		}
+		slices.SortFunc(ss.Degraded, func(a, b status.DocError) int { return strings.Compare(a.Doc, b.Doc) })
 		st.Sets = append(st.Sets, ss)
 	}
 	return st
@@ -51,16 +61,45 @@ func (f *Follower) notePushed() {
 	f.mu.Unlock()
 }
 
-// noteNewest records the newest of changes listed for set.
+// noteNewest records the newest of changes listed for set; one dated past
+// now plus source.FutureBound is not news of how far behind the set is.
 func (f *Follower) noteNewest(set *source.Set, changes []change) {
+	horizon := f.now().Add(source.FutureBound)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.st.newest == nil {
 		f.st.newest = map[*source.Set]time.Time{}
 	}
 	for _, c := range changes {
-		if c.at.After(f.st.newest[set]) {
+		if c.at.After(f.st.newest[set]) && !c.at.After(horizon) {
 			f.st.newest[set] = c.at
 		}
 	}
+}
+
+// noteRead records how a poll that started at started read set's
+// documents: complete when none failed, else degraded by those that did
+// (each since the first poll it failed at).
+func (f *Follower) noteRead(set *source.Set, started time.Time, failed map[string]error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st.complete == nil {
+		f.st.complete = map[*source.Set]time.Time{}
+		f.st.degraded = map[*source.Set]map[string]status.DocError{}
+	}
+	if len(failed) == 0 {
+		f.st.complete[set] = started
+		delete(f.st.degraded, set)
+		return
+	}
+	was := f.st.degraded[set]
+	now := make(map[string]status.DocError, len(failed))
+	for u, err := range failed {
+		since := started
+		if d, ok := was[u]; ok {
+			since = d.Since
+		}
+		now[u] = status.DocError{Doc: u, Err: err.Error(), Since: since}
+	}
+	f.st.degraded[set] = now
 }

@@ -20,8 +20,9 @@ type Loaded struct {
 	// Positions are the change positions from the snapshot; nil when the
 	// catalog was read from the Resource Lists.
 	Positions map[string]changes.Position
-	// NeedsCatchUp: the catalog came from a snapshot and the Source is
-	// reachable, so CatchUp has work to do before the mount is ready.
+	// NeedsCatchUp: the Source is reachable, so CatchUp has work to do
+	// before the mount is ready: the changes published since the snapshot,
+	// or, for a catalog fresh from the Resource Lists, since their time.
 	NeedsCatchUp bool
 	// Reload: the Source's resource sets changed since the snapshot, so
 	// catching up reloads them.
@@ -76,13 +77,15 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 		return nil, err
 	}
 	slog.Info("source loaded", "resources", cat.Len(), "lists", st.Lists, "skipped_packages", st.SkippedPackages, "took", st.Duration.Round(time.Millisecond))
-	return &Loaded{Source: src, Catalog: cat}, nil
+	return &Loaded{Source: src, Catalog: cat, NeedsCatchUp: true}, nil
 }
 
-// CatchUp brings a catalog restored from a snapshot up to date through f
-// (a follower of l's Source and catalog): one poll through the Change
-// Lists, or a reload when the Source's resource sets changed. It does
-// nothing for a fresh catalog or an unreachable Source.
+// CatchUp brings the catalog up to date through f (a follower of l's
+// Source and catalog) before the mount is ready, with following on or off:
+// one poll through the Change Lists and Change Dumps (from the Resource
+// Lists' time when fresh, from the snapshot's positions when restored), or
+// a reload when the Source's resource sets changed since the snapshot. It
+// does nothing for an unreachable Source.
 func (l *Loaded) CatchUp(ctx context.Context, f *changes.Follower) error {
 	switch {
 	case l.Reload:

@@ -86,7 +86,7 @@ func TestRemembersAndCatchesUp(t *testing.T) {
 
 	l := loadT(t, dir, src.URL())
 	assert.True(t, l.Fresh())
-	assert.False(t, l.NeedsCatchUp)
+	assert.True(t, l.NeedsCatchUp, "a fresh catalog catches up from the Resource Lists' time too")
 	assert.Equal(t, 30, l.Catalog.Len())
 	require.NoError(t, Save(dir, l.Catalog, follower(l)))
 

@@ -285,20 +285,26 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 	return out
 }
 
-// sameVersion: a hash both publish agrees, else the lastmod (and length,
-// where both give it) agrees.
+// sameVersion: the dump copy l is the version r lists (SameVersion).
 func sameVersion(r *catalog.Resource, l *resourcesync.Link) bool {
+	return SameVersion(r, l.Hashes, l.Modified, l.Length)
+}
+
+// SameVersion reports whether r is the version that hashes, lastmod and
+// length describe: a hash both publish with the same algorithm agrees,
+// else the lastmod agrees (and the length, where both give one).
+func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.Time, length int64) bool {
 	for _, a := range r.Hashes {
-		for _, b := range l.Hashes {
+		for _, b := range hashes {
 			if a.Alg == b.Alg {
 				return a.Value == b.Value
 			}
 		}
 	}
-	if r.Lastmod.IsZero() || l.Modified.IsZero() || !r.Lastmod.Equal(l.Modified) {
+	if r.Lastmod.IsZero() || lastmod.IsZero() || !r.Lastmod.Equal(lastmod) {
 		return false
 	}
-	return r.Length < 0 || l.Length < 0 || r.Length == l.Length
+	return r.Length < 0 || length < 0 || r.Length == length
 }
 
 // readDumps opens every Resource Dump and Change Dump package of every set
