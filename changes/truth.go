@@ -1,0 +1,323 @@
+package changes
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/copies"
+	"rsfs/fetch"
+	"rsfs/resourcesync"
+	"rsfs/source"
+)
+
+// Truth returns the Source as it is now: its Resource Lists, plus every
+// change its Change Lists (and indexes) and Change Dumps list after the
+// lists' time (at), dated exactly as the follower dates them.
+//
+// It is what a fresh mount would show once it has caught up: the Resource
+// Lists are loaded as Load loads them (src.LoadEach: dump copies attached,
+// missing lengths learned by HEAD, dump-only resources added), the catalog
+// is sealed, and then, set by set, every change document the Capability
+// List names now is read whole (an unconditional GET; an index is followed
+// to its children, up to three levels, skipping a child closed, by its
+// until, before the set's list time, as the follower does). Entries are
+// dated by datedChanges, the follower's own rule (source.ChangeTime,
+// undated entries by their place); the changes at or after the set's list
+// time (the follower's position after a fresh load: a change at exactly
+// that instant is applied) are applied in date order, of several to one
+// URI only the last; deleted removes.
+//
+// A created or updated resource whose change publishes no length is
+// HEADed (fetch.HeadEach), as the follower does; where that fails its
+// length is left unknown (resourcesync.NoLength) and Compare then judges
+// it by hash, else by lastmod alone.
+//
+// src is used as a load uses it (its Resource Lists' validators are
+// reset), so it should be a Source discovered for the purpose, not one a
+// mount follows. Gaps (Change Lists that start after the lists' time) are
+// not checked: what changed between cannot be known, here as in the
+// follower.
+func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	st, err := src.LoadEach(ctx, cat.Add)
+	if err != nil {
+		return nil, fmt.Errorf("truth: %w", err)
+	}
+	if err := cat.Seal(); err != nil {
+		return nil, fmt.Errorf("truth: %w", err)
+	}
+	for _, set := range src.Sets {
+		t := &truthRead{s: src, listedAt: st.ListedAt(set)}
+		for _, u := range set.Docs[resourcesync.CapChangeList] {
+			if err := t.readChangeDoc(ctx, u, 0); err != nil {
+				return nil, fmt.Errorf("truth: %w", err)
+			}
+		}
+		for _, u := range set.Docs[resourcesync.CapChangeDump] {
+			if err := t.readChangeDump(ctx, u, 0); err != nil {
+				return nil, fmt.Errorf("truth: %w", err)
+			}
+		}
+		if err := t.apply(ctx, cat, src.SetNumber(set)); err != nil {
+			return nil, fmt.Errorf("truth: %w", err)
+		}
+	}
+	return cat, nil
+}
+
+// truthRead collects one set's changes past its list time.
+type truthRead struct {
+	s        *source.Source
+	listedAt time.Time
+	changes  []change
+}
+
+func (t *truthRead) readChangeDoc(ctx context.Context, u string, depth int) error {
+	if depth > 3 {
+		return fmt.Errorf("change list %s: indexes nested too deep", u)
+	}
+	doc, err := t.s.GetDoc(ctx, u)
+	if err != nil {
+		return fmt.Errorf("change list: %w", err)
+	}
+	if doc.Header.Root == resourcesync.SitemapIndex {
+		for i := range doc.Entries {
+			e := &doc.Entries[i]
+			if until := e.MD.Until; !until.IsZero() && until.Before(t.listedAt) {
+				continue
+			}
+			t.s.AllowDoc(e.Loc)
+			if err := t.readChangeDoc(ctx, e.Loc, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t.collect(u, &doc.Header, doc.Entries)
+	return nil
+}
+
+// collect keeps a document's changes at or after the list time, dated as
+// the follower dates them.
+func (t *truthRead) collect(u string, h *resourcesync.Header, entries []resourcesync.Entry) {
+	cs, _ := datedChanges(u, h, entries, t.listedAt)
+	var skipped source.NonWebLocs
+	defer skipped.Warn(t.s.Logger(), u)
+	for i := range cs {
+		if skipped.Skip(cs[i].entry.Loc) {
+			continue
+		}
+		if cs[i].entry.MD.Change != "" && !cs[i].at.Before(t.listedAt) {
+			t.changes = append(t.changes, cs[i])
+		}
+	}
+}
+
+func (t *truthRead) readChangeDump(ctx context.Context, u string, depth int) error {
+	if depth > 3 {
+		return fmt.Errorf("change dump %s: indexes nested too deep", u)
+	}
+	doc, err := t.s.GetDoc(ctx, u)
+	if err != nil {
+		return fmt.Errorf("change dump: %w", err)
+	}
+	for i := range doc.Entries {
+		e := &doc.Entries[i]
+		if until := e.MD.Until; !until.IsZero() && until.Before(t.listedAt) {
+			continue
+		}
+		t.s.AllowDoc(e.Loc)
+		if doc.Header.Root == resourcesync.SitemapIndex {
+			if err := t.readChangeDump(ctx, e.Loc, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := t.readPackage(ctx, e.Loc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPackage reads a Change Dump package's manifest as the follower's
+// collectPackage does: a created or updated resource gets its member as a
+// copy of that version, and the member's size where the manifest gives
+// no length.
+func (t *truthRead) readPackage(ctx context.Context, pkgURL string) error {
+	pkg, err := t.s.OpenPackage(ctx, pkgURL)
+	if err != nil {
+		return fmt.Errorf("change dump package: %w", err)
+	}
+	man, err := source.ReadManifest(ctx, pkg)
+	if err != nil {
+		return fmt.Errorf("change dump package %s: %w", pkgURL, err)
+	}
+	entries := make([]resourcesync.Entry, 0, len(man.Entries))
+	for i := range man.Entries {
+		e := man.Entries[i]
+		if e.MD.Change != resourcesync.ChangeDeleted && e.MD.Path != "" {
+			if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
+				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: copies.DumpRel, Href: pkgURL,
+					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type})
+				if e.MD.Length < 0 {
+					e.MD.Length = m.Size
+				}
+			}
+		}
+		entries = append(entries, e)
+	}
+	t.collect(pkgURL, &man.Header, entries)
+	return nil
+}
+
+// apply applies the set's changes in date order; of several to one URI
+// only the last. Lengths not published are learned by HEAD first; one that
+// cannot be learned stays unknown.
+func (t *truthRead) apply(ctx context.Context, cat *catalog.Catalog, set uint16) error {
+	changes := t.changes
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
+	last := make(map[string]int, len(changes))
+	for i := range changes {
+		last[changes[i].entry.Loc] = i
+	}
+	var todo []int
+	for i := range changes {
+		e := changes[i].entry
+		if last[e.Loc] == i && e.MD.Change != resourcesync.ChangeDeleted && e.MD.Length == resourcesync.NoLength {
+			todo = append(todo, i)
+		}
+	}
+	lengths := make(map[int]int64, len(todo))
+	var mu sync.Mutex
+	err := fetch.HeadEach(ctx, t.s.Client(), todo, fetch.HeadParallel,
+		func(i int) string { return changes[i].entry.Loc },
+		func(i int, meta *fetch.Meta, err error) error {
+			if err == nil && meta.Length >= 0 {
+				mu.Lock()
+				lengths[i] = meta.Length
+				mu.Unlock()
+			}
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	for i := range changes {
+		c := &changes[i]
+		if last[c.entry.Loc] != i {
+			continue
+		}
+		if c.entry.MD.Change == resourcesync.ChangeDeleted {
+			cat.Remove(c.entry.Loc)
+			continue
+		}
+		res := source.ResourceOf(c.entry, c.at)
+		res.Set = set
+		if res.Length == resourcesync.NoLength {
+			if n, ok := lengths[i]; ok {
+				res.Length = n
+			}
+		}
+		if _, err := cat.TryUpsert(res); err != nil {
+			return fmt.Errorf("%s: %w", res.URI, err)
+		}
+	}
+	return nil
+}
+
+// Drift is how a catalog differs from the truth: URIs (sorted) the truth
+// has and the catalog lacks (Created), has in another version (Updated),
+// or the catalog has and the truth lacks (Deleted).
+type Drift struct{ Created, Updated, Deleted []string }
+
+// Len is the number of resources that differ.
+func (d Drift) Len() int { return len(d.Created) + len(d.Updated) + len(d.Deleted) }
+
+// String says how many differ, and names up to three:
+// "3 created, 1 deleted, 2 updated (examples: ...)"; "no drift" when none.
+func (d Drift) String() string {
+	if d.Len() == 0 {
+		return "no drift"
+	}
+	s := fmt.Sprintf("%d created, %d deleted, %d updated", len(d.Created), len(d.Deleted), len(d.Updated))
+	var ex []string
+	for _, l := range [][]string{d.Created, d.Deleted, d.Updated} {
+		for _, u := range l {
+			if len(ex) == 3 {
+				break
+			}
+			ex = append(ex, u)
+		}
+	}
+	return s + " (examples: " + strings.Join(ex, ", ") + ")"
+}
+
+// Compare compares have (e.g. a mount's catalog) with want (Truth). Two
+// records are the same version when SameVersion says so.
+func Compare(have, want *catalog.Catalog) Drift {
+	var d Drift
+	for _, u := range want.URIs() {
+		w := resourceAt(want, u)
+		h := resourceAt(have, u)
+		switch {
+		case w == nil:
+		case h == nil:
+			d.Created = append(d.Created, u)
+		case !SameVersion(h, w):
+			d.Updated = append(d.Updated, u)
+		}
+	}
+	for _, u := range have.URIs() {
+		if _, ok := want.ByURI(u); !ok {
+			d.Deleted = append(d.Deleted, u)
+		}
+	}
+	slices.Sort(d.Created)
+	slices.Sort(d.Updated)
+	slices.Sort(d.Deleted)
+	return d
+}
+
+func resourceAt(c *catalog.Catalog, uri string) *catalog.Resource {
+	id, ok := c.ByURI(uri)
+	if !ok {
+		return nil
+	}
+	r, ok := c.Resource(id)
+	if !ok {
+		return nil
+	}
+	return r
+}
+
+// SameVersion reports whether have and want record the same version of a
+// resource: where both publish a hash of one algorithm, those hashes agree
+// (every algorithm both publish); else their lastmods agree, and their
+// lengths where both are known.
+func SameVersion(have, want *catalog.Resource) bool {
+	common := false
+	for _, a := range have.Hashes {
+		for _, b := range want.Hashes {
+			if a.Alg == b.Alg {
+				if a.Value != b.Value {
+					return false
+				}
+				common = true
+			}
+		}
+	}
+	if common {
+		return true
+	}
+	if !have.Lastmod.Equal(want.Lastmod) {
+		return false
+	}
+	return have.Length < 0 || want.Length < 0 || have.Length == want.Length
+}
