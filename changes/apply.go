@@ -65,8 +65,6 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 			f.applied++
 		}
 		switch {
-		case c.doubt:
-			// at or before the position already: it stays where it is
 		case pushed:
 			pos.markAhead(c)
 		case blocked && !c.at.After(horizon):
