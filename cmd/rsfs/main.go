@@ -43,7 +43,7 @@ func rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd())
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd())
 	return root
 }
 

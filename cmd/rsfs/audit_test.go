@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/catalog"
+	"rsfs/fetch"
+	"rsfs/remember"
+	"rsfs/resourcesync"
+	"rsfs/source"
+	"rsfs/tests/sourcetest"
+)
+
+// runAuditCmd runs `rsfs audit args...` in process and returns its
+// output and exit status.
+func runAuditCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	code = -1
+	saved := auditExit
+	t.Cleanup(func() { auditExit = saved })
+	auditExit = func(c int) {
+		if code < 0 {
+			code = c
+		}
+	}
+	root := rootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetArgs(append([]string{"audit"}, args...))
+	require.NoError(t, root.ExecuteContext(context.Background()))
+	if code < 0 {
+		code = 0
+	}
+	return out.String(), errb.String(), code
+}
+
+// snapshotOf saves the Source at url as a mount would remember it under
+// cacheDir.
+func snapshotOf(t *testing.T, url, cacheDir string) {
+	t.Helper()
+	found, err := source.Discover(context.Background(), url, source.Options{Client: fetch.New(fetch.Options{})})
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: found.Source.Origin})
+	_, err = found.Source.Load(context.Background(), cat, nil)
+	require.NoError(t, err)
+	stateDir, err := (&mountFlags{cacheDir: cacheDir}).stateDir(url)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(stateDir, 0o700))
+	require.NoError(t, cat.SaveSnapshot(remember.SnapshotPath(stateDir), nil))
+}
+
+func TestAuditSnapshot(t *testing.T) {
+	src, err := sourcetest.Start(sourcetest.Config{Resources: 50})
+	require.NoError(t, err)
+	defer src.Close()
+	cacheDir := t.TempDir()
+
+	_, stderr, code := runAuditCmd(t, src.URL(), "--cache-dir", cacheDir)
+	assert.Equal(t, auditError, code)
+	assert.Contains(t, stderr, "rsfs: no snapshot of "+src.URL())
+
+	snapshotOf(t, src.URL(), cacheDir)
+	out, _, code := runAuditCmd(t, src.URL(), "--cache-dir", cacheDir, "--bytes", "3")
+	assert.Equal(t, auditClean, code)
+	assert.Contains(t, out, ": 50 files\nDrift:    none\nBytes:    3 files read, 0 wrong\n")
+
+	res := src.Resources()
+	require.NoError(t, src.Update(res[1].URI, []byte("new version\n")))
+	require.NoError(t, src.Delete(res[2].URI))
+	out, _, code = runAuditCmd(t, src.URL(), "--cache-dir", cacheDir)
+	assert.Equal(t, auditDrift, code)
+	assert.Contains(t, out, "Drift:    0 created, 1 deleted, 1 updated\n  deleted  data/d000/r000002.txt\n  updated  data/d000/r000001.txt\n")
+
+	out, _, code = runAuditCmd(t, src.URL(), "--cache-dir", cacheDir, "--json")
+	assert.Equal(t, auditDrift, code)
+	var rep auditReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Equal(t, []string{}, rep.Created)
+	assert.Equal(t, []string{"data/d000/r000001.txt"}, rep.Updated)
+	assert.Equal(t, []string{"data/d000/r000002.txt"}, rep.Deleted)
+	assert.Equal(t, 2, rep.Drift)
+	assert.Equal(t, 49, rep.Truth)
+	assert.Equal(t, 50, rep.Files)
+
+	_, stderr, code = runAuditCmd(t, src.URL(), "--cache-dir", "none")
+	assert.Equal(t, auditError, code)
+	assert.Contains(t, stderr, "remembers nothing")
+}
+
+func TestAuditCheckFile(t *testing.T) {
+	open := func(body string) func(string, *catalog.Resource) (io.ReadCloser, error) {
+		return func(string, *catalog.Resource) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(body)), nil
+		}
+	}
+	hello := &catalog.Resource{URI: "http://x/a", Length: 5, Hashes: []resourcesync.Hash{
+		{Alg: "md5", Value: "5d41402abc4b2a76b9719d911017c592"},
+		{Alg: "sha-256", Value: "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"},
+		{Alg: "x-unknown", Value: "zz"},
+	}}
+	assert.Empty(t, checkFile("a", hello, open("hello")))
+	assert.Equal(t, "6 bytes, published length 5", checkFile("a", hello, open("hello!")))
+	assert.Equal(t, "md5 is c983190483df167d2a3841463c2a9341, published 5d41402abc4b2a76b9719d911017c592", checkFile("a", hello, open("hellp")))
+	sha := &catalog.Resource{URI: "http://x/a", Length: resourcesync.NoLength, Hashes: hello.Hashes[1:]}
+	assert.Contains(t, checkFile("a", sha, open("hellp")), "sha-256 is ")
+	assert.Contains(t, checkFile("a", sha, func(string, *catalog.Resource) (io.ReadCloser, error) {
+		return nil, os.ErrNotExist
+	}), "could not be read")
+}
+
+func TestAuditPickFiles(t *testing.T) {
+	files := map[string]*catalog.Resource{}
+	for _, p := range []string{"a", "b", "c", "d"} {
+		files[p] = &catalog.Resource{URI: "http://x/" + p, Lastmod: time.Unix(0, 0)}
+	}
+	assert.Len(t, pickFiles(files, 2), 2)
+	assert.Len(t, pickFiles(files, 10), 4)
+	assert.Empty(t, pickFiles(files, 0))
+	assert.Empty(t, pickFiles(nil, 3))
+}
