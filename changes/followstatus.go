@@ -42,6 +42,7 @@ func (f *Follower) Status() status.Follow {
 		slices.SortFunc(ss.Degraded, func(a, b status.DocError) int { return strings.Compare(a.Doc, b.Doc) })
 		st.Sets = append(st.Sets, ss)
 	}
+	st.Push = f.pushStates()
 	return st
 }
 

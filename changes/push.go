@@ -4,30 +4,114 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"weak"
 
 	"rsfs/notify"
 	"rsfs/resourcesync"
 	"rsfs/source"
+	"rsfs/status"
 )
 
-// Subscribe subscribes to every notification channel the Capability Lists
-// advertise (rs:ln rel="hub"), and returns how many. Channels for Change
-// Lists and Change Notifications carry changes; Framework Notifications say
-// a document changed, which is read again.
+// Subscribe keeps a subscription to every notification channel the
+// Capability Lists advertise (rs:ln rel="hub"), and returns how many.
+// Channels for Change Lists and Change Notifications carry changes;
+// Framework Notifications say a document changed, which is read again.
+// It returns at once: sub subscribes in the background, and a hub that is
+// down, refuses or does not verify is asked again with backoff, as is a
+// renewal that fails (notify.Subscriber.Keep). Status reports each
+// subscription's state. The error names the channels whose hub or topic
+// URL is unusable; they are reported failed, and never tried.
 func (f *Follower) Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error) {
 	n := 0
 	var errs []error
+	var failed []status.Push
 	for _, set := range f.s.Sets {
 		for _, ch := range set.Hubs {
-			if err := sub.Subscribe(ctx, ch.Hub, ch.Topic); err != nil {
+			if err := sub.Keep(ch.Hub, ch.Topic); err != nil {
 				errs = append(errs, fmt.Errorf("subscribe to %s at %s: %w", ch.Topic, ch.Hub, err))
+				failed = append(failed, status.Push{Hub: ch.Hub, Topic: ch.Topic, State: status.PushFailed, Err: err.Error()})
 				continue
 			}
-			f.s.Logger().Info("subscribed to notifications", "topic", ch.Topic, "hub", ch.Hub, "capability", ch.Capability)
+			f.s.Logger().Info("subscribing to notifications", "topic", ch.Topic, "hub", ch.Hub, "capability", ch.Capability)
 			n++
 		}
 	}
+	ps := f.push(true)
+	ps.mu.Lock()
+	ps.sub, ps.failed = sub, failed
+	ps.mu.Unlock()
 	return n, errors.Join(errs...)
+}
+
+// pushState is a Follower's notification subscriptions, for Status.
+type pushState struct {
+	mu     sync.Mutex
+	sub    *notify.Subscriber
+	failed []status.Push // channels never tried: an unusable hub or topic URL
+}
+
+// pushes holds each Follower's pushState, by a weak pointer (an entry goes
+// with its Follower). It could as well be a field of Follower; it is kept
+// here, with the rest of push, so that a Follower that never subscribes
+// carries nothing of it.
+var pushes = struct {
+	sync.Mutex
+	m map[weak.Pointer[Follower]]*pushState
+}{m: map[weak.Pointer[Follower]]*pushState{}}
+
+// push returns f's pushState, made if create is set; nil if none.
+func (f *Follower) push(create bool) *pushState {
+	k := weak.Make(f)
+	pushes.Lock()
+	defer pushes.Unlock()
+	ps := pushes.m[k]
+	if ps == nil && create {
+		ps = &pushState{}
+		pushes.m[k] = ps
+		runtime.AddCleanup(f, func(k weak.Pointer[Follower]) {
+			pushes.Lock()
+			delete(pushes.m, k)
+			pushes.Unlock()
+		}, k)
+	}
+	return ps
+}
+
+// pushStates returns the state of every notification subscription: those
+// the subscriber keeps (subscribed, renewing, or retrying after a failure),
+// and those never tried (failed). Status calls it holding f.mu; it takes
+// no lock of f's.
+func (f *Follower) pushStates() []status.Push {
+	ps := f.push(false)
+	if ps == nil {
+		return nil
+	}
+	ps.mu.Lock()
+	sub, out := ps.sub, append([]status.Push(nil), ps.failed...)
+	ps.mu.Unlock()
+	if sub == nil {
+		return out
+	}
+	for _, st := range sub.States() {
+		p := status.Push{Hub: st.Hub, Topic: st.Topic, Next: st.Next}
+		switch st.Phase {
+		case notify.Subscribed:
+			p.State = status.PushSubscribed
+		case notify.Requesting:
+			// A subscribe request awaits the hub: the first one, or a
+			// renewal.
+			p.State = status.PushRenewing
+		default:
+			p.State = status.PushRetrying
+		}
+		if st.Err != nil {
+			p.Err = st.Err.Error()
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // RunPush applies pushed notifications as they arrive, until the channel

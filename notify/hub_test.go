@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -39,10 +40,10 @@ type testHub struct {
 	srv    *httptest.Server
 	client *http.Client
 
-	lease      int  // granted hub.lease_seconds
-	sync       bool // verify before answering the request (204), PuSH 0.3 style
-	deny       bool // refuse every subscription
-	wrongTopic bool // verify with another topic than requested
+	lease      int         // granted hub.lease_seconds
+	sync       bool        // verify before answering the request (204), PuSH 0.3 style
+	deny       atomic.Bool // refuse every subscription
+	wrongTopic bool        // verify with another topic than requested
 	failRenew  atomic.Int32
 
 	mu     sync.Mutex
@@ -51,7 +52,10 @@ type testHub struct {
 	notify chan hubEvent
 }
 
-func newTestHub(t *testing.T, lease int) *testHub {
+func newTestHub(t *testing.T, lease int) *testHub { return newTestHubAt(t, lease, "") }
+
+// newTestHubAt is newTestHub listening on addr ("": any free port).
+func newTestHubAt(t *testing.T, lease int, addr string) *testHub {
 	h := &testHub{
 		t:      t,
 		lease:  lease,
@@ -59,7 +63,16 @@ func newTestHub(t *testing.T, lease int) *testHub {
 		subs:   make(map[string]hubSub),
 		notify: make(chan hubEvent, 100),
 	}
-	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
+	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(h.serve))
+	if addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("hub: listen on %s: %v", addr, err)
+		}
+		h.srv.Listener.Close()
+		h.srv.Listener = ln
+	}
+	h.srv.Start()
 	t.Cleanup(h.srv.Close)
 	return h
 }
@@ -108,7 +121,7 @@ func (h *testHub) verify(mode, topic, callback, secret string) bool {
 	}
 	challenge := randomChallenge()
 	switch {
-	case h.deny && mode == "subscribe":
+	case h.deny.Load() && mode == "subscribe":
 		q.Set("hub.mode", "denied")
 		q.Set("hub.reason", "topic not served here")
 	default:

@@ -195,19 +195,22 @@ func TestRenewalRetriesAfterHubError(t *testing.T) {
 	t.Parallel()
 	hub := newTestHub(t, 1)
 	hub.failRenew.Store(2)
-	s, logs := startSubscriber(t, Options{})
+	s, logs := startSubscriber(t, Options{RetryMin: 100 * time.Millisecond})
 	first := subscribe(t, s, hub, changeTopic)
 	renewal, ok := hub.next(waitLimit)
 	require.True(t, ok)
 	assert.True(t, renewal.Verified)
-	// Renewal at 0.8 s failed twice; retries wait 0.1 s, then 0.2 s
-	// (TestRetryAfterFailedRenewal pins the schedule; the upper bound
-	// only catches a lost retry).
+	// Renewal at 0.8 s failed twice; retries wait 0.1 s, then 0.2 s, each
+	// shortened by up to a quarter (TestBackoffDoublesToItsBoundWithJitter
+	// pins the schedule; the upper bound only catches a lost retry).
 	gap := renewal.At.Sub(first.At)
-	assert.Greater(t, gap, 1050*time.Millisecond)
+	assert.Greater(t, gap, time.Second)
 	assert.Less(t, gap, 10*time.Second)
-	assert.Equal(t, 2, strings.Count(logs.String(), "renewal failed"), logs.String())
+	assert.Equal(t, 2, strings.Count(logs.String(), "subscribe request failed; retrying"), logs.String())
 	assert.Contains(t, logs.String(), "500 Internal Server Error")
+	st := waitState(t, s, Subscribed)
+	assert.NoError(t, st.Err)
+	assert.Zero(t, st.Failures)
 }
 
 func TestCloseUnsubscribes(t *testing.T) {
@@ -244,7 +247,7 @@ func TestCloseUnsubscribes(t *testing.T) {
 func TestDeniedSubscription(t *testing.T) {
 	t.Parallel()
 	hub := newTestHub(t, 3600)
-	hub.deny = true
+	hub.deny.Store(true)
 	s, _ := startSubscriber(t, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()

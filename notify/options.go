@@ -21,6 +21,8 @@ const (
 	DefaultVerifyTimeout = 30 * time.Second
 	DefaultBuffer        = 64
 	DefaultDeliveryWait  = 2 * time.Second
+	DefaultRetryMin      = time.Second
+	DefaultRetryMax      = 5 * time.Minute
 )
 
 // Options configure a Subscriber.
@@ -54,6 +56,12 @@ type Options struct {
 	// Notifications channel before it is answered 503. Default
 	// DefaultDeliveryWait.
 	DeliveryWait time.Duration
+	// RetryMin and RetryMax bound the wait before a failed subscribe
+	// request (a first one made by Keep, or a renewal) is tried again: it
+	// starts at RetryMin and doubles up to RetryMax, each wait shortened by
+	// a random part of up to a quarter (jitter). Defaults DefaultRetryMin
+	// and DefaultRetryMax.
+	RetryMin, RetryMax time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -90,6 +98,15 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.DeliveryWait <= 0 {
 		o.DeliveryWait = DefaultDeliveryWait
+	}
+	if o.RetryMin <= 0 {
+		o.RetryMin = DefaultRetryMin
+	}
+	if o.RetryMax <= 0 {
+		o.RetryMax = max(DefaultRetryMax, o.RetryMin)
+	}
+	if o.RetryMax < o.RetryMin {
+		return o, fmt.Errorf("notify: RetryMax %v is below RetryMin %v", o.RetryMax, o.RetryMin)
 	}
 	return o, nil
 }

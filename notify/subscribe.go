@@ -15,8 +15,10 @@ import (
 // own and waits for the hub to verify the intent, whether it verifies before
 // answering the request or after a 202 Accepted. It returns an error wrapping
 // ErrDenied when the hub refuses, ErrNotVerified when no verification arrives
-// within VerifyTimeout. A verified subscription is renewed at 80% of its
-// lease until Close. Subscribing again to the same hub and topic is a no-op.
+// within VerifyTimeout; a failed request is forgotten, not retried (Keep
+// retries). A verified subscription is renewed at 80% of its lease until
+// Close, a failed renewal retried as Keep retries. Subscribing again to the
+// same hub and topic is a no-op.
 func (s *Subscriber) Subscribe(ctx context.Context, hub, topic string) error {
 	if err := checkURL("hub", hub); err != nil {
 		return err
@@ -39,8 +41,45 @@ func (s *Subscriber) Subscribe(ctx context.Context, hub, topic string) error {
 		return ErrClosed
 	}
 	sub.renewing.Store(true)
-	go s.renewLoop(sub)
+	go s.keepLoop(sub, true)
 	s.log.Info("notify: subscribed", "hub", hub, "topic", topic, "callback", sub.callback)
+	return nil
+}
+
+// Keep subscribes to topic at hub in the background and keeps the
+// subscription until Close: a request that fails (the hub down, refusing,
+// denying, or not verifying within VerifyTimeout) is tried again after a
+// backoff, RetryMin doubling to RetryMax, jittered; a verified subscription
+// is renewed at 80% of its lease, and a failed renewal (or a revocation by
+// the hub) is retried the same way. It returns at once, with an error only
+// for an unusable hub or topic URL or a closed Subscriber. States says how
+// each subscription stands. Keeping a hub and topic already subscribed to
+// or kept is a no-op.
+func (s *Subscriber) Keep(hub, topic string) error {
+	if err := checkURL("hub", hub); err != nil {
+		return err
+	}
+	if err := checkURL("topic", topic); err != nil {
+		return err
+	}
+	sub, existing, err := s.register(hub, topic)
+	if existing {
+		return nil
+	}
+	if err != nil {
+		if sub != nil { // being requested by Subscribe: that one keeps it
+			return nil
+		}
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed { // Close started after register: it may not stop this one
+		delete(s.subs, sub.id)
+		return ErrClosed
+	}
+	sub.renewing.Store(true)
+	go s.keepLoop(sub, false)
 	return nil
 }
 
@@ -69,8 +108,8 @@ func (s *Subscriber) register(hub, topic string) (*subscription, bool, error) {
 	}
 	for _, sub := range s.subs {
 		if sub.hub == hub && sub.topic == topic {
-			if !sub.active {
-				return nil, false, fmt.Errorf("notify: subscription to %s at %s is already being requested", topic, hub)
+			if !sub.active && !sub.renewing.Load() {
+				return sub, false, fmt.Errorf("notify: subscription to %s at %s is already being requested", topic, hub)
 			}
 			return sub, true, nil
 		}

@@ -53,6 +53,7 @@ func (s *Subscriber) serveVerification(w http.ResponseWriter, r *http.Request, i
 		sub.lease = s.grantedLease(q.Get("hub.lease_seconds"))
 		sub.verified = time.Now()
 		sub.active = true
+		sub.phase, sub.err, sub.retryAt, sub.failures = Subscribed, nil, time.Time{}, 0
 		if sub.pending == modeSubscribe {
 			sub.settle(nil)
 		}
@@ -81,12 +82,19 @@ func (s *Subscriber) denied(sub *subscription, reason string) {
 		reason = "no reason given"
 	}
 	err := fmt.Errorf("%w: %s at %s: %s", ErrDenied, sub.topic, sub.hub, reason)
-	if sub.pending == modeSubscribe {
+	requested := sub.pending == modeSubscribe
+	if requested {
 		sub.settle(err)
 	}
 	if sub.active {
 		s.log.Warn("notify: hub revoked the subscription", "hub", sub.hub, "topic", sub.topic, "reason", reason)
 		sub.active = false
+		if !requested {
+			select { // the keep loop subscribes again after a backoff
+			case sub.revoked <- err:
+			default:
+			}
+		}
 	}
 }
 
