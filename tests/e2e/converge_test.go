@@ -1,0 +1,254 @@
+package e2e
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"rsfs/tests/randsource"
+)
+
+// The convergence invariant (issue 22): once the Source stops changing and
+// a poll interval (with its jitter) has passed, the mounted tree is the
+// Source's truth: the same paths, sizes, mtimes (the resource's lastmod)
+// and bytes, and no directory but those the files need.
+//
+// Each seed starts a random Source (tests/randsource), does a few
+// operations, mounts it, does a random sequence of operations with random
+// pauses (so polls fall at random points), stops, and waits a bounded time
+// for the tree to match.
+//
+//	go test ./tests/e2e -run TestConverge                         # seeds 1-3
+//	RSFS_CONVERGE_SEEDS=50 go test ./tests/e2e -run TestConverge  # seeds 1-50
+//	RSFS_CONVERGE_SEED=17 go test ./tests/e2e -run TestConverge -v  # seed 17 only
+//
+// (or -converge.seeds=50, -converge.seed=17). A seed fixes the operations
+// and the pauses; the wall clock still decides which second each change
+// falls in and where polls land, so a failing seed may need a few runs.
+
+var (
+	convergeSeedsFlag = flag.Int("converge.seeds", 0, "run the convergence test for seeds 1..N (RSFS_CONVERGE_SEEDS)")
+	convergeSeedFlag  = flag.Int64("converge.seed", 0, "run the convergence test for this one seed (RSFS_CONVERGE_SEED)")
+)
+
+const (
+	convergePoll = time.Second
+	// convergeWithin bounds the wait once the Source stops: the interval
+	// with its 10% jitter, plus a margin for the poll itself, an early
+	// poll's one-second spacing and a loaded machine.
+	convergeWithin = convergePoll*11/10 + 2*time.Second
+)
+
+// convergeRepro are seeds that once exposed a bug, run with the default
+// seeds (see TestConverge).
+var convergeRepro = []int64{}
+
+func convergeSeeds(t *testing.T) []int64 {
+	one := *convergeSeedFlag
+	if v := os.Getenv("RSFS_CONVERGE_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("RSFS_CONVERGE_SEED=%q: %v", v, err)
+		}
+		one = n
+	}
+	if one != 0 {
+		return []int64{one}
+	}
+	n := *convergeSeedsFlag
+	if v := os.Getenv("RSFS_CONVERGE_SEEDS"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("RSFS_CONVERGE_SEEDS=%q: %v", v, err)
+		}
+		n = k
+	}
+	long := n > 0
+	if !long {
+		n = 3
+	}
+	var seeds []int64
+	for i := 1; i <= n; i++ {
+		seeds = append(seeds, int64(i))
+	}
+	if !long {
+		seeds = append(seeds, convergeRepro...)
+	}
+	return seeds
+}
+
+func TestConverge(t *testing.T) {
+	needFUSE(t)
+	seeds := convergeSeeds(t)
+	t.Logf("convergence seeds: %v (poll interval %s, converge within %s)", seeds, convergePoll, convergeWithin)
+	var failed []int64
+	for _, seed := range seeds {
+		start := time.Now()
+		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { convergeSeed(t, seed) })
+		t.Logf("seed %d: %s in %s", seed, map[bool]string{true: "converged", false: "FAILED"}[ok], time.Since(start).Round(10*time.Millisecond))
+		if !ok {
+			failed = append(failed, seed)
+		}
+	}
+	if len(failed) > 0 {
+		t.Logf("failing seeds: %v (rerun one with RSFS_CONVERGE_SEED=N)", failed)
+	}
+}
+
+func convergeSeed(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
+	cfg := randsource.Config{
+		Seed:   seed,
+		Files:  3 + rng.Intn(10),
+		Dating: randsource.Dating(rng.Intn(3)),
+		Index:  rng.Intn(2) == 0,
+	}
+	src, err := randsource.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(src.Close)
+	t.Logf("seed %d: %d files, dating %s, index %v", seed, cfg.Files, cfg.Dating, cfg.Index)
+
+	before := rng.Intn(5)
+	for i := 0; i < before; i++ {
+		src.RandomOp()
+	}
+	m := mount(t, src.URL(), "--poll-interval", convergePoll.String())
+	src.Note("mounted")
+
+	ops := 12 + rng.Intn(16)
+	for i := 0; i < ops; i++ {
+		time.Sleep(convergePause(rng))
+		// Keep datetimes from running more than 2 s into the future.
+		if ahead := src.Ahead(); ahead > 2*time.Second {
+			time.Sleep(ahead - 2*time.Second)
+		}
+		src.RandomOp()
+	}
+	src.Note("stopped")
+	stopped := time.Now()
+
+	truth := src.Truth()
+	var diff string
+	deadline := stopped.Add(convergeWithin)
+	for {
+		diff = convergeDiff(m.dir, truth)
+		if diff == "" {
+			t.Logf("seed %d: %d operations after the mount, converged %s after the last", seed, ops, time.Since(stopped).Round(10*time.Millisecond))
+			if testing.Verbose() {
+				t.Logf("operations:\n%s", strings.Join(src.Log(), "\n"))
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Errorf("seed %d: %s after the Source stopped the tree still differs from the Source's truth:\n%s\n\noperations:\n%s\n\ndocuments now:\n%s\nrerun: RSFS_CONVERGE_SEED=%d go test ./tests/e2e -run 'TestConverge$' -v",
+		seed, convergeWithin, diff, strings.Join(src.Log(), "\n"), src.Documents(), seed)
+}
+
+// convergePause is a random pause between operations: mostly short, so
+// several fall between two polls, sometimes longer than the interval.
+func convergePause(rng *rand.Rand) time.Duration {
+	switch r := rng.Intn(10); {
+	case r < 3:
+		return 0
+	case r < 8:
+		return time.Duration(rng.Intn(400)) * time.Millisecond
+	default:
+		return time.Duration(400+rng.Intn(1200)) * time.Millisecond
+	}
+}
+
+// convergeDiff compares the mounted tree with the truth: files missing,
+// extra, of the wrong size, mtime or bytes, and directories no file needs
+// (or missing).
+func convergeDiff(dir string, truth map[string]randsource.File) string {
+	var out []string
+	wantDirs := map[string]bool{}
+	for p := range truth {
+		for d := filepath.Dir(p); d != "/"; d = filepath.Dir(d) {
+			wantDirs[d] = true
+		}
+	}
+	seen := map[string]bool{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			out = append(out, fmt.Sprintf("walk %s: %v", p, err))
+			return nil
+		}
+		rel := strings.TrimPrefix(p, dir)
+		if rel == "" {
+			return nil
+		}
+		seen[rel] = true
+		if d.IsDir() {
+			if !wantDirs[rel] {
+				out = append(out, "extra directory "+rel)
+			}
+			return nil
+		}
+		w, ok := truth[rel]
+		if !ok {
+			out = append(out, "extra "+rel)
+			return nil
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			out = append(out, fmt.Sprintf("stat %s: %v", rel, err))
+			return nil
+		}
+		if st.Size() != int64(len(w.Body)) {
+			out = append(out, fmt.Sprintf("size of %s: %d, want %d", rel, st.Size(), len(w.Body)))
+		}
+		if st.ModTime().Unix() != w.Lastmod.Unix() {
+			out = append(out, fmt.Sprintf("mtime of %s: %s, want %s", rel, st.ModTime().UTC().Format(time.RFC3339), w.Lastmod.UTC().Format(time.RFC3339)))
+		}
+		got, err := os.ReadFile(p)
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("read %s: %v", rel, err))
+		case !bytes.Equal(got, w.Body):
+			out = append(out, fmt.Sprintf("bytes of %s: %d bytes %q, want %d bytes %q", rel, len(got), convergeHead(got), len(w.Body), convergeHead(w.Body)))
+		}
+		return nil
+	})
+	if err != nil {
+		out = append(out, "walk: "+err.Error())
+	}
+	for p := range truth {
+		if !seen[p] {
+			out = append(out, fmt.Sprintf("missing %s (%d bytes, lastmod %s)", p, len(truth[p].Body), truth[p].Lastmod.UTC().Format(time.RFC3339)))
+		}
+	}
+	for d := range wantDirs {
+		if !seen[d] {
+			out = append(out, "missing directory "+d)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+// convergeHead is the first line of a body, at most 20 bytes of it.
+func convergeHead(b []byte) []byte {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	if len(b) > 20 {
+		b = b[:20]
+	}
+	return b
+}
