@@ -52,10 +52,14 @@ type Follower struct {
 	closedTo   map[string]string               // a closed Change List polled directly → the index that replaced it
 	coverage   map[string]coverage             // by document: what it covered when last read whole
 	warned     map[string]bool                 // documents whose lasting condition was said
-	applied    int64
-	reloads    int64
-	docs       int64       // change documents requested
-	st         followState // for Status
+	// driftDue: sets whose Resource Lists to check at the next whole poll;
+	// driftChecked: when each set's were last checked (drift.go).
+	driftDue     map[*source.Set]bool
+	driftChecked map[*source.Set]time.Time
+	applied      int64
+	reloads      int64
+	docs         int64       // change documents requested
+	st           followState // for Status
 }
 
 // FollowOptions configure a Follower: when it polls (follow.Options), and
@@ -80,6 +84,7 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 		closedTo:   map[string]string{},
 		coverage:   map[string]coverage{},
 		warned:     map[string]bool{},
+		driftDue:   map[*source.Set]bool{}, driftChecked: map[*source.Set]time.Time{},
 	}
 	if opts.Log == nil {
 		opts.Log = src.Logger()
@@ -127,7 +132,8 @@ func (f *Follower) Stats() FollowStats {
 }
 
 // pollOnce is the Follower's follow.PollFunc: a whole poll (sets nil)
-// reads the structure first, then every set's change documents; an early
+// reads the structure first, then every set's change documents, then
+// checks for drift where it is due (drift.go); an early
 // poll reads the change documents of the sets asked for only (an unknown
 // set, 0, polls them all).
 func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
@@ -145,6 +151,9 @@ func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
 		}
 	}
 	if err := f.pollSets(ctx, f.sets()); err != nil {
+		errs = append(errs, err)
+	}
+	if err := f.checkDrift(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

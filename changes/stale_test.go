@@ -354,3 +354,70 @@ func TestAFarFutureDateWarnsOnceAndNeverMakesStatusNegative(t *testing.T) {
 	assert.GreaterOrEqual(t, set.Behind(time.Now(), time.Now()), time.Duration(0))
 	assert.Less(t, set.Behind(time.Now(), time.Now()), time.Hour)
 }
+
+// A publisher changed a.txt, created b.txt and deleted x.txt without
+// listing any of it in a Change List, then wrote a new Resource List and a
+// Capability List naming a new Change List. The follower sees the
+// Capability List name other documents, checks the Resource Lists, and
+// repairs the drift: said once with counts and examples, and counted.
+func TestDriftIsRepairedWhenTheCapabilityListNamesNewDocuments(t *testing.T) {
+	s := startDocSource(t, map[string]string{
+		"/caps.xml": capList("/cl1.xml"),
+		"/rl.xml": `<urlset ` + ns + `><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url>
+<url><loc>BASE/x.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`,
+		"/cl1.xml": changeList("2024-01-01T00:00:00Z", ""),
+	})
+	f, cat, log := followDocs(t, s)
+	require.NoError(t, poll(t, f))
+	require.NoError(t, poll(t, f))
+	rl := s.hitsOf("/rl.xml")
+	require.NoError(t, poll(t, f))
+	assert.Equal(t, rl, s.hitsOf("/rl.xml"), "an unchanged Capability List asks nothing of the Resource Lists")
+
+	s.set("/rl.xml", `<urlset `+ns+`><rs:md capability="resourcelist" at="2024-02-01T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-01-20T00:00:00Z</lastmod><rs:md length="3"/></url>
+<url><loc>BASE/b.txt</loc><lastmod>2024-01-20T00:00:00Z</lastmod><rs:md length="4"/></url></urlset>`)
+	s.set("/cl2.xml", changeList("2024-02-01T00:00:00Z", ""))
+	s.set("/caps.xml", capList("/cl1.xml", "/cl2.xml"))
+	require.NoError(t, poll(t, f))
+	assert.EqualValues(t, 3, lengthOf(t, cat, s.base+"/a.txt"))
+	assert.EqualValues(t, 4, lengthOf(t, cat, s.base+"/b.txt"))
+	assert.EqualValues(t, -1, lengthOf(t, cat, s.base+"/x.txt"))
+	assert.Contains(t, log.String(), "drift repaired: 1 created, 1 deleted, 1 updated (examples: "+s.base+"/b.txt")
+	assert.EqualValues(t, 3, f.Status().Drift)
+
+	require.NoError(t, poll(t, f))
+	assert.EqualValues(t, 3, f.Status().Drift, "repaired once")
+}
+
+// Resource Lists served without validators are checked every DriftEvery
+// by their header's time: a republished list with a new at is compared; an
+// unchanged one is only asked for its header.
+func TestDriftIsCheckedEveryDriftEveryByTheListTime(t *testing.T) {
+	s := startDocSource(t, map[string]string{
+		"/caps.xml": capList("/cl1.xml"), "/rl.xml": resList,
+		"/cl1.xml": changeList("2024-01-01T00:00:00Z", ""),
+	})
+	s.noETag["/rl.xml"] = true
+	f, cat, log := followDocs(t, s)
+	clock := time.Now()
+	f.now = func() time.Time { return clock }
+	require.NoError(t, poll(t, f))
+	rl := s.hitsOf("/rl.xml")
+	clock = clock.Add(DriftEvery / 2)
+	require.NoError(t, poll(t, f))
+	assert.Equal(t, rl, s.hitsOf("/rl.xml"), "not due yet")
+
+	clock = clock.Add(DriftEvery)
+	require.NoError(t, poll(t, f))
+	assert.Equal(t, rl+1, s.hitsOf("/rl.xml"), "one header read: the same at")
+	assert.NotContains(t, log.String(), "drift")
+
+	s.set("/rl.xml", `<urlset `+ns+`><rs:md capability="resourcelist" at="2024-03-01T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-02-01T00:00:00Z</lastmod><rs:md length="8"/></url></urlset>`)
+	clock = clock.Add(DriftEvery)
+	require.NoError(t, poll(t, f))
+	assert.EqualValues(t, 8, lengthOf(t, cat, s.base+"/a.txt"))
+	assert.Contains(t, log.String(), "drift repaired: 0 created, 0 deleted, 1 updated")
+}

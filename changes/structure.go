@@ -63,7 +63,9 @@ func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error
 			errs = append(errs, fmt.Errorf("re-read capability list %s: capability is %q; kept what it said before", set.URL, c))
 			continue
 		}
-		f.adoptDocs(set, f.s.SetFromCapabilityList(set.URL, doc))
+		if f.adoptDocs(set, f.s.SetFromCapabilityList(set.URL, doc)) {
+			f.markDriftDue(set) // new documents often come with a new Resource List
+		}
 	}
 	return reload, errors.Join(errs...)
 }
@@ -89,15 +91,15 @@ func (f *Follower) sets() []*source.Set {
 	return slices.Clone(f.s.Sets)
 }
 
-// adoptDocs takes a re-read Capability List's documents for set. A Change
-// List it no longer names is read once more (it may hold changes past the
-// position), then dropped.
-func (f *Follower) adoptDocs(set *source.Set, fresh *source.Set) {
+// adoptDocs takes a re-read Capability List's documents for set, and
+// reports whether they changed. A Change List it no longer names is read
+// once more (it may hold changes past the position), then dropped.
+func (f *Follower) adoptDocs(set *source.Set, fresh *source.Set) bool {
 	f.replaceClosed(fresh)
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
 	if maps.EqualFunc(set.Docs, fresh.Docs, slices.Equal) {
-		return
+		return false
 	}
 	for _, u := range set.Docs[resourcesync.CapChangeList] {
 		if !slices.Contains(fresh.Docs[resourcesync.CapChangeList], u) {
@@ -109,6 +111,7 @@ func (f *Follower) adoptDocs(set *source.Set, fresh *source.Set) {
 	f.s.Logger().Info("capability list changed; following what it names now", "set", set.URL,
 		"changelists", fresh.Docs[resourcesync.CapChangeList], "changedumps", fresh.Docs[resourcesync.CapChangeDump])
 	set.Docs, set.Hubs, set.Links = fresh.Docs, fresh.Hubs, fresh.Links
+	return true
 }
 
 // replaceClosed puts in fresh's Change Lists, for each closed one already

@@ -5,21 +5,25 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"rsfs/fetch"
+	"rsfs/resourcesync"
 )
 
 // listValidators remembers, per set, the validators of every Resource List
-// (and index) last loaded, so a gap in the Change Lists can be checked by
-// conditional GETs instead of a reload.
+// (and index) last loaded, and the time its header gave, so a gap in the
+// Change Lists, or drift, can be checked by conditional GETs (or, without
+// validators, by reading a header) instead of a reload.
 type listValidators struct {
 	mu   sync.Mutex
 	sets map[*Set]map[string]*fetch.Validators
+	at   map[string]time.Time // by URL
 }
 
 func (l *listValidators) reset() {
 	l.mu.Lock()
-	l.sets = nil
+	l.sets, l.at = nil, nil
 	l.mu.Unlock()
 }
 
@@ -33,6 +37,22 @@ func (l *listValidators) note(set *Set, url string, v *fetch.Validators) {
 		l.sets[set] = map[string]*fetch.Validators{}
 	}
 	l.sets[set][url] = v
+}
+
+func (l *listValidators) noteAt(url string, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at == nil {
+		l.at = map[string]time.Time{}
+	}
+	l.at[url] = at
+}
+
+func (l *listValidators) atOf(url string) (time.Time, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at, ok := l.at[url]
+	return at, ok
 }
 
 func (l *listValidators) of(set *Set) map[string]*fetch.Validators {
@@ -83,4 +103,52 @@ func (s *Source) ResourceListsUnchanged(ctx context.Context, sets []*Set) (bool,
 		}
 	}
 	return true, nil
+}
+
+// ResourceListsChanged reports whether a Resource List (or index) of set
+// changed since it was last loaded: a conditional GET answered with a new
+// body, or, for a list served without validators, a header whose time (at)
+// differs. Only headers are read. A set none of whose lists was loaded in
+// this run (one restored from a snapshot) counts as changed.
+func (s *Source) ResourceListsChanged(ctx context.Context, set *Set) (bool, error) {
+	vals := s.lists.of(set)
+	if len(vals) == 0 {
+		return true, nil
+	}
+	for u, v := range vals {
+		if v != nil && v.ETag == "" && v.LastModified == "" {
+			v = nil
+		}
+		changed, err := s.listChanged(ctx, u, v)
+		if err != nil || changed {
+			return changed, err
+		}
+	}
+	return false, nil
+}
+
+// listChanged asks for the Resource List at u: with validators v, a 304 is
+// no change and a body is one; without, its header's time decides.
+func (s *Source) listChanged(ctx context.Context, u string, v *fetch.Validators) (bool, error) {
+	resp, err := s.opts.Client.Get(ctx, u, v)
+	if errors.Is(err, fetch.ErrNotModified) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("resource list %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if v != nil {
+		return true, nil
+	}
+	r, err := resourcesync.NewReader(resp.Body, resp.URL, s.opts.Parse)
+	if err != nil {
+		return false, fmt.Errorf("resource list %s: %w", u, err)
+	}
+	h, err := r.Header()
+	if err != nil {
+		return false, fmt.Errorf("resource list %s: %w", u, err)
+	}
+	was, ok := s.lists.atOf(u)
+	return !ok || !ListTime(&h.MD).Equal(was), nil
 }

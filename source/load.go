@@ -272,6 +272,7 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 		return fmt.Errorf("read resource list %s: capability is %q", resp.URL, c)
 	}
 	defer l.s.warnReader(r)
+	l.s.lists.noteAt(d.url, ListTime(&h.MD))
 	if h.Root == resourcesync.SitemapIndex {
 		return l.readIndex(r, d.set, enqueue)
 	}

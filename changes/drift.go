@@ -1,0 +1,109 @@
+package changes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"rsfs/catalog"
+	"rsfs/source"
+)
+
+// DriftEvery is how often, at most, a set's Resource Lists are asked
+// whether they changed (one conditional GET each, or a header read where
+// they have no validators) when nothing else says they may have: drift
+// repair's bound on how long a change lost by any path stays lost. A
+// Capability List that names other documents than before asks at once.
+const DriftEvery = 10 * time.Minute
+
+// markDriftDue asks for set's Resource Lists to be checked at the next
+// whole poll.
+func (f *Follower) markDriftDue(set *source.Set) {
+	f.mu.Lock()
+	f.driftDue[set] = true
+	f.mu.Unlock()
+}
+
+// checkDrift asks the Resource Lists of the sets due whether they changed,
+// and if one did, repairs the drift. It runs at the end of a whole poll,
+// never the first (a catch-up, or the load, just read them).
+func (f *Follower) checkDrift(ctx context.Context) error {
+	now := f.now()
+	var due []*source.Set
+	f.mu.Lock()
+	for _, set := range f.s.Sets {
+		last, ok := f.driftChecked[set]
+		if !ok {
+			f.driftChecked[set] = now // known since now: the first check is DriftEvery on
+			last = now
+		}
+		if f.driftDue[set] || now.Sub(last) >= DriftEvery {
+			due = append(due, set)
+		}
+	}
+	f.mu.Unlock()
+	var errs []error
+	changed := false
+	for _, set := range due {
+		c, err := f.s.ResourceListsChanged(ctx, set)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("check the resource lists for drift: %w", err))
+			continue
+		}
+		f.mu.Lock()
+		f.driftChecked[set] = now
+		delete(f.driftDue, set)
+		f.mu.Unlock()
+		changed = changed || c
+	}
+	if changed {
+		errs = append(errs, f.repairDrift(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// repairDrift compares the catalog with the Source as it is now (Truth:
+// the Resource Lists plus the changes after them) and makes it so: what
+// differs is applied as changes, said in one warning with examples, and
+// counted (status Drift). Positions do not move: the Change Lists are
+// still followed from where they were. This is the safety net: a change
+// lost by any path is late by at most DriftEvery, never lost for good.
+func (f *Follower) repairDrift(ctx context.Context) error {
+	truth, err := Truth(ctx, f.s)
+	if err != nil {
+		return fmt.Errorf("drift repair: %w", err)
+	}
+	var effects []catalog.Effect
+	f.applyMu.Lock()
+	d := Compare(f.cat, truth)
+	for _, uri := range d.Deleted {
+		effects = append(effects, f.cat.Remove(uri)...)
+	}
+	for _, uri := range append(append([]string(nil), d.Created...), d.Updated...) {
+		res := resourceAt(truth, uri)
+		if res == nil || res.Length < 0 {
+			continue // its length could not be learned: the next check tries again
+		}
+		f.s.AllowMirrors(res.Links)
+		eff, err := f.cat.TryUpsert(res)
+		if err != nil {
+			f.s.Logger().Error("drift repair: the catalog has no room for a resource", "uri", uri, "err", err)
+			continue
+		}
+		effects = append(effects, eff...)
+	}
+	f.mu.Lock()
+	f.st.drift += int64(d.Len())
+	f.mu.Unlock()
+	f.applyMu.Unlock()
+	if d.Len() > 0 {
+		f.s.Logger().Warn("drift repaired: "+d.String(), "created", len(d.Created), "deleted", len(d.Deleted), "updated", len(d.Updated))
+		if f.effects != nil {
+			f.effects(effects)
+		}
+	} else {
+		f.s.Logger().Info("the Resource Lists changed; the tree agrees with them and the changes after them")
+	}
+	return nil
+}
