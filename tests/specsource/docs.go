@@ -35,9 +35,14 @@ const (
 
 // doc renders the document at path, or reports none.
 func (s *Source) doc(path string) ([]byte, bool) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	volatile := path == resList && s.cfg.Layout == NoFrom // dated now
+	if s.cfg.Layout == RotateIndex {
+		s.rotateByClock()
+	}
+	volatile := path == resList && s.cfg.Layout == NoFrom || s.cfg.Layout == V10 // dated now
 	if d, ok := s.cache[path]; ok && d.version == s.version && !volatile {
 		return d.body, true
 	}
@@ -52,6 +57,9 @@ func (s *Source) doc(path string) ([]byte, bool) {
 }
 
 func (s *Source) render(path string) ([]byte, bool) {
+	if body, ok, handled := s.renderStale(path); handled {
+		return body, ok
+	}
 	switch {
 	case path == wellKnown:
 		return s.description(), true
@@ -61,13 +69,14 @@ func (s *Source) render(path string) ([]byte, bool) {
 		return s.resourceList(), true
 	case path == changeDump && s.cfg.Layout == ChangeDump:
 		return s.changeDumpDoc(), true
-	case path == changeList && s.cfg.Layout != Index && s.cfg.Layout != CapRotate && s.cfg.Layout != ChangeDump:
+	case path == changeList && s.cfg.Layout != Index && s.cfg.Layout != CapRotate && s.cfg.Layout != ChangeDump &&
+		s.cfg.Layout != RotateIndex:
 		return s.changeList(), true
-	case path == changeIndex && s.cfg.Layout == Index:
+	case path == changeIndex && (s.cfg.Layout == Index || s.cfg.Layout == RotateIndex):
 		return s.changeListIndex(), true
 	case path == example19:
 		return Example19, true
-	case strings.HasPrefix(path, rotatedLists) && (s.cfg.Layout == Index || s.cfg.Layout == CapRotate):
+	case strings.HasPrefix(path, rotatedLists) && (s.cfg.Layout == Index || s.cfg.Layout == CapRotate || s.cfg.Layout == RotateIndex):
 		var n int
 		if _, err := fmt.Sscanf(path, rotatedLists+"%d.xml", &n); err != nil || n < 1 || n > len(s.closed)+1 {
 			return nil, false
@@ -101,7 +110,7 @@ func (s *Source) capabilityList() []byte {
   </url>
 `, xmlDecl, nsAttrs, s.base, wellKnown, s.base, resList)
 	switch s.cfg.Layout {
-	case Index:
+	case Index, RotateIndex:
 		name := "changelist"
 		if s.cfg.NonStandardName {
 			name = "changelistindex"
@@ -111,6 +120,15 @@ func (s *Source) capabilityList() []byte {
 		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s%d.xml</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, rotatedLists, len(s.closed)+1)
 	case ChangeDump:
 		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changedump\"/>\n  </url>\n", s.base, changeDump)
+	case TwoLists:
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, closedList1)
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, changeList)
+	case IndexSwitch:
+		named := changeList
+		if s.indexed {
+			named = changeIndex
+		}
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, named)
 	default:
 		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"changelist\"/>\n  </url>\n", s.base, changeList)
 	}
@@ -158,13 +176,19 @@ func (s *Source) changeList() []byte {
 	case Today:
 		y, m, d := s.start.Date()
 		md = fmt.Sprintf(`<rs:md capability="changelist" from="%s"/>`, w3c(time.Date(y, m, d, 0, 0, 0, 0, time.UTC)))
+	case OldList:
+		md = fmt.Sprintf(`<rs:md capability="changelist" from="%s"/>`, w3c(s.listAt))
 	case NoFrom:
 		md = `<rs:md capability="changelist"/>`
 		if len(cs) > s.cfg.Window {
 			cs = cs[len(cs)-s.cfg.Window:]
 		}
 	}
-	fmt.Fprintf(&b, "%s<urlset %s>\n  <rs:ln rel=\"up\" href=\"%s%s\"/>\n  %s\n", xmlDecl, nsAttrs, s.base, capList, md)
+	fmt.Fprintf(&b, "%s<urlset %s>\n  <rs:ln rel=\"up\" href=\"%s%s\"/>\n", xmlDecl, nsAttrs, s.base, capList)
+	if s.cfg.Layout == IndexSwitch && s.indexed {
+		fmt.Fprintf(&b, "  <rs:ln rel=\"index\" href=\"%s%s\"/>\n", s.base, changeIndex)
+	}
+	fmt.Fprintf(&b, "  %s\n", md)
 	s.writeChanges(&b, cs)
 	b.WriteString("</urlset>\n")
 	return b.Bytes()
@@ -209,7 +233,7 @@ func (s *Source) changeListIndex() []byte {
 func (s *Source) rotatedList(n int) []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s<urlset %s>\n  <rs:ln rel=\"up\" href=\"%s%s\"/>\n", xmlDecl, nsAttrs, s.base, capList)
-	if s.cfg.Layout == Index {
+	if s.cfg.Layout == Index || s.cfg.Layout == RotateIndex {
 		fmt.Fprintf(&b, "  <rs:ln rel=\"index\" href=\"%s%s\"/>\n", s.base, changeIndex)
 	}
 	if n <= len(s.closed) {

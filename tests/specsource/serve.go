@@ -5,11 +5,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if s.countAndFail(w, r) {
 		return
 	}
 	if body, ok := s.doc(r.URL.Path); ok {
@@ -39,13 +43,29 @@ func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 // counts it.
 func (s *Source) serveDoc(w http.ResponseWriter, r *http.Request, body []byte) {
 	etag := `"` + md5hex(body) + `"`
-	w.Header().Set("ETag", etag)
+	withETag, withLastMod := s.validators(r.URL.Path)
+	if withETag {
+		w.Header().Set("ETag", etag)
+	}
+	var lastMod time.Time
+	if withLastMod {
+		lastMod = s.lastModified(r.URL.Path, etag)
+		w.Header().Set("Last-Modified", lastMod.Format(http.TimeFormat))
+	}
 	w.Header().Set("Content-Type", "application/xml")
 	if r.Method == http.MethodGet {
 		s.docs.Add(1)
 	}
-	for _, t := range strings.Split(r.Header.Get("If-None-Match"), ",") {
-		if strings.TrimSpace(t) == etag {
+	if withETag {
+		for _, t := range strings.Split(r.Header.Get("If-None-Match"), ",") {
+			if strings.TrimSpace(t) == etag {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+	}
+	if ims := r.Header.Get("If-Modified-Since"); withLastMod && r.Header.Get("If-None-Match") == "" && ims != "" {
+		if t, err := http.ParseTime(ims); err == nil && !lastMod.After(t) {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}

@@ -49,11 +49,45 @@ const (
 	// per Config.Rotate changes, and one for the changes since), deletions
 	// in their manifests; the Resource List is the state at the start.
 	ChangeDump
+	// V10: what resync-simulator writes in ResourceSync 1.0 mode (and
+	// Z39.99-2014): the Change List's rs:md carries from and until (until is
+	// "now" at each request), entries are dated only by <lastmod>, with
+	// microseconds; the Resource List is the current state at "now".
+	V10
+	// Rebase: py-resourcesync's resourcelist run. Rebase publishes a new
+	// Resource List under a new name and deletes the Change List (its URL
+	// answers 404); the Capability List names the new Change List once it
+	// has an entry.
+	Rebase
+	// TwoLists: the Capability List names two Change Lists, a closed one
+	// (no entries) and the one that gets every change; FailDoc makes either
+	// answer an error.
+	TwoLists
+	// IndexSwitch: the Capability List names /changelist.xml until
+	// NameIndex, then a Change List Index that names that same list.
+	IndexSwitch
+	// OldList: the Resource List is dated an hour before the start, the
+	// Change List's from is the Resource List's at.
+	OldList
+	// PyOverflow: py-resourcesync's incremental Change Lists: PyRun
+	// publishes the difference since the last run; entries carry no
+	// datetime, created and updated ones their resource's lastmod, deleted
+	// ones no time at all; every Change List's from is the Resource List's
+	// completed, also a new list started when the last is full
+	// (Config.Rotate entries), and two or more lists are named by an index.
+	PyOverflow
+	// RotateIndex: a Change List Index whose open child is closed by the
+	// clock every Config.RotateEvery (empty or not); change documents carry
+	// ETag and Last-Modified and answer 304 to If-None-Match and
+	// If-Modified-Since; Resource Lists carry neither.
+	RotateIndex
 )
 
 func (l Layout) String() string {
 	return map[Layout]string{Index: "index", Today: "today", NoFrom: "nofrom", Undated: "undated",
-		Future: "future", CapRotate: "caprotate", ChangeDump: "changedump"}[l]
+		Future: "future", CapRotate: "caprotate", ChangeDump: "changedump",
+		V10: "v10", Rebase: "rebase", TwoLists: "twolists", IndexSwitch: "indexswitch", OldList: "oldlist",
+		PyOverflow: "pyoverflow", RotateIndex: "rotateindex"}[l]
 }
 
 // Config says what to publish.
@@ -69,6 +103,9 @@ type Config struct {
 	// NonStandardName names the Change List Index in the Capability List
 	// with the capability "changelistindex" (as some Sources do).
 	NonStandardName bool
+	// RotateEvery is how often a RotateIndex closes its open child;
+	// default 2 s.
+	RotateEvery time.Duration
 }
 
 // File is a resource as the Source publishes it now.
@@ -111,6 +148,11 @@ type Source struct {
 	nOpen   int          // changes in the open Change List
 
 	docs, docBytes atomic.Int64
+
+	// pub is held while documents are rendered and by Publish, so a
+	// publication shows all or none of its changes.
+	pub sync.Mutex
+	stale
 }
 
 // closedList is a Change List that no longer grows.
@@ -132,6 +174,9 @@ func Start(cfg Config) (*Source, error) {
 	if cfg.Window <= 0 {
 		cfg.Window = 4
 	}
+	if cfg.RotateEvery <= 0 {
+		cfg.RotateEvery = 2 * time.Second
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("specsource: %w", err)
@@ -146,6 +191,9 @@ func Start(cfg Config) (*Source, error) {
 	s.listAt = now
 	if cfg.Layout == Today {
 		s.listAt = created // a week-old Resource List
+	}
+	if cfg.Layout == OldList {
+		s.listAt = now.Add(-time.Hour)
 	}
 	s.openAt = now
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
@@ -193,6 +241,9 @@ func (s *Source) Paths() []string {
 // now is the time of a new change: never before the last one.
 func (s *Source) now() time.Time {
 	t := time.Now().UTC().Truncate(time.Second)
+	if s.cfg.Layout == V10 {
+		t = time.Now().UTC().Truncate(time.Microsecond) // Python's time.time()
+	}
 	if n := len(s.changes); n > 0 && s.changes[n-1].at.After(t) && s.changes[n-1].at.Year() < 9999 {
 		t = s.changes[n-1].at
 	}
@@ -253,6 +304,9 @@ func (s *Source) CreateFuture(path string, body []byte) {
 	defer s.mu.Unlock()
 	at := time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 	f := newFile(body, s.now())
+	if s.cfg.Layout == V10 {
+		f.Lastmod = at // the change's only date
+	}
 	s.files[path] = f
 	s.record(change{at: at, kind: "created", path: path, file: f})
 }
@@ -276,6 +330,12 @@ func (s *Source) CreateBurst(n int) {
 // record appends a change, rotating the open Change List when it is full.
 func (s *Source) record(c change) {
 	s.version++
+	switch s.cfg.Layout {
+	case PyOverflow:
+		return // PyRun publishes the difference
+	case RotateIndex:
+		s.rotateByClock()
+	}
 	s.changes = append(s.changes, c)
 	s.nOpen++
 	if (s.cfg.Layout == Index || s.cfg.Layout == CapRotate || s.cfg.Layout == ChangeDump) && s.nOpen >= s.cfg.Rotate {
