@@ -30,8 +30,9 @@ import (
 // dated by datedChanges, the follower's own rule (source.ChangeTime,
 // undated entries by their place); the changes at or after the set's list
 // time (the follower's position after a fresh load: a change at exactly
-// that instant is applied) are applied in date order, of several to one
-// URI only the last; deleted removes.
+// that instant is applied), and the undated ones before it whose result
+// the catalog lacks (the follower's doubts), are applied in date order, of
+// several to one URI only the last; deleted removes.
 //
 // A created or updated resource whose change publishes no length is
 // HEADed (fetch.HeadEach), as the follower does; where that fails its
@@ -53,7 +54,7 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("truth: %w", err)
 	}
 	for _, set := range src.Sets {
-		t := &truthRead{s: src, listedAt: st.ListedAt(set)}
+		t := &truthRead{s: src, cat: cat, listedAt: st.ListedAt(set)}
 		for _, u := range set.Docs[resourcesync.CapChangeList] {
 			if err := t.readChangeDoc(ctx, u, 0); err != nil {
 				return nil, fmt.Errorf("truth: %w", err)
@@ -74,8 +75,10 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 // truthRead collects one set's changes past its list time.
 type truthRead struct {
 	s        *source.Source
+	cat      *catalog.Catalog // the Resource Lists, and the sets before
 	listedAt time.Time
 	changes  []change
+	seen     map[string]struct{} // changes kept, by key and time
 }
 
 func (t *truthRead) readChangeDoc(ctx context.Context, u string, depth int) error {
@@ -104,19 +107,51 @@ func (t *truthRead) readChangeDoc(ctx context.Context, u string, depth int) erro
 }
 
 // collect keeps a document's changes at or after the list time, dated as
-// the follower dates them.
+// the follower dates them, as the follower's collect keeps them after a
+// fresh load: a change met twice (a list read directly and through an
+// index) once, and an undated entry that falls before the list time when
+// the catalog does not hold its result (the follower's doubt).
 func (t *truthRead) collect(u string, h *resourcesync.Header, entries []resourcesync.Entry) {
 	cs, _ := datedChanges(u, h, entries, t.listedAt)
+	if t.seen == nil {
+		t.seen = map[string]struct{}{}
+	}
 	var skipped source.NonWebLocs
 	defer skipped.Warn(t.s.Logger(), u)
 	for i := range cs {
-		if skipped.Skip(cs[i].entry.Loc) {
+		c := &cs[i]
+		if skipped.Skip(c.entry.Loc) || c.entry.MD.Change == "" {
 			continue
 		}
-		if cs[i].entry.MD.Change != "" && !cs[i].at.Before(t.listedAt) {
-			t.changes = append(t.changes, cs[i])
+		id := c.key + "@" + c.at.UTC().Format(time.RFC3339Nano)
+		if _, dup := t.seen[id]; dup {
+			continue
 		}
+		t.seen[id] = struct{}{}
+		if c.at.Before(t.listedAt) {
+			if !c.undated || catalogHolds(t.cat, c) {
+				continue
+			}
+			c.doubt = true
+		}
+		t.changes = append(t.changes, *c)
 	}
+}
+
+// catalogHolds reports whether cat already holds a change's result, as the
+// follower's holds does: a deleted resource is absent; a created or
+// updated one is there in the version the entry lists.
+func catalogHolds(cat *catalog.Catalog, c *change) bool {
+	e := c.entry
+	id, ok := cat.ByURI(e.Loc)
+	if e.MD.Change == resourcesync.ChangeDeleted {
+		return !ok
+	}
+	if !ok {
+		return false
+	}
+	res, ok := cat.Resource(id)
+	return ok && source.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
 }
 
 func (t *truthRead) readChangeDump(ctx context.Context, u string, depth int) error {
@@ -298,26 +333,24 @@ func resourceAt(c *catalog.Catalog, uri string) *catalog.Resource {
 }
 
 // SameVersion reports whether have and want record the same version of a
-// resource: where both publish a hash of one algorithm, those hashes agree
-// (every algorithm both publish); else their lastmods agree, and their
-// lengths where both are known.
+// resource, by source.SameVersion (a hash both publish with one algorithm
+// agrees, else the lastmod, and the length where both are known, agree),
+// except that two records without a lastmod and without a common hash
+// are the same version when their lengths agree (or one is unknown).
 func SameVersion(have, want *catalog.Resource) bool {
-	common := false
-	for _, a := range have.Hashes {
-		for _, b := range want.Hashes {
-			if a.Alg == b.Alg {
-				if a.Value != b.Value {
-					return false
-				}
-				common = true
+	if have.Lastmod.IsZero() && want.Lastmod.IsZero() && !commonHash(have.Hashes, want.Hashes) {
+		return have.Length < 0 || want.Length < 0 || have.Length == want.Length
+	}
+	return source.SameVersion(have, want.Hashes, want.Lastmod, want.Length)
+}
+
+func commonHash(a, b []resourcesync.Hash) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Alg == y.Alg {
+				return true
 			}
 		}
 	}
-	if common {
-		return true
-	}
-	if !have.Lastmod.Equal(want.Lastmod) {
-		return false
-	}
-	return have.Length < 0 || want.Length < 0 || have.Length == want.Length
+	return false
 }

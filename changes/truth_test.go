@@ -67,9 +67,11 @@ func startTruthSource(t *testing.T) *truthSource {
 <sitemap><loc>%[1]s/cl0.xml</loc><rs:md from="2023-01-01T00:00:00Z" until="2023-12-01T00:00:00Z"/></sitemap>
 <sitemap><loc>%[1]s/cl1.xml</loc><rs:md from="2023-12-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></sitemap>
 <sitemap><loc>%[1]s/cl2.xml</loc><rs:md from="2024-01-02T00:00:00Z"/></sitemap></sitemapindex>`,
-		// closed before the lists' time: not even read (it would 404)
+		// cl0.xml, closed before the lists' time, is not read (it would 404)
 		"/cl1.xml": `<urlset ` + nsXML + `><rs:md capability="changelist" from="2023-12-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
 <url><loc>%[1]s/b.txt</loc><lastmod>2023-12-15T00:00:00Z</lastmod><rs:md change="updated" datetime="2023-12-15T00:00:00Z" length="9"/></url>
+<url><loc>%[1]s/g.txt</loc><rs:md change="created" length="3"/></url>
+<url><loc>%[1]s/b.txt</loc><lastmod>2023-06-01T00:00:00Z</lastmod><rs:md change="updated" length="1"/></url>
 <url><loc>%[1]s/d.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md change="created" datetime="2024-01-01T00:00:00Z" length="4"/></url>
 <url><loc>%[1]s/a.txt</loc><lastmod>2024-01-01T10:00:00Z</lastmod><rs:md change="updated" datetime="2024-01-01T10:00:00Z" length="2"/></url></urlset>`,
 		"/cl2.xml": `<urlset ` + nsXML + `><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/>
@@ -132,6 +134,7 @@ func TestTruthAppliesChangesAfterTheListsAsTheFollowerDates(t *testing.T) {
 		"/b.txt": "1 2023-06-01T00:00:00Z", // its update is dated before the lists' time
 		"/e.txt": "5 2024-01-04T00:00:00Z", // undated: after the entry before it
 		"/f.txt": "7 2024-01-05T00:00:00Z", // from the Change Dump, its length the member's
+		"/g.txt": "3 2023-12-15T00:00:00Z", // undated, before the lists' time, and not in them: the follower's doubt, applied
 	}, got, "c.txt deleted; d.txt created at the lists' very time, then deleted by the Change Dump; the ftp entry left out")
 
 	a := resourceAt(cat, u("/a.txt"))
