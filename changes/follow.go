@@ -390,7 +390,7 @@ func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entrie
 		}
 		r.seen[id] = struct{}{}
 		if r.pos.passed(c) {
-			if !c.undated || f.holds(c) {
+			if !c.undated || catalogHolds(f.cat, c) {
 				continue
 			}
 			c.doubt = true
@@ -420,21 +420,6 @@ func (f *Follower) firstWarning(u string) bool {
 	return true
 }
 
-// holds reports whether the catalog already holds a change's result: a
-// deleted resource is absent; a created or updated one is there in the
-// version the entry lists (source.SameVersion).
-func (f *Follower) holds(c *change) bool {
-	e := c.entry
-	id, ok := f.cat.ByURI(e.Loc)
-	if e.MD.Change == resourcesync.ChangeDeleted {
-		return !ok
-	}
-	if !ok {
-		return false
-	}
-	res, ok := f.cat.Resource(id)
-	return ok && source.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
-}
 
 // readChildren reads the Change Lists an index (or 1.0 archive) names, in
 // order, from the first whose interval holds the position: those closed

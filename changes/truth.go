@@ -138,9 +138,10 @@ func (t *truthRead) collect(u string, h *resourcesync.Header, entries []resource
 	}
 }
 
-// catalogHolds reports whether cat already holds a change's result, as the
-// follower's holds does: a deleted resource is absent; a created or
-// updated one is there in the version the entry lists.
+// catalogHolds reports whether cat already holds a change's result (the
+// follower's doubts and Truth's ask it): a deleted resource is absent; a
+// created or updated one is there in the version the entry lists
+// (source.SameVersion).
 func catalogHolds(cat *catalog.Catalog, c *change) bool {
 	e := c.entry
 	id, ok := cat.ByURI(e.Loc)
