@@ -1,8 +1,18 @@
-// Package slogdedup is a slog.Handler that drops a record identical
-// (level, message, attributes; time aside) to one written within a window
-// (10 s), and says, on the next one written after the window, how many
-// were dropped (repeated=N). The kernel retries a failed page read at once,
-// so one failed read(2) reaches rsfs as two reads that fail alike.
+// Package slogdedup is a slog.Handler that folds repeats of one failing
+// condition into a count, and never merges separate events.
+//
+// The rule: a warning or an error identical (level, message, attributes;
+// time aside) to one written less than 10 s before is folded: it is not
+// written, but counted. The count is always written, as repeated=N: on the
+// next identical line after the 10 s, or, if none comes, on a copy of the
+// last folded line written when the 10 s end. Records below Warn (info,
+// debug) are events, each written as it comes: two "changes applied" lines
+// alike are two batches, not one.
+//
+// What it is for: the kernel retries a failed page read at once, so one
+// failed read(2) reaches rsfs as two reads that fail alike, and a file
+// whose bytes disagree with the catalog fails every read alike until the
+// next poll.
 package slogdedup
 
 import (
@@ -14,15 +24,18 @@ import (
 	"time"
 )
 
-// dedupWindow is how long a log line identical to one just written is
-// dropped. The kernel retries a failed page read at once, so one failed
-// read(2) reaches rsfs as two reads that fail alike.
+// dedupWindow is how long after a warning or error written its repeats are
+// folded into a count.
 const dedupWindow = 10 * time.Second
 
-// Handler drops a record identical (level, message, attributes, time
-// aside) to one handled within dedupWindow; the next one written after the
-// window says how many were dropped (repeated=N). Its WithAttrs and
-// WithGroup handlers share what it has seen.
+// maxKeys bounds the lines remembered; past it, a new line is written but
+// not remembered (nothing is folded into it).
+const maxKeys = 4096
+
+// Handler folds a warning or error identical (level, message, attributes,
+// time aside) to one written within dedupWindow, and always writes how
+// many it folded (repeated=N). Records below Warn pass through. Its
+// WithAttrs and WithGroup handlers share what it has seen.
 type Handler struct {
 	next   slog.Handler
 	prefix string // the attributes and groups added by WithAttrs and WithGroup
@@ -30,18 +43,23 @@ type Handler struct {
 }
 
 type dedupSeen struct {
-	mu   sync.Mutex
-	last map[string]dedupEntry
+	window time.Duration
+	mu     sync.Mutex
+	last   map[string]*dedupEntry
 }
 
+// dedupEntry is a line written, and what was folded into it since.
 type dedupEntry struct {
-	at      time.Time
+	at      time.Time // when the line was written: the window starts
 	dropped int
+	rec     slog.Record  // the last folded record
+	next    slog.Handler // where it goes
+	timer   *time.Timer  // writes the count when the window ends; nil before a fold
 }
 
 // New returns a Handler writing to next.
 func New(next slog.Handler) *Handler {
-	return &Handler{next: next, seen: &dedupSeen{last: map[string]dedupEntry{}}}
+	return &Handler{next: next, seen: &dedupSeen{window: dedupWindow, last: map[string]*dedupEntry{}}}
 }
 
 // Enabled implements slog.Handler.
@@ -51,13 +69,16 @@ func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool {
 
 // Handle implements slog.Handler.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return h.next.Handle(ctx, r)
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\x00%s\x00%s", h.prefix, r.Level, r.Message)
 	r.Attrs(func(a slog.Attr) bool {
 		fmt.Fprintf(&b, "\x00%s=%v", a.Key, a.Value)
 		return true
 	})
-	if dropped, ok := h.seen.pass(b.String(), r.Time); !ok {
+	if dropped, ok := h.seen.pass(b.String(), r, h.next); !ok {
 		return nil
 	} else if dropped > 0 {
 		r.AddAttrs(slog.Int("repeated", dropped))
@@ -65,22 +86,61 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	return h.next.Handle(ctx, r)
 }
 
-// pass reports whether the record with key is written, and how many like
-// it were dropped before it.
-func (s *dedupSeen) pass(key string, now time.Time) (int, bool) {
+// pass reports whether r, with key, is written, and how many like it were
+// folded before it (whose count it then carries). A record folded is kept,
+// to write the count with when the window ends if no later one does.
+func (s *dedupSeen) pass(key string, r slog.Record, next slog.Handler) (int, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e, ok := s.last[key]
-	if ok && now.Sub(e.at) < dedupWindow {
+	e := s.last[key]
+	if e != nil && r.Time.Sub(e.at) < s.window {
 		e.dropped++
-		s.last[key] = e
+		e.rec, e.next = r.Clone(), next
+		if e.timer == nil {
+			e.timer = time.AfterFunc(e.at.Add(s.window).Sub(r.Time), func() { s.flush(key, e) })
+		}
 		return 0, false
 	}
-	if len(s.last) >= 4096 {
-		s.last = map[string]dedupEntry{}
+	dropped := 0
+	if e != nil {
+		dropped = e.dropped
+		if e.timer != nil {
+			e.timer.Stop() // its count goes with r; a flush already waiting finds e replaced
+		}
 	}
-	s.last[key] = dedupEntry{at: now}
-	return e.dropped, true
+	if e == nil && len(s.last) >= maxKeys {
+		s.prune(r.Time)
+		if len(s.last) >= maxKeys {
+			return 0, true
+		}
+	}
+	s.last[key] = &dedupEntry{at: r.Time}
+	return dropped, true
+}
+
+// flush writes the count folded into e when its window ends with no later
+// line like it written.
+func (s *dedupSeen) flush(key string, e *dedupEntry) {
+	s.mu.Lock()
+	if s.last[key] != e || e.dropped == 0 {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.last, key)
+	rec, next, n := e.rec, e.next, e.dropped
+	s.mu.Unlock()
+	rec.AddAttrs(slog.Int("repeated", n))
+	_ = next.Handle(context.Background(), rec)
+}
+
+// prune forgets the lines whose window ended with nothing folded (a line
+// with a fold is forgotten by its flush). Caller holds s.mu.
+func (s *dedupSeen) prune(now time.Time) {
+	for k, e := range s.last {
+		if e.dropped == 0 && now.Sub(e.at) >= s.window {
+			delete(s.last, k)
+		}
+	}
 }
 
 // WithAttrs implements slog.Handler.
