@@ -13,7 +13,9 @@ import (
 // readChangeDump reads a Change Dump (or an index of them) and collects the
 // changes, past the position, of the packages it names: a package closed
 // (until) before the position is skipped. Each created or updated resource
-// gets its member in the package as a copy of that version; deleted
+// gets its member in the package as a copy of that version, read before
+// its URI (the package holds exactly the version the change lists; the URI
+// may already serve a later one); deleted
 // entries are changes like any other. A package that cannot be read fails
 // the poll of the set, so its changes are retried and the position does
 // not pass them.
@@ -80,8 +82,10 @@ func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL strin
 		e := man.Entries[i]
 		if e.MD.Change != resourcesync.ChangeDeleted && e.MD.Path != "" {
 			if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
+				// Pri 1: the member is the first copy to read, the URI a
+				// fallback (copies.DumpRel).
 				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: copies.DumpRel, Href: pkgURL,
-					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type})
+					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type, Pri: 1})
 				if e.MD.Length < 0 {
 					e.MD.Length = m.Size
 				}

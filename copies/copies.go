@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"sync"
 
 	"log/slog"
@@ -26,7 +27,8 @@ import (
 // resource inside a Resource Dump or Change Dump package: Href is the
 // package, Path the member, and Hashes, Length and Modified the version the
 // manifest describes. Pri 1 marks a copy to try before the resource's URI
-// (the resource is in no Resource List); otherwise the copy is a fallback.
+// (the resource is in no Resource List, or its version came from a Change
+// Dump); otherwise the copy is a fallback.
 const DumpRel = "x-rsfs-dump"
 
 // Members opens dump package members (package source, which reads the
@@ -51,7 +53,11 @@ type ReaderOptions struct {
 	// copies (Atom-PMH names neither).
 	URIOnly bool
 	// Changed, if set, is told when a read finds a resource changed since
-	// it was listed (ErrVersionChanged), so the follower can poll early.
+	// it was listed, so the follower can poll early: its URI (or a mirror)
+	// serves another version (ErrVersionChanged), or a dump copy disagrees
+	// with the listed version (the member's length or the manifest's hash
+	// is not the catalog's, or its bytes fail verification). It is told at
+	// most once per open file.
 	Changed func(r *catalog.Resource)
 }
 
@@ -91,8 +97,11 @@ type Fetcher struct {
 
 	mu     sync.Mutex
 	etags  map[string]string
-	first  int // the first copy to try: copies before it served bad bytes
-	served int // the copy that answered last
+	first  int          // the first copy to try: copies before it served bad bytes
+	served int          // the copy that answered last
+	logged int          // the copy "served from another copy" was logged for; -1 none
+	other  map[int]bool // dump copies found to hold another version: never tried again
+	told   bool         // Changed was told: once per open file
 }
 
 // copyRef is one place a resource's bytes can come from.
@@ -114,7 +123,7 @@ func (rd *Reader) Open(r *catalog.Resource) *Fetcher {
 	if !rd.opts.URIOnly {
 		cs = candidates(r, rd.opts.Members != nil)
 	}
-	return &Fetcher{rd: rd, r: r, copies: cs, etags: map[string]string{}}
+	return &Fetcher{rd: rd, r: r, copies: cs, etags: map[string]string{}, logged: -1}
 }
 
 // candidates orders the places a resource can be read from.
@@ -154,8 +163,8 @@ func candidates(r *catalog.Resource, dumps bool) []copyRef {
 // resource changed tells the Reader's Changed.
 func (o *Fetcher) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	rc, toEnd, err := o.openRange(ctx, off, n)
-	if errors.Is(err, ErrVersionChanged) && o.rd.opts.Changed != nil {
-		o.rd.opts.Changed(o.r)
+	if errors.Is(err, ErrVersionChanged) {
+		o.tellChanged()
 	}
 	return rc, toEnd, err
 }
@@ -167,12 +176,22 @@ func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, b
 	o.mu.Unlock()
 	for i := first; i < len(o.copies); i++ {
 		c := o.copies[i]
-		rc, toEnd, err := o.open(ctx, c, off, n)
+		o.mu.Lock()
+		other := o.other[i]
+		o.mu.Unlock()
+		if other {
+			continue
+		}
+		rc, toEnd, err := o.open(ctx, i, off, n)
 		if err == nil {
 			o.mu.Lock()
 			o.served = i
+			log := i > 0 && o.logged != i // once per open file and copy, not per block
+			if log {
+				o.logged = i
+			}
 			o.mu.Unlock()
-			if i > 0 {
+			if log {
 				o.rd.opts.Log.Info("served from another copy", "uri", o.copies[0].String(), "copy", c.String())
 			}
 			return rc, toEnd, nil
@@ -190,21 +209,66 @@ func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, b
 
 // SkipCopy implements cache.Alternates: the copy that answered last served
 // bytes that failed verification, so reads move on to the copies after it.
+// A dump copy whose bytes fail verification holds another version than
+// the one listed: the Source changed, and Changed is told.
 func (o *Fetcher) SkipCopy() bool {
 	o.mu.Lock()
-	defer o.mu.Unlock()
+	bad := o.copies[o.served]
 	next := max(o.served, o.first) + 1 // never back to a copy skipped already
-	if next >= len(o.copies) {
-		return false
+	if next < len(o.copies) {
+		o.first = next
 	}
-	o.first = next
-	return true
+	o.mu.Unlock()
+	if bad.dump != nil {
+		o.dumpDisagrees(bad, "its bytes fail verification")
+	}
+	return next < len(o.copies)
 }
 
-func (o *Fetcher) open(ctx context.Context, c copyRef, off, n int64) (io.ReadCloser, bool, error) {
+// dumpDisagrees tells Changed, once per open file, that a dump copy is of
+// another version than the catalog lists.
+func (o *Fetcher) dumpDisagrees(c copyRef, why string) {
+	if o.tellChanged() {
+		o.rd.opts.Log.Warn("a dump copy disagrees with the listed version: the resource changed; polling its set early",
+			"uri", o.r.URI, "copy", c.String(), "why", why)
+	}
+}
+
+// tellChanged tells Changed, once per open file (one early poll of the
+// resource's set is enough), that the resource changed; it reports whether
+// it told.
+func (o *Fetcher) tellChanged() bool {
+	o.mu.Lock()
+	tell := !o.told
+	o.told = true
+	o.mu.Unlock()
+	if tell && o.rd.opts.Changed != nil {
+		o.rd.opts.Changed(o.r)
+	}
+	return tell
+}
+
+// otherVersion says whether dump link l, as its package and manifest
+// describe it, is another version than r: another length, or another value
+// of a hash both name.
+func otherVersion(r *catalog.Resource, l *resourcesync.Link) string {
+	if l.Length >= 0 && r.Length >= 0 && l.Length != r.Length {
+		return fmt.Sprintf("the member has %d bytes, the listed length is %d", l.Length, r.Length)
+	}
+	for _, h := range l.Hashes {
+		for _, rh := range r.Hashes {
+			if strings.EqualFold(h.Alg, rh.Alg) && !strings.EqualFold(h.Value, rh.Value) {
+				return fmt.Sprintf("the manifest's %s is %s, the listed one %s", h.Alg, h.Value, rh.Value)
+			}
+		}
+	}
+	return ""
+}
+
+func (o *Fetcher) open(ctx context.Context, i int, off, n int64) (io.ReadCloser, bool, error) {
+	c := o.copies[i]
 	if c.dump != nil {
-		rc, err := o.rd.opts.Members.OpenMember(ctx, c.dump, off, n)
-		return rc, false, err
+		return o.openMember(ctx, i, off, n)
 	}
 	o.mu.Lock()
 	etag := o.etags[c.url]
@@ -227,3 +291,82 @@ func (o *Fetcher) open(ctx context.Context, c copyRef, off, n int64) (io.ReadClo
 	}
 	return body, !body.Partial, nil
 }
+
+// openMember opens bytes [off, off+n) of dump copy i. A member of another
+// length than the one listed is another version: found from the link before
+// it is read, or from the bytes (a member that ends before off+n, or that
+// goes on past the listed length: a range that reaches the listed end asks
+// one byte more, to see), it fails this read, is never tried again by this
+// open file, and Changed is told.
+func (o *Fetcher) openMember(ctx context.Context, i int, off, n int64) (io.ReadCloser, bool, error) {
+	c := o.copies[i]
+	if why := otherVersion(o.r, c.dump); why != "" {
+		o.otherVersion(i, why)
+		return nil, false, fmt.Errorf("%s: %w: %s", c, ErrVersionChanged, why)
+	}
+	ask := n
+	atEnd := o.r.Length >= 0 && off+n == o.r.Length
+	if atEnd {
+		ask++
+	}
+	rc, err := o.rd.opts.Members.OpenMember(ctx, c.dump, off, ask)
+	if err != nil {
+		return nil, false, err
+	}
+	return &memberReader{rc: rc, o: o, i: i, want: n, atEnd: atEnd}, false, nil
+}
+
+// otherVersion records that dump copy i holds another version.
+func (o *Fetcher) otherVersion(i int, why string) {
+	o.mu.Lock()
+	if o.other == nil {
+		o.other = map[int]bool{}
+	}
+	o.other[i] = true
+	o.mu.Unlock()
+	o.dumpDisagrees(o.copies[i], why)
+}
+
+// memberReader passes a member's bytes on, and fails (ErrVersionChanged)
+// when the member turns out shorter or longer than the version listed.
+type memberReader struct {
+	rc    io.ReadCloser
+	o     *Fetcher
+	i     int
+	want  int64 // bytes to pass on
+	atEnd bool  // the range reaches the listed end: one more byte was asked
+	got   int64
+}
+
+func (m *memberReader) Read(p []byte) (int, error) {
+	if m.got >= m.want {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > m.want-m.got {
+		p = p[:m.want-m.got]
+	}
+	k, err := m.rc.Read(p)
+	m.got += int64(k)
+	switch {
+	case m.got < m.want && err == io.EOF:
+		return k, m.fail("the member ends %d bytes short of the listed length %d", m.want-m.got, m.o.r.Length)
+	case m.got == m.want && m.atEnd:
+		// The listed end: the member must end here too. Its last bytes
+		// are withheld if it goes on (io.ReadFull would drop an error
+		// that comes with them).
+		var one [1]byte
+		if n, _ := io.ReadFull(m.rc, one[:]); n > 0 {
+			return 0, m.fail("the member goes on past the listed length %d", m.o.r.Length)
+		}
+		return k, nil
+	}
+	return k, err
+}
+
+func (m *memberReader) fail(format string, args ...any) error {
+	why := fmt.Sprintf(format, args...)
+	m.o.otherVersion(m.i, why)
+	return fmt.Errorf("%s: %w: %s", m.o.copies[m.i], ErrVersionChanged, why)
+}
+
+func (m *memberReader) Close() error { return m.rc.Close() }

@@ -90,7 +90,8 @@ func (m *members) OpenMember(_ context.Context, l *resourcesync.Link, off, n int
 	if !ok {
 		return nil, errors.New("no such member")
 	}
-	return io.NopCloser(strings.NewReader(body[off : off+n])), nil
+	// As a package does, a range past the member's end is cut at it.
+	return io.NopCloser(strings.NewReader(body[min(off, int64(len(body))):min(off+n, int64(len(body)))])), nil
 }
 
 func read(t *testing.T, f *Fetcher, off, n int64) (string, error) {
@@ -234,4 +235,109 @@ func TestSkipCopyMovesOnAndNeverBack(t *testing.T) {
 	got, err = read(t, f, 0, 5)
 	require.NoError(t, err)
 	assert.Equal(t, "good!", got, "never back to a skipped copy")
+}
+
+// changedLog counts what a Reader's Changed is told.
+type changedLog struct {
+	mu   sync.Mutex
+	sets []uint16
+}
+
+func (c *changedLog) changed(r *catalog.Resource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sets = append(c.sets, r.Set)
+}
+
+func (c *changedLog) told() []uint16 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]uint16(nil), c.sets...)
+}
+
+// A dump copy that disagrees with the listed version means the Source
+// changed: the early poll of the resource's set is asked for (once per open
+// file), the copy is not served, and the URI serves the listed version.
+func TestADumpCopyOfAnotherVersionAsksForAnEarlyPoll(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		member string
+		link   func(*resourcesync.Link)
+		opened int // times the member is opened over the two reads
+	}{
+		{"the member's length is not the listed one", "hello", func(l *resourcesync.Link) { l.Length = 7 }, 0},
+		{"the manifest's hash is not the listed one", "hello", func(l *resourcesync.Link) {
+			l.Hashes = []resourcesync.Hash{{Alg: "md5", Value: "00000000000000000000000000000000"}}
+		}, 0},
+		{"the member ends short of the listed length", "hell", nil, 1},
+		{"the member goes on past the listed length", "hello, world", nil, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newServer(t)
+			src.set("/a", "hello")
+			m := &members{bodies: map[string]string{"p.zip!a": tc.member}}
+			l := dumpLink("p.zip", "a", 1)
+			if tc.link != nil {
+				tc.link(&l)
+			}
+			r := &catalog.Resource{URI: src.URL + "/a", Length: 5, Set: 3, Links: []resourcesync.Link{l},
+				Hashes: []resourcesync.Hash{{Alg: "md5", Value: "5d41402abc4b2a76b9719d911017c592"}}}
+			var ch changedLog
+			f := NewReader(src.client(), ReaderOptions{Members: m, Changed: ch.changed}).Open(r)
+			got, err := read(t, f, 0, 5)
+			if tc.opened == 0 {
+				// Known from the link: the URI serves this very read.
+				require.NoError(t, err)
+				assert.Equal(t, "hello", got)
+			} else {
+				// Found in the bytes: this read fails, the next goes on.
+				require.ErrorIs(t, err, ErrVersionChanged)
+				got, err = read(t, f, 0, 5)
+				require.NoError(t, err)
+				assert.Equal(t, "hello", got)
+			}
+			got, err = read(t, f, 1, 4)
+			require.NoError(t, err)
+			assert.Equal(t, "ello", got)
+			assert.Equal(t, []uint16{3}, ch.told(), "one early poll, of the resource's set")
+			assert.Len(t, m.opened, tc.opened, "the member of another version is not tried again")
+			assert.Equal(t, 2, src.count("/a"), "the URI serves the listed version")
+		})
+	}
+}
+
+func TestADumpCopyOfTheListedVersionAsksForNothing(t *testing.T) {
+	src := newServer(t)
+	m := &members{bodies: map[string]string{"p.zip!a": "hello"}}
+	l := dumpLink("p.zip", "a", 1)
+	l.Length = 5
+	l.Hashes = []resourcesync.Hash{{Alg: "md5", Value: "5D41402ABC4B2A76B9719D911017C592"}}
+	r := &catalog.Resource{URI: src.URL + "/a", Length: 5, Links: []resourcesync.Link{l},
+		Hashes: []resourcesync.Hash{{Alg: "md5", Value: "5d41402abc4b2a76b9719d911017c592"}, {Alg: "sha-256", Value: "x"}}}
+	var ch changedLog
+	f := NewReader(src.client(), ReaderOptions{Members: m, Changed: ch.changed}).Open(r)
+	for _, rg := range [][2]int64{{0, 5}, {3, 2}, {0, 2}} {
+		got, err := read(t, f, rg[0], rg[1])
+		require.NoError(t, err)
+		assert.Equal(t, "hello"[rg[0]:rg[0]+rg[1]], got)
+	}
+	assert.Empty(t, ch.told())
+	assert.Equal(t, 0, src.count("/a"))
+}
+
+func TestADumpCopyThatFailsVerificationAsksForAnEarlyPoll(t *testing.T) {
+	src := newServer(t)
+	src.set("/a", "hello")
+	m := &members{bodies: map[string]string{"p.zip!a": "HELLO"}}
+	r := &catalog.Resource{URI: src.URL + "/a", Length: 5, Set: 4, Links: []resourcesync.Link{dumpLink("p.zip", "a", 1)}}
+	var ch changedLog
+	f := NewReader(src.client(), ReaderOptions{Members: m, Changed: ch.changed}).Open(r)
+	got, err := read(t, f, 0, 5)
+	require.NoError(t, err)
+	assert.Equal(t, "HELLO", got)
+	require.True(t, f.SkipCopy(), "the cache found the hash wrong")
+	assert.Equal(t, []uint16{4}, ch.told())
+	got, err = read(t, f, 0, 5)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", got)
 }
