@@ -56,10 +56,13 @@ type Follower struct {
 	// driftChecked: when each set's were last checked (drift.go).
 	driftDue     map[*source.Set]bool
 	driftChecked map[*source.Set]time.Time
-	applied      int64
-	reloads      int64
-	docs         int64       // change documents requested
-	st           followState // for Status
+
+	pushMu  sync.Mutex // guards pushes; taken inside mu (Status), never around it
+	pushes  *pushState // the notification subscriptions, once Subscribe ran (push.go)
+	applied int64
+	reloads int64
+	docs    int64       // change documents requested
+	st      followState // for Status
 }
 
 // FollowOptions configure a Follower: when it polls (follow.Options), and
@@ -419,7 +422,6 @@ func (f *Follower) firstWarning(u string) bool {
 	f.warned[u] = true
 	return true
 }
-
 
 // readChildren reads the Change Lists an index (or 1.0 archive) names, in
 // order, from the first whose interval holds the position: those closed

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"weak"
 
 	"rsfs/notify"
 	"rsfs/resourcesync"
@@ -52,31 +50,14 @@ type pushState struct {
 	failed []status.Push // channels never tried: an unusable hub or topic URL
 }
 
-// pushes holds each Follower's pushState, by a weak pointer (an entry goes
-// with its Follower). It could as well be a field of Follower; it is kept
-// here, with the rest of push, so that a Follower that never subscribes
-// carries nothing of it.
-var pushes = struct {
-	sync.Mutex
-	m map[weak.Pointer[Follower]]*pushState
-}{m: map[weak.Pointer[Follower]]*pushState{}}
-
 // push returns f's pushState, made if create is set; nil if none.
 func (f *Follower) push(create bool) *pushState {
-	k := weak.Make(f)
-	pushes.Lock()
-	defer pushes.Unlock()
-	ps := pushes.m[k]
-	if ps == nil && create {
-		ps = &pushState{}
-		pushes.m[k] = ps
-		runtime.AddCleanup(f, func(k weak.Pointer[Follower]) {
-			pushes.Lock()
-			delete(pushes.m, k)
-			pushes.Unlock()
-		}, k)
+	f.pushMu.Lock()
+	defer f.pushMu.Unlock()
+	if f.pushes == nil && create {
+		f.pushes = &pushState{}
 	}
-	return ps
+	return f.pushes
 }
 
 // pushStates returns the state of every notification subscription: those
