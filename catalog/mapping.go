@@ -29,19 +29,22 @@ import (
 //     https://Mirror.example:443/y  → @mirror.example/y
 //  2. Segments. Dot segments are removed as in RFC 3986 section 5.2.4, then the
 //     path is split on "/" and empty segments are dropped. Each segment is
-//     percent-decoded except %2F, %00 and %25, which stay encoded (written
-//     upper-case), so a name never holds "/" or NUL and decoding is
-//     unambiguous. A segment that decodes to "." or ".." is written %2E or
-//     %2E%2E. An invalid escape stays as written. Bytes that are not UTF-8
-//     are kept.
+//     percent-decoded except %2F, %25 and the control characters (%00 to
+//     %1F, and %7F), which stay encoded (written upper-case), so a name
+//     never holds "/", NUL, a newline or any other control character, and
+//     decoding is unambiguous. A control character written raw in the URI
+//     is escaped the same way. A segment that decodes to "." or ".." is
+//     written %2E or %2E%2E. An invalid escape stays as written. Bytes that
+//     are not UTF-8 are kept.
 //     /a/./b/../c        → a/c
 //     /a//b              → a/b
 //     /my%20file.txt     → "my file.txt"
 //     /a%2fb             → a%2Fb
+//     /a%0Ab%0d          → a%0Ab%0D
 //     /%2E%2E/x          → %2E%2E/x
 //  3. Query and fragment. A query string is kept, as published, on the last
-//     name, with any "/" in it written %2F (and NUL %00). A fragment is
-//     dropped.
+//     name, with any "/" in it written %2F (and a control character %XX,
+//     as in rule 2). A fragment is dropped.
 //     /q.cgi?id=1        → q.cgi?id=1
 //     /q?p=a/b#top       → q?p=a%2Fb
 //  4. Trailing slash. A URI whose path ends in "/" (the origin root included)
@@ -176,7 +179,7 @@ func dirSegments(home, prefix string) []string {
 	if p.hasAuth {
 		o, hostPort := origin.FromAuthority(p.scheme, p.authority)
 		if o != home {
-			segs = append(segs, "@"+hostPort)
+			segs = append(segs, "@"+escapeControls(hostPort))
 		}
 	} else {
 		segs = append(segs, "@"+strings.ToLower(p.scheme)+":")
@@ -226,13 +229,62 @@ func fileName(suffix string) string {
 	return fitName(name)
 }
 
-// escapeQuery writes the bytes a name cannot hold ("/" and NUL) as escapes.
+// escapeQuery writes the bytes a name must not hold ("/" and the control
+// characters) as escapes.
 func escapeQuery(q string) string {
-	if !strings.ContainsAny(q, "/\x00") {
+	if !strings.Contains(q, "/") && !hasControl(q) {
 		return q
 	}
-	q = strings.ReplaceAll(q, "/", "%2F")
-	return strings.ReplaceAll(q, "\x00", "%00")
+	var b strings.Builder
+	b.Grow(len(q) + 8)
+	for i := 0; i < len(q); i++ {
+		if c := q[i]; c == '/' || isControl(c) {
+			writeEscape(&b, c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// isControl reports whether c is a C0 control character or DEL, which a
+// name holds only escaped (rules 2 and 3): a newline in a name would break
+// every script that reads file names a line each.
+func isControl(c byte) bool { return c < 0x20 || c == 0x7f }
+
+// hasControl reports whether s holds a control character.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isControl(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeControls writes the control characters of s as escapes.
+func escapeControls(s string) string {
+	if !hasControl(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; isControl(c) {
+			writeEscape(&b, c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// writeEscape writes c as %XX, upper-case.
+func writeEscape(b *strings.Builder, c byte) {
+	const hexDigits = "0123456789ABCDEF"
+	b.WriteByte('%')
+	b.WriteByte(hexDigits[c>>4])
+	b.WriteByte(hexDigits[c&15])
 }
 
 // MapURI returns the path a URI maps to by rules 1 to 4 and 6, before the
@@ -298,13 +350,17 @@ func dropLast(s []string) []string {
 
 // decodeSegment percent-decodes a path segment by rule 2.
 func decodeSegment(s string) string {
-	if strings.IndexByte(s, '%') < 0 {
+	if strings.IndexByte(s, '%') < 0 && !hasControl(s) {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if isControl(c) {
+			writeEscape(&b, c)
+			continue
+		}
 		if c != '%' || i+2 >= len(s) {
 			b.WriteByte(c)
 			continue
@@ -315,10 +371,9 @@ func decodeSegment(s string) string {
 			b.WriteByte(c)
 			continue
 		}
-		switch v := hi<<4 | lo; v {
-		case '/', 0, '%':
-			b.WriteByte('%')
-			b.WriteString(strings.ToUpper(s[i+1 : i+3]))
+		switch v := hi<<4 | lo; {
+		case v == '/' || v == '%' || isControl(v):
+			writeEscape(&b, v)
 		default:
 			b.WriteByte(v)
 		}

@@ -15,7 +15,7 @@ import (
 // Change List positions it has reached), in one file that a remount reads
 // back instead of rebuilding the tree from the Resource Lists.
 //
-// Format, version 1, all integers little-endian:
+// Format, version 2, all integers little-endian:
 //
 //	header   "RSFSCAT1", version u32, total length u64 (the whole file),
 //	         CRC-32C u32 of the 20 bytes before it
@@ -42,10 +42,20 @@ import (
 // snapshot is checked in full (length, checksum, then every offset and
 // index) before a catalog is returned: a torn or damaged file is an error
 // wrapping ErrCorruptSnapshot, never a partial catalog.
+//
+// Version 2 is version 1 written by a program whose path mapping escapes
+// every control character in a name (rules 2 and 3 of mapping.go); version
+// 1 mapped %0A to a newline. A version 1 snapshot is read when none of its
+// names holds a control character, as its paths are then what version 2
+// maps; otherwise it is refused as corrupt, so that the Source is read
+// again and its paths mapped anew.
 
 const (
 	snapshotMagic   = "RSFSCAT1"
-	snapshotVersion = 1
+	snapshotVersion = 2
+	// rawControlVersion is the last version whose names may hold raw
+	// control characters.
+	rawControlVersion = 1
 	headerSize      = 24
 	trailerSize     = 4
 )
@@ -130,7 +140,7 @@ func readSnapshot(r io.Reader, opts Options, size int64) (*Catalog, []byte, erro
 		}
 		return nil, nil, fmt.Errorf("catalog: reading snapshot header: %w", err)
 	}
-	total, err := parseHeader(hdr[:])
+	total, version, err := parseHeader(hdr[:])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,25 +163,46 @@ func readSnapshot(r io.Reader, opts Options, size int64) (*Catalog, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
+	if version <= rawControlVersion && c.hasControlName() {
+		return nil, nil, corruptf("version %d maps a control character (%%0A...) in a URI raw into a name; read again for the escaped names of version %d", version, snapshotVersion)
+	}
 	return c, img.state, nil
 }
 
-// parseHeader checks the header and returns the declared total length.
-func parseHeader(hdr []byte) (int64, error) {
+// parseHeader checks the header and returns the declared total length and
+// the version.
+func parseHeader(hdr []byte) (int64, uint32, error) {
 	if string(hdr[:8]) != snapshotMagic {
-		return 0, corruptf("not a catalog snapshot (magic %q)", hdr[:8])
+		return 0, 0, corruptf("not a catalog snapshot (magic %q)", hdr[:8])
 	}
 	if got, want := binary.LittleEndian.Uint32(hdr[20:]), crc32.Checksum(hdr[:20], castagnoli); got != want {
-		return 0, corruptf("header checksum mismatch")
+		return 0, 0, corruptf("header checksum mismatch")
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapshotVersion {
-		return 0, corruptf("unsupported version %d (this program reads %d)", v, snapshotVersion)
+	v := binary.LittleEndian.Uint32(hdr[8:])
+	if v != snapshotVersion && v != rawControlVersion {
+		return 0, 0, corruptf("unsupported version %d (this program reads %d and %d)", v, rawControlVersion, snapshotVersion)
 	}
 	total := binary.LittleEndian.Uint64(hdr[12:])
 	if total < headerSize+trailerSize || total > 1<<46 {
-		return 0, corruptf("implausible length %d", total)
+		return 0, 0, corruptf("implausible length %d", total)
 	}
-	return int64(total), nil
+	return int64(total), v, nil
+}
+
+// hasControlName reports whether a name in the catalog, of a directory or
+// a file, deleted ones included, holds a control character.
+func (c *Catalog) hasControlName() bool {
+	for i := range c.dirs {
+		if hasControl(c.nameOf(dirID(uint32(i)))) {
+			return true
+		}
+	}
+	for id := NodeID(1); id < c.files.next; id++ {
+		if hasControl(c.fileName(c.files.at(id))) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendHeader appends the header of a snapshot of total bytes.

@@ -636,3 +636,51 @@ func TestSnapshotKeepsTheSetOfEachResource(t *testing.T) {
 		}
 	}
 }
+
+// asVersion1 rewrites a snapshot's version to 1, with its checksums.
+func asVersion1(t *testing.T, snap []byte) []byte {
+	t.Helper()
+	out := append([]byte(nil), snap...)
+	binary.LittleEndian.PutUint32(out[8:], rawControlVersion)
+	binary.LittleEndian.PutUint32(out[20:], crc32.Checksum(out[:20], castagnoli))
+	n := len(out) - trailerSize
+	binary.LittleEndian.PutUint32(out[n:], crc32.Checksum(out[:n], castagnoli))
+	return out
+}
+
+func TestSnapshotVersion1ControlNames(t *testing.T) {
+	c := New(Options{Origin: testOrigin})
+	c.Add(&Resource{URI: "http://src.example/d/a%0Ab", Length: 1})
+	c.Add(&Resource{URI: "http://src.example/plain", Length: 2})
+	c.Seal()
+	var buf bytes.Buffer
+	require.NoError(t, c.WriteSnapshot(&buf, []byte("state")))
+
+	// Version 2 reads back; its name is escaped.
+	got, state, err := ReadSnapshot(bytes.NewReader(buf.Bytes()), Options{Origin: testOrigin})
+	require.NoError(t, err)
+	assert.Equal(t, "state", string(state))
+	d, _, ok := got.Lookup(RootID, "d")
+	require.True(t, ok)
+	_, _, ok = got.Lookup(d, "a%0Ab")
+	assert.True(t, ok)
+
+	// Version 1 without a control character in any name: its paths are
+	// version 2's, so it is read.
+	_, _, err = ReadSnapshot(bytes.NewReader(asVersion1(t, buf.Bytes())), Options{Origin: testOrigin})
+	require.NoError(t, err)
+
+	// Version 1 whose mapping put a newline in a name (as rsfs did before
+	// version 2): refused as corrupt, so the Source is read again.
+	cd, _, ok := c.Lookup(RootID, "d")
+	require.True(t, ok)
+	id, _, ok := c.Lookup(cd, "a%0Ab")
+	require.True(t, ok)
+	f := c.files.at(id)
+	c.arena.bytes(f.nameOff, int(f.nameLen))[1] = '\n' // "a\n0Ab", as an old mapping might have written
+	buf.Reset()
+	require.NoError(t, c.WriteSnapshot(&buf, nil))
+	_, _, err = ReadSnapshot(bytes.NewReader(asVersion1(t, buf.Bytes())), Options{Origin: testOrigin})
+	require.ErrorIs(t, err, ErrCorruptSnapshot)
+	assert.Contains(t, err.Error(), "control character")
+}
