@@ -56,8 +56,8 @@ const (
 	// rawControlVersion is the last version whose names may hold raw
 	// control characters.
 	rawControlVersion = 1
-	headerSize      = 24
-	trailerSize     = 4
+	headerSize        = 24
+	trailerSize       = 4
 )
 
 // Section tags, in file order.
