@@ -20,7 +20,13 @@ type Resource struct {
 	Lastmod time.Time
 	Hashes  []resourcesync.Hash
 	Type    string
-	Links   []resourcesync.Link // rel=duplicate mirrors and any other relations
+	// Links are every link the Source published about the resource
+	// (rs:ln: duplicate mirrors, describedby, memento, ...; an Atom-PMH
+	// entry's links other than alternate), in document order, and the
+	// links rsfs adds for its own use, whose relations begin with
+	// InternalRelPrefix (dump copies). Kept per resource only where there
+	// are any.
+	Links []Link
 	// Props are the protocol's own attributes (props.go); none for
 	// ResourceSync.
 	Props []Property
@@ -29,6 +35,15 @@ type Resource struct {
 	// compared: a new Set alone is no change.
 	Set uint16
 }
+
+// Link is a link from a resource to another: ResourceSync's rs:ln, which
+// any protocol uses (Atom-PMH's links other than alternate are stored as
+// these too), so packages that fill a catalog need not import resourcesync.
+type Link = resourcesync.Link
+
+// InternalRelPrefix begins the relation of a link rsfs adds for its own
+// use (copies.DumpRel); such links are no Source's and are not shown.
+const InternalRelPrefix = "x-rsfs-"
 
 // Options configure a Catalog.
 type Options struct {

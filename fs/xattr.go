@@ -13,8 +13,8 @@ import (
 // The extended attributes every file carries are user.<protocol>.<name>
 // for these names, where protocol is the catalog's (catalog.Protocol:
 // "resourcesync" for a ResourceSync Source), followed by the resource's own
-// properties (catalog.Property) under the same prefix. fs does not know
-// what a protocol's properties mean.
+// properties (catalog.Property) and its links (links.go) under the same
+// prefix. fs does not know what a protocol's properties mean.
 const (
 	nameURI     = "uri"
 	nameHash    = "hash"
@@ -76,6 +76,11 @@ func xattrs(protocol string, r *catalog.Resource) []xattr {
 	add(nameLastmod, lastmod)
 	for _, p := range r.Props {
 		add(p.Name, p.Value)
+	}
+	for _, x := range linkXattrs(r.Links) {
+		if len(prefix)+len(x.name) <= xattrNameMax {
+			add(x.name, x.value)
+		}
 	}
 	return slices.DeleteFunc(out, func(x xattr) bool { return x.value == "" })
 }
