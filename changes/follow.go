@@ -263,7 +263,8 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 			return true, nil
 		}
 		f.acceptGap(set, r)
-	} else if complete {
+	}
+	if complete { // a gap accepted is closed: the next one is checked anew
 		f.mu.Lock()
 		delete(f.gapChecked, set)
 		f.mu.Unlock()
