@@ -194,9 +194,12 @@ func (r *Reader) readChange(v []byte) Change {
 	return c
 }
 
-// readLink reads the attributes of the current rs:ln start tag.
+// readLink reads the attributes of the current rs:ln start tag. A link
+// dated by datetime (Memento's name for a memento's time, RFC 7089) rather
+// than modified (the standard's, §14.6) is read as modified.
 func (r *Reader) readLink() (Link, error) {
 	l := Link{Length: NoLength}
+	var datetime time.Time
 	for _, a := range r.sc.attrs {
 		if len(a.prefix) != 0 {
 			continue
@@ -218,6 +221,8 @@ func (r *Reader) readLink() (Link, error) {
 			l.Length, err = r.parseLength(v)
 		case "modified":
 			l.Modified, err = r.parseTime("modified", v)
+		case "datetime":
+			datetime, err = r.parseTime("datetime", v)
 		case "type":
 			l.Type = r.strs.get(trimSpace(v))
 		case "path":
@@ -227,16 +232,31 @@ func (r *Reader) readLink() (Link, error) {
 			return Link{}, err
 		}
 	}
+	if l.Modified.IsZero() {
+		l.Modified = datetime
+	}
 	return l, nil
 }
 
+// resolveURL resolves a <loc> or href, and drops any user information
+// (user:password@) from it: a URL taken from a document never carries
+// credentials to a request, nor a password to a log line.
 func (r *Reader) resolveURL(ref []byte) string {
-	if r.resolver.base == nil || r.plainURLs.isPlain(ref) {
+	if r.plainURLs.isPlain(ref) { // a plain host has no "@"
 		return r.alloc.str(ref)
 	}
-	s, ok := r.resolver.resolve(ref)
-	if !ok {
-		r.warnHere(warnBadURL, s)
+	var s string
+	if r.resolver.base == nil {
+		s = r.alloc.str(ref)
+	} else {
+		var ok bool
+		if s, ok = r.resolver.resolve(ref); !ok {
+			r.warnHere(warnBadURL, s)
+		}
+	}
+	if out, host, ok := StripUserinfo(s); ok {
+		r.warnHere(warnUserinfo, host)
+		return out
 	}
 	return s
 }
