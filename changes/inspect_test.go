@@ -24,7 +24,13 @@ func TestInspectFollowPlanAgreesWithTheFollower(t *testing.T) {
 <url><loc>{base}/rl.xml</loc><rs:md capability="resourcelist"/></url>
 <url><loc>{base}/cl-old.xml</loc><rs:md capability="changelist"/></url>
 <url><loc>{base}/index.xml</loc><rs:md capability="changelist"/></url>
-<url><loc>{base}/cd.xml</loc><rs:md capability="changedump"/></url></urlset>`,
+<url><loc>{base}/cd.xml</loc><rs:md capability="changedump"/></url>
+<url><loc>{base}/v10.xml</loc><rs:md capability="changelist"/></url></urlset>`,
+		// A 1.0 list (Z39.99-2014): from and until in its header, entries
+		// dated by lastmod alone, the last one by nothing (its place).
+		"/v10.xml": `<urlset {ns}><rs:md capability="changelist" from="2024-01-01T00:00:00Z" until="2024-01-07T00:00:00Z"/>
+<url><loc>{base}/f.txt</loc><lastmod>2024-01-06T00:00:00Z</lastmod><rs:md change="created" length="1"/></url>
+<url><loc>{base}/g.txt</loc><rs:md change="created" length="1"/></url></urlset>`,
 		"/rl.xml": `<urlset {ns}><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>
 <url><loc>{base}/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`,
 		// Closed, but named by the Capability List itself: read at every poll.
@@ -94,8 +100,8 @@ func TestInspectFollowPlanAgreesWithTheFollower(t *testing.T) {
 	mu.Unlock()
 
 	assert.ElementsMatch(t, polled, plan.Polled, "inspect's polled documents are the follower's")
-	assert.ElementsMatch(t, []string{base + "/cl-old.xml", base + "/index.xml", base + "/c3.xml", base + "/cd.xml"}, plan.Polled)
+	assert.ElementsMatch(t, []string{base + "/cl-old.xml", base + "/index.xml", base + "/c3.xml", base + "/cd.xml", base + "/v10.xml"}, plan.Polled)
 	require.NotNil(t, plan.Position)
 	assert.Equal(t, onlyPosition(f).Time.UTC(), plan.Position.UTC(), "inspect's position is the follower's")
-	assert.Equal(t, "2024-01-05T00:00:00Z", plan.Position.UTC().Format(time.RFC3339))
+	assert.Equal(t, "2024-01-06T00:00:00Z", plan.Position.UTC().Format(time.RFC3339), "the 1.0 list's lastmod")
 }
