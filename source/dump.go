@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -248,9 +249,22 @@ func (d *dumpCopies) attach(r *catalog.Resource) {
 	d.merged[r.URI] = true
 	for _, c := range copies {
 		if sameVersion(r, &c.link) {
-			r.Links = append(r.Links, c.link)
+			r.Links = append(r.Links[:len(r.Links):len(r.Links)], c.link)
+			r.Links = addNewLinks(r.Links, c.entry.Links)
 		}
 	}
+}
+
+// addNewLinks appends to have the links of more it lacks (the same rel
+// and href): a manifest's links for the version a Resource List lists
+// join the list's own.
+func addNewLinks(have, more []resourcesync.Link) []resourcesync.Link {
+	for _, l := range more {
+		if !slices.ContainsFunc(have, func(h resourcesync.Link) bool { return h.Rel == l.Rel && h.Href == l.Href }) {
+			have = append(have, l)
+		}
+	}
+	return have
 }
 
 // unlisted returns resources for the dump copies no Resource List named:
@@ -276,7 +290,9 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 		link := newest.link
 		link.Pri = 1
 		r := ResourceOf(&newest.entry, link.Modified)
-		r.Length, r.Hashes, r.Links = link.Length, link.Hashes, []resourcesync.Link{link}
+		// The manifest entry's own links (rs:ln), then its copy.
+		r.Length, r.Hashes = link.Length, link.Hashes
+		r.Links = append(slices.Clip(newest.entry.Links), link)
 		if d.number != nil {
 			r.Set = d.number(newest.set)
 		}

@@ -107,8 +107,9 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		return nil, err
 	}
 	for _, r := range l.dumps.unlisted() {
+		s.AllowMirrors(r.Links)
 		if err := sink(r); err != nil {
-			return nil, fmt.Errorf("load %s from dump package %s: %w", r.URI, r.Links[0].Href, err)
+			return nil, fmt.Errorf("load %s from dump package %s: %w", r.URI, r.Links[len(r.Links)-1].Href, err)
 		}
 		l.resources.Add(1)
 	}
