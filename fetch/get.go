@@ -32,6 +32,7 @@ func (r *Response) Validators() *Validators {
 // If-Modified-Since from v's non-empty fields, and a 304 answer returns
 // (nil, ErrNotModified). Any answer but 2xx is a *StatusError.
 func (c *Client) Get(ctx context.Context, url string, v *Validators) (*Response, error) {
+	url = withoutUserinfo(url)
 	header := http.Header{}
 	if v != nil && v.ETag != "" {
 		header.Set("If-None-Match", v.ETag)

@@ -19,6 +19,7 @@ type Meta struct {
 // refuses HEAD (405, 501) or its answer has no Content-Length, it asks
 // GET with Range: bytes=0-0 and reads the total from Content-Range.
 func (c *Client) Head(ctx context.Context, url string) (*Meta, error) {
+	url = withoutUserinfo(url)
 	resp, err := c.send(ctx, request{method: http.MethodHead, url: url})
 	if err != nil {
 		return nil, err

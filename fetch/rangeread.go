@@ -39,6 +39,7 @@ type RangeBody struct {
 // fails with ErrChanged. (Without an ETag or a date, only the length
 // guards the resumed bytes; rsfs's cache verifies the published hash.)
 func (c *Client) Range(ctx context.Context, url string, off, n int64, ifRange string) (*RangeBody, error) {
+	url = withoutUserinfo(url)
 	if off < 0 {
 		return nil, fmt.Errorf("fetch %s: negative range offset %d", url, off)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -83,8 +84,9 @@ func redirectTarget(resp *http.Response) (string, error) {
 	target, err := resp.Request.URL.Parse(loc)
 	if err != nil {
 		discard(resp)
-		return "", fmt.Errorf("fetch %s: bad redirect Location %q: %w", responseURL(resp), loc, err)
+		return "", fmt.Errorf("fetch %s: bad redirect Location %q: %w", responseURL(resp), withoutUserinfo(loc), err)
 	}
+	target.User = nil // never sent, never logged
 	return target.String(), nil
 }
 
@@ -98,6 +100,10 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header ht
 		cancel()
 		return nil, fmt.Errorf("fetch %s: %w", rawURL, err)
 	}
+	// A URL's user information is never sent: net/http would make it a
+	// Basic Authorization header, to whatever host the URL names.
+	// Credentials are the configured headers, sent only to their origin.
+	req.URL.User = nil
 	c.setHeaders(req, header)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(c.opts.Timeout, func() {
@@ -138,6 +144,27 @@ func (c *Client) setHeaders(req *http.Request, header http.Header) {
 		req.Header[k] = append([]string(nil), vs...)
 	}
 	req.Header.Set("User-Agent", "rsfs/"+Version)
+}
+
+// withoutUserinfo returns rawURL without the user information
+// (user:password@) of its authority, the rest byte for byte: rsfs never
+// sends it, and never logs it.
+func withoutUserinfo(rawURL string) string {
+	if strings.IndexByte(rawURL, '@') < 0 {
+		return rawURL
+	}
+	i := strings.Index(rawURL, "//")
+	if i < 0 || strings.IndexAny(rawURL[:i], "/?#") >= 0 {
+		return rawURL
+	}
+	start, end := i+2, len(rawURL)
+	if j := strings.IndexAny(rawURL[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	if at := strings.LastIndexByte(rawURL[start:end], '@'); at >= 0 {
+		return rawURL[:start] + rawURL[start+at+1:]
+	}
+	return rawURL
 }
 
 // unwrapURLError drops net/http's *url.Error, whose text repeats the URL.

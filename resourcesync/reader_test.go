@@ -65,6 +65,42 @@ func TestRelativeURLsResolved(t *testing.T) {
 	assert.Contains(t, d.Warnings[0].Msg, "cannot be parsed")
 }
 
+func TestUserinfoRemoved(t *testing.T) {
+	doc := docStart + `<rs:ln rel="up" href="https://u:root-secret@example.com/capabilitylist.xml"/>
+<url><loc>http://user:secret@127.0.0.1:8080/x</loc><rs:ln rel="duplicate" href="http://m:pw@Mirror.example/y?a=b@c"/></url>
+<url><loc>http://nobody@other.example.org/a/./b</loc></url>
+<url><loc>http://plain.example/mail?to=a@b</loc></url>
+</urlset>`
+	for _, base := range []string{testURL, ""} {
+		d, err := Parse(strings.NewReader(doc), base, Options{})
+		require.NoError(t, err)
+		assert.Equal(t, "https://example.com/capabilitylist.xml", d.Header.Links[0].Href)
+		assert.Equal(t, "http://127.0.0.1:8080/x", d.Entries[0].Loc)
+		assert.Equal(t, "http://Mirror.example/y?a=b@c", d.Entries[0].Links[0].Href)
+		assert.Equal(t, "http://plain.example/mail?to=a@b", d.Entries[2].Loc, "an @ after the authority stays")
+		require.Len(t, d.Warnings, 1, "one warning per document")
+		assert.Contains(t, d.Warnings[0].Msg, "userinfo removed")
+		assert.Contains(t, d.Warnings[0].Msg, "example.com")
+		assert.NotContains(t, d.Warnings[0].Msg, "secret")
+	}
+}
+
+func TestStripUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@h/x":        "http://h/x",
+		"https://u@h:8443":      "https://h:8443",
+		"http://a@b@h/?q=@":     "http://h/?q=@",
+		"http://h/a@b":          "http://h/a@b",
+		"/rel@x":                "/rel@x",
+		"mailto:a@b":            "mailto:a@b",
+		"http://h?x=//u@v":      "http://h?x=//u@v",
+		"HTTP://user:pw@[::1]/": "HTTP://[::1]/",
+	} {
+		got, _, _ := StripUserinfo(in)
+		assert.Equal(t, want, got, in)
+	}
+}
+
 func TestForeignElementsSkipped(t *testing.T) {
 	doc := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"
   xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">

@@ -17,6 +17,7 @@ const (
 	warnHeaderAfterEntries
 	warnBadURL
 	warnNonStandardCapability
+	warnUserinfo
 	warnCount
 )
 
@@ -33,6 +34,7 @@ var warnMessages = [warnCount]string{
 	warnHeaderAfterEntries:    "root rs:md or rs:ln after the first entry; ignored",
 	warnBadURL:                "URL that cannot be parsed; kept as published",
 	warnNonStandardCapability: "non-standard capability name",
+	warnUserinfo:              "userinfo removed from a URL (credentials in a document are never sent); host",
 }
 
 // sitemapEntryLimit is the Sitemap protocol's limit on entries per document.
