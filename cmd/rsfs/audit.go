@@ -69,6 +69,12 @@ Exit status: 0 no drift, 1 drift (or wrong bytes), 2 trouble (the Source or
 the mount could not be read, no snapshot).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if o.bytes < 0 {
+				return usagef("--bytes %d: want 0 or more files", o.bytes)
+			}
 			rep, err := runAudit(cmd.Context(), &o, args[0])
 			if err != nil {
 				fmt.Fprintln(cmd.ErrOrStderr(), "rsfs:", oneLine(err))

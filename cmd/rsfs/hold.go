@@ -19,6 +19,9 @@ func holdCmd() *cobra.Command {
 metadata they had; changes are applied, in order, when the hold ends.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if d <= 0 {
+				return usagef("--for %s: want a duration above 0 (e.g. 6h)", d)
+			}
 			until, err := mountutil.Hold(args[0], d)
 			if err != nil {
 				return err

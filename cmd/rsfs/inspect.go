@@ -28,6 +28,9 @@ its own line (FAILED) and the others are read; inspect exits non-zero only
 when nothing could be discovered.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := sf.validate(); err != nil {
+				return err
+			}
 			client, err := sf.client(args[0])
 			if err != nil {
 				return err

@@ -25,6 +25,9 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rsfs:", oneLine(err))
+		if isUsage(err) {
+			os.Exit(exitUsage)
+		}
 		os.Exit(1)
 	}
 }
@@ -43,6 +46,7 @@ func rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd())
 	return root
 }
@@ -50,7 +54,7 @@ func rootCmd() *cobra.Command {
 func setupLogging(level, format string) error {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return fmt.Errorf("--log-level %q: %w", level, err)
+		return usagef("--log-level %q: want debug, info, warn or error", level)
 	}
 	opts := &slog.HandlerOptions{Level: l}
 	var h slog.Handler
@@ -60,7 +64,7 @@ func setupLogging(level, format string) error {
 	case "json":
 		h = slog.NewJSONHandler(os.Stderr, opts)
 	default:
-		return fmt.Errorf("--log-format %q: want text or json", format)
+		return usagef("--log-format %q: want text or json", format)
 	}
 	slog.SetDefault(slog.New(slogdedup.New(h)))
 	return nil

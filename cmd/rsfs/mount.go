@@ -49,6 +49,7 @@ type mountFlags struct {
 	memoryLimit   string
 	notifyAddr    string
 	notifyURL     string
+	notifySub     *notify.Subscriber // listening when --notify-addr is set
 	sizes         parsedSizes
 }
 
@@ -104,12 +105,12 @@ file system keeps running in the background (see --foreground). Unmount with
 	_ = fl.MarkDeprecated("no-open", "files always open without a round trip now, and keep their version while open")
 	fl.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file and directory")
 	fl.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file and directory")
-	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks")
-	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range (default: the cache's measured default)")
+	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks (at least 4 blocks)")
+	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB (default 1MiB)")
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
-	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir")
+	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir; 0: no disk cache")
 	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
 	_ = fl.MarkHidden("cpu-profile")
 	fl.StringVar(&mf.memoryLimit, "memory-limit", "", "soft limit on the mount's memory (e.g. 600MiB): the Go GC works harder to stay under it (default: none)")
@@ -119,7 +120,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
 	fl.StringVar(&mf.notifyURL, "notify-url", "", "the URL hubs reach --notify-addr at (default http://ADDR)")
-	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%); 0 disables following")
+	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%): 0 disables following, else at least 100ms")
 	return cmd
 }
 
@@ -128,7 +129,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := mf.parseSizes(); err != nil {
+	if err := mf.validate(); err != nil {
 		return err
 	}
 	if err := mountutil.Prepare(dir, mf.allowNonEmpty); err != nil {
@@ -164,6 +165,10 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		defer stopProfile()
 	}
 	if err := mf.listenMetrics(); err != nil {
+		mountutil.ReportReady(err)
+		return err
+	}
+	if err := mf.listenNotify(); err != nil {
 		mountutil.ReportReady(err)
 		return err
 	}
@@ -314,7 +319,7 @@ func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 		verifyWhole = -1 // the cache reads 0 as "the default"
 	}
 	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, VerifyWholeBelow: verifyWhole}
-	if stateDir != "" {
+	if stateDir != "" && mf.sizes.disk > 0 {
 		cfg.DiskDir, cfg.DiskMaxBytes = remember.BlocksDir(stateDir), mf.sizes.disk
 	}
 	c, err := cache.NewWithDisk(cfg)
@@ -358,20 +363,32 @@ type pusher interface {
 	RunPush(ctx context.Context, notes <-chan notify.Notification)
 }
 
+// listenNotify starts the callback server of --notify-addr before
+// anything is mounted, so that an address that cannot be bound is a clear
+// error, as for --metrics-addr.
+func (mf *mountFlags) listenNotify() error {
+	if mf.notifyAddr == "" {
+		return nil
+	}
+	sub, err := notify.Start(notify.Options{Addr: mf.notifyAddr, PublicURL: mf.notifyURL})
+	if err != nil {
+		return fmt.Errorf("--notify-addr: %w", err)
+	}
+	mf.notifySub = sub
+	return nil
+}
+
 // startPush subscribes to the Source's notification channels when
 // --notify-addr is set, and applies what they push.
 func startPush(ctx context.Context, mf *mountFlags, f protocol.Follower) (*notify.Subscriber, error) {
-	if mf.notifyAddr == "" {
+	sub := mf.notifySub
+	if sub == nil {
 		return nil, nil
 	}
 	p, ok := f.(pusher)
 	if !ok {
 		slog.Warn("--notify-addr: this protocol has no notification channels; polling only")
-		return nil, nil
-	}
-	sub, err := notify.Start(notify.Options{Addr: mf.notifyAddr, PublicURL: mf.notifyURL})
-	if err != nil {
-		return nil, err
+		return sub, nil
 	}
 	go p.RunPush(ctx, sub.Notifications())
 	n, err := p.Subscribe(ctx, sub)

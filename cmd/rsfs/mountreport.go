@@ -15,10 +15,7 @@ func newMountReport(mf *mountFlags, rawURL, dir, stateDir string) *metrics.Mount
 		m.MemMax = cache.DefaultMaxBytes
 	}
 	if stateDir != "" {
-		m.DiskMax = mf.sizes.disk
-		if m.DiskMax == 0 {
-			m.DiskMax = cache.DefaultDiskMaxBytes
-		}
+		m.DiskMax = mf.sizes.disk // 0: no disk cache
 	}
 	return m
 }

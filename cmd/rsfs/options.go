@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -52,7 +51,7 @@ func helperArgs(args []string, subcommands map[string]bool, lookup func(string) 
 		switch {
 		case a == "-o":
 			if i+1 == len(args) {
-				return nil, fmt.Errorf("-o: missing options")
+				return nil, usagef("-o: missing options")
 			}
 			i++
 			opts = args[i]
@@ -81,8 +80,8 @@ func optionFlags(opts string, lookup func(string) *pflag.Flag) ([]string, error)
 		name, value, hasValue := strings.Cut(o, "=")
 		name = strings.ReplaceAll(name, "_", "-")
 		f := lookup(name)
-		if f == nil || f.Hidden {
-			return nil, fmt.Errorf("-o %s: unknown mount option (see 'rsfs mount --help': every flag is also an option, with _ for -)", o)
+		if f == nil || (f.Hidden && f.Deprecated == "") {
+			return nil, usagef("-o %s: unknown mount option (see 'rsfs mount --help': every flag is also an option, with _ for -)", o)
 		}
 		switch {
 		case hasValue:
@@ -90,7 +89,7 @@ func optionFlags(opts string, lookup func(string) *pflag.Flag) ([]string, error)
 		case f.Value.Type() == "bool":
 			out = append(out, "--"+name)
 		default:
-			return nil, fmt.Errorf("-o %s: needs a value (%s=...)", o, strings.ReplaceAll(name, "-", "_"))
+			return nil, usagef("-o %s: needs a value (%s=...)", o, strings.ReplaceAll(name, "-", "_"))
 		}
 	}
 	return out, nil

@@ -59,3 +59,13 @@ func TestRootWithoutHomeCachesUnderVarCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "/var/cache", dir)
 }
+
+// Old fstab lines carry no_open, a deprecated flag that does nothing: they
+// still mount.
+func TestHelperFormAcceptsDeprecatedOptions(t *testing.T) {
+	got, err := rewritten(t, "http://h/", "/mnt", "-o", "ro,no_open")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"mount", "http://h/", "/mnt", "--no-open"}, got)
+	_, err = rewritten(t, "http://h/", "/mnt", "-o", "cpu_profile=/tmp/x")
+	assert.ErrorContains(t, err, "unknown mount option", "a hidden flag that is not deprecated is no option")
+}

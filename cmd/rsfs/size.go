@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,9 @@ func parseSize(s string) (int64, error) {
 	v, err := strconv.ParseInt(strings.TrimSpace(upper), 10, 64)
 	if err != nil || v < 0 {
 		return 0, fmt.Errorf("%q is not a size (e.g. 256MiB)", s)
+	}
+	if v > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%q is too large (the most is 8EiB)", s)
 	}
 	return v * mult, nil
 }

@@ -16,7 +16,7 @@ func TestParseSize(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, bad := range []string{"", "MiB", "-1", "1.5G", "lots"} {
+	for _, bad := range []string{"", "MiB", "-1", "1.5G", "lots", "99999999999T", "9223372036854775808"} {
 		_, err := parseSize(bad)
 		assert.Error(t, err, bad)
 	}
