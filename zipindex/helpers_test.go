@@ -30,6 +30,19 @@ type packageServer struct {
 	data     []byte
 	etag     string
 	requests atomic.Int64
+	sent     atomic.Int64 // body bytes written
+}
+
+// countingWriter counts the body bytes written to a response.
+type countingWriter struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n.Add(int64(n))
+	return n, err
 }
 
 func newPackageServer(t testing.TB, data []byte) *packageServer {
@@ -40,7 +53,7 @@ func newPackageServer(t testing.TB, data []byte) *packageServer {
 		data, etag := ps.data, ps.etag
 		ps.mu.Unlock()
 		w.Header().Set("ETag", etag)
-		http.ServeContent(w, r, "p.zip", time.Unix(0, 0), bytes.NewReader(data))
+		http.ServeContent(countingWriter{w, &ps.sent}, r, "p.zip", time.Unix(0, 0), bytes.NewReader(data))
 	}))
 	t.Cleanup(ps.srv.Close)
 	return ps
