@@ -176,6 +176,24 @@ func TestPushedChangeDoesNotSkipUnseenChanges(t *testing.T) {
 	assert.Equal(t, "2024-01-03T00:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
 }
 
+// A 1.0 Change Notification (resourcesync_push's 1.0 output: from and
+// until in the header, entries dated by lastmod) is applied as the poll
+// would apply it, not dropped as an undated change before the position.
+func TestPushed10NotificationIsDatedByLastmod(t *testing.T) {
+	cs, f, cat := startScripted(t)
+	set := f.s.Sets[0]
+	set.Hubs = []source.Channel{{Capability: resourcesync.CapChangeNotification, Topic: "topic", Hub: "hub"}}
+	note := fmt.Sprintf(`<urlset %s><rs:md capability="change-notification" from="2023-12-01T00:00:00Z" until="2024-01-04T00:00:00Z"/>
+<url><loc>%s/pushed10.txt</loc><lastmod>2024-01-03T00:00:00Z</lastmod><rs:md change="created" length="2"/></url></urlset>`, nsXML, cs.base)
+	doc, err := resourcesync.Parse(strings.NewReader(note), "topic", resourcesync.Options{})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, f.applyNotification(ctx, notify.Notification{Topic: "topic", Doc: doc}))
+	_, ok := cat.ByURI(cs.base + "/pushed10.txt")
+	assert.True(t, ok, "a pushed 1.0 change shows at once")
+}
+
 func TestSnapshotPositionRoundTrips(t *testing.T) {
 	p := Position{Time: time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC)}
 	p.seen("created http://x/a")
