@@ -39,42 +39,6 @@ type linkJSON struct {
 	Pri      int    `json:"pri,omitempty"`
 }
 
-// RelName is the name a link relation has in the attributes: a URI's last
-// path segment (or fragment), a registered relation in lower case; "" for
-// a relation that cannot name an attribute.
-func RelName(rel string) string {
-	rel = strings.TrimSpace(rel)
-	if isURIRel(rel) {
-		rel = strings.TrimRight(rel, "/#")
-		if i := strings.LastIndexAny(rel, "/#:"); i >= 0 {
-			rel = rel[i+1:]
-		}
-	} else {
-		rel = strings.ToLower(rel)
-	}
-	if rel == "" || strings.ContainsAny(rel, "\x00 \t\n\r") {
-		return ""
-	}
-	return rel
-}
-
-// isURIRel reports whether rel is an extension relation, a URI (RFC 8288
-// §2.1.2): a scheme followed by ':'.
-func isURIRel(rel string) bool {
-	i := strings.IndexByte(rel, ':')
-	if i <= 0 {
-		return false
-	}
-	for j := 0; j < i; j++ {
-		c := rel[j]
-		letter := 'a' <= c|0x20 && c|0x20 <= 'z'
-		if !letter && (j == 0 || !('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.')) {
-			return false
-		}
-	}
-	return true
-}
-
 // linkXattrs returns the link attributes of links, names without the
 // protocol's prefix, sorted by name.
 func linkXattrs(links []catalog.Link) []xattr {
@@ -90,7 +54,7 @@ func linkXattrs(links []catalog.Link) []xattr {
 		if l.Href == "" || strings.HasPrefix(l.Rel, catalog.InternalRelPrefix) {
 			continue
 		}
-		rel := RelName(l.Rel)
+		rel := catalog.RelName(l.Rel)
 		if rel == "" {
 			continue
 		}

@@ -24,22 +24,6 @@ func TestDumpRelIsInternal(t *testing.T) {
 	assert.True(t, strings.HasPrefix(copies.DumpRel, catalog.InternalRelPrefix), copies.DumpRel)
 }
 
-func TestRelName(t *testing.T) {
-	for rel, want := range map[string]string{
-		"describedby": "describedby",
-		"DescribedBy": "describedby",
-		"http://www.openarchives.org/rs/terms/patch":  "patch",
-		"http://www.openarchives.org/rs/terms/patch/": "patch",
-		"http://purl.org/dc/terms/#isPartOf":          "isPartOf",
-		"urn:example:rel":                             "rel",
-		"memento":                                     "memento",
-		"":                                            "",
-		"two words":                                   "",
-	} {
-		assert.Equal(t, want, RelName(rel), rel)
-	}
-}
-
 func TestLinkXattrs(t *testing.T) {
 	mod := time.Date(2013, 1, 2, 18, 0, 0, 0, time.FixedZone("", 3600))
 	links := []catalog.Link{

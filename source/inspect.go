@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"rsfs/catalog"
 	"rsfs/resourcesync"
 )
 
@@ -37,7 +38,41 @@ type SetReport struct {
 	ListedAt       *time.Time      `json:"listed_at,omitempty"` // the oldest time the Resource Lists speak for
 	Channels       []Channel       `json:"channels,omitempty"`
 	Packages       []PackageReport `json:"packages,omitempty"`
-	Follow         FollowPlan      `json:"follow"`
+	// Links counts the rs:ln links of the set's resources by relation, as
+	// published, in its Resource Lists, Change Lists and dump manifests.
+	Links  map[string]*LinkReport `json:"links,omitempty"`
+	Follow FollowPlan             `json:"follow"`
+}
+
+// LinkReport counts the links of one relation, with the first met.
+type LinkReport struct {
+	Count int64 `json:"count"`
+	// Attr is the extended attribute a mount shows them as
+	// (user.resourcesync.link.<short rel>).
+	Attr    string `json:"xattr"`
+	Example struct {
+		Resource string `json:"resource"`
+		Href     string `json:"href"`
+	} `json:"example"`
+}
+
+// noteLinks counts e's links.
+func (sr *SetReport) noteLinks(e *resourcesync.Entry) {
+	for _, l := range e.Links {
+		if l.Href == "" || l.Rel == "" {
+			continue
+		}
+		if sr.Links == nil {
+			sr.Links = map[string]*LinkReport{}
+		}
+		lr := sr.Links[l.Rel]
+		if lr == nil {
+			lr = &LinkReport{Attr: "user.resourcesync.link." + catalog.RelName(l.Rel)}
+			lr.Example.Resource, lr.Example.Href = e.Loc, l.Href
+			sr.Links[l.Rel] = lr
+		}
+		lr.Count++
+	}
 }
 
 // FollowPlan is how a mount would follow a set's changes, as the follower
@@ -177,7 +212,7 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 				return
 			}
 			for _, p := range pkgs {
-				sr.Packages = append(sr.Packages, s.inspectPackage(ctx, p))
+				sr.Packages = append(sr.Packages, s.inspectPackage(ctx, p, sr))
 			}
 		}()
 	}
@@ -273,6 +308,9 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 }
 
 func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport, in *inspection, cd *changeDoc) {
+	if c == resourcesync.CapResourceList || c == resourcesync.CapChangeList {
+		sr.noteLinks(e)
+	}
 	switch c {
 	case resourcesync.CapResourceList:
 		sr.Resources++
@@ -380,8 +418,8 @@ func isChannel(c resourcesync.Capability) bool {
 }
 
 // inspectPackage opens a dump package and checks its manifest against its
-// members.
-func (s *Source) inspectPackage(ctx context.Context, url string) PackageReport {
+// members; the manifest's links count in sr.
+func (s *Source) inspectPackage(ctx context.Context, url string, sr *SetReport) PackageReport {
 	rep := PackageReport{URL: url, Methods: map[string]int{}}
 	pkg, err := s.pkgs.open(ctx, url)
 	if err != nil {
@@ -398,7 +436,9 @@ func (s *Source) inspectPackage(ctx context.Context, url string) PackageReport {
 		return rep
 	}
 	rep.ManifestEntries = len(man.Entries)
-	for _, e := range man.Entries {
+	for i := range man.Entries {
+		e := &man.Entries[i]
+		sr.noteLinks(e)
 		if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
 			rep.Matched++
 		}

@@ -132,6 +132,22 @@ func printCounts(w io.Writer, s source.SetReport) {
 	for _, c := range s.Channels {
 		fmt.Fprintf(w, "  notifications: %s via hub %s (topic %s)\n", c.Capability, c.Hub, c.Topic)
 	}
+	printLinks(w, s.Links)
+}
+
+// printLinks lists the set's links by relation, each with an example.
+func printLinks(w io.Writer, links map[string]*source.LinkReport) {
+	rels := make([]string, 0, len(links))
+	for rel := range links {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	label := "  links:         "
+	for _, rel := range rels {
+		l := links[rel]
+		fmt.Fprintf(w, "%s%d %s (%s), e.g. %s -> %s\n", label, l.Count, rel, l.Attr, l.Example.Resource, l.Example.Href)
+		label = "                 "
+	}
 }
 
 func printPlan(w io.Writer, p source.FollowPlan) {
