@@ -64,6 +64,7 @@ func (fl *Follower) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]ca
 // whose size could not be learned this time (they stay as they were).
 func (fl *Follower) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want []*catalog.Resource, keep []string) {
 	props := recordProps(e)
+	links := recordLinks(e)
 	seen := map[string]bool{}
 	for _, l := range e.Links {
 		if seen[l.Href] {
@@ -84,7 +85,7 @@ func (fl *Follower) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want [
 					"record", e.ID, "uri", l.Href, "err", s.err)
 			}
 		default:
-			want = append(want, &catalog.Resource{URI: l.Href, Length: s.length, Lastmod: e.Updated, Type: l.Type, Props: props})
+			want = append(want, &catalog.Resource{URI: l.Href, Length: s.length, Lastmod: e.Updated, Type: l.Type, Props: props, Links: links})
 		}
 	}
 	return want, keep
@@ -93,6 +94,20 @@ func (fl *Follower) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want [
 // recordProps are the properties every representation of a record has.
 func recordProps(e *atompmh.Entry) []catalog.Property {
 	return []catalog.Property{{Name: "id", Value: e.ID}, {Name: "title", Value: e.Title}}
+}
+
+// recordLinks are the links every representation of a record has: the
+// entry's links other than alternate (those are the representations), as
+// catalog links, which the file system shows as user.atompmh.link.<rel>.
+func recordLinks(e *atompmh.Entry) []catalog.Link {
+	if len(e.Related) == 0 {
+		return nil
+	}
+	out := make([]catalog.Link, len(e.Related))
+	for i, l := range e.Related {
+		out[i] = catalog.Link{Rel: l.Rel, Href: l.Href, Type: l.Type, Length: l.Length}
+	}
+	return out
 }
 
 // originOr is the origin of a URI, or the URI when it has none.

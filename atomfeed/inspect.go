@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"rsfs/atompmh"
+	"rsfs/catalog"
 )
 
 // Report is what inspect says about a feed: the documents of its chain,
@@ -27,8 +30,23 @@ type Report struct {
 	// Representations counts the active records' alternate links by
 	// media type ("" when the link gives none).
 	Representations map[string]int `json:"representations"`
-	NewestUpdated   *time.Time     `json:"newest_updated,omitempty"`
-	Warnings        []string       `json:"warnings,omitempty"`
+	// Links counts the active records' links other than alternate by
+	// relation, as published (a registered one without the IANA prefix).
+	Links         map[string]*LinkReport `json:"links,omitempty"`
+	NewestUpdated *time.Time             `json:"newest_updated,omitempty"`
+	Warnings      []string               `json:"warnings,omitempty"`
+}
+
+// LinkReport counts the links of one relation, with an example.
+type LinkReport struct {
+	Count int `json:"count"`
+	// Attr is the extended attribute a mount shows them as
+	// (user.atompmh.link.<short rel>).
+	Attr    string `json:"xattr"`
+	Example struct {
+		Record string `json:"record"`
+		Href   string `json:"href"`
+	} `json:"example"`
 }
 
 // DocReport is one document of the chain.
@@ -72,9 +90,23 @@ func (f *Feed) Inspect(ctx context.Context) (*Report, error) {
 	rep.Whole, rep.Complete = res.Whole, res.Complete
 	rep.Active, rep.Historical, rep.Deletion, rep.Other = res.Counts.Active, res.Counts.Historical, res.Counts.Deletion, res.Counts.Other
 	rep.Records = len(st.Pool)
-	for _, e := range st.Pool {
+	ids := slices.Sorted(maps.Keys(st.Pool))
+	for _, id := range ids {
+		e := st.Pool[id]
 		for _, l := range e.Links {
 			rep.Representations[l.Type]++
+		}
+		for _, l := range e.Related {
+			if rep.Links == nil {
+				rep.Links = map[string]*LinkReport{}
+			}
+			lr := rep.Links[l.Rel]
+			if lr == nil {
+				lr = &LinkReport{Attr: "user." + Protocol + ".link." + catalog.RelName(l.Rel)}
+				lr.Example.Record, lr.Example.Href = id, l.Href
+				rep.Links[l.Rel] = lr
+			}
+			lr.Count++
 		}
 	}
 	for _, w := range res.Warnings {

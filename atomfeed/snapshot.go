@@ -109,7 +109,7 @@ func (fl *Follower) restoreRecord(id string, uris []string, sizes map[string]int
 		if !ok {
 			return fmt.Errorf("feed snapshot: no size for %s", u)
 		}
-		r := &catalog.Resource{URI: u, Length: size, Lastmod: e.Updated, Type: types[u], Props: recordProps(e)}
+		r := &catalog.Resource{URI: u, Length: size, Lastmod: e.Updated, Type: types[u], Props: recordProps(e), Links: recordLinks(e)}
 		if err := fl.cat.Add(r); err != nil {
 			return fmt.Errorf("feed snapshot: %s: %w", u, err)
 		}

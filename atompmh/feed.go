@@ -269,17 +269,18 @@ func (r *Reader) entryTime(e *Entry) (badTime string, err error) {
 	return "", nil
 }
 
-// entryLink keeps an alternate link.
+// entryLink keeps an alternate link in Links, any other in Related.
 func (r *Reader) entryLink(e *Entry, attrs []xml.Attr) {
-	if linkRel(attrs) != "alternate" {
-		return
-	}
+	rel := linkRel(attrs)
 	href, ok := attr(attrs, "href")
 	if !ok {
 		r.warn(onceLinkNoHref, "link without href; ignored")
 		return
 	}
 	l := Link{Href: r.resolve(href), Length: NoLength}
+	if rel != "alternate" {
+		l.Rel = r.strs.get(rel)
+	}
 	if typ, ok := attr(attrs, "type"); ok {
 		l.Type = r.strs.get(strings.TrimSpace(typ))
 	}
@@ -290,6 +291,10 @@ func (r *Reader) entryLink(e *Entry, attrs []xml.Attr) {
 		} else {
 			l.Length = n
 		}
+	}
+	if l.Rel != "" {
+		e.Related = append(e.Related, l)
+		return
 	}
 	e.Links = append(e.Links, l)
 }

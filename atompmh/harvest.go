@@ -379,7 +379,7 @@ func (w *walk) applyComplete() {
 		switch {
 		case !ok:
 			w.res.Changes = append(w.res.Changes, Change{Op: OpCreate, ID: id, Updated: e.Updated, Entry: e})
-		case !old.Updated.Equal(e.Updated) || !slices.Equal(old.Links, e.Links):
+		case !old.Updated.Equal(e.Updated) || !slices.Equal(old.Links, e.Links) || !slices.Equal(old.Related, e.Related):
 			w.res.Changes = append(w.res.Changes, Change{Op: OpUpdate, ID: id, Updated: e.Updated, Entry: e})
 		}
 	}

@@ -64,6 +64,10 @@ type Entry struct {
 	// Links are the alternate links (a link without rel is alternate), one
 	// per representation, in document order.
 	Links []Link
+	// Related are the entry's other links (describedby, via, related, ...),
+	// each with its Rel, in document order: what the record says about
+	// itself beyond its representations.
+	Related []Link
 	// HasContent: the entry has an atom:content element; ContentEmpty: it
 	// has no src, no child element and no text other than white space.
 	HasContent, ContentEmpty bool
@@ -71,8 +75,12 @@ type Entry struct {
 	Line                     int // line of the entry's start tag
 }
 
-// Link is one alternate link: a representation of the record.
+// Link is one link of an entry: an alternate link (a representation of
+// the record) or, in Entry.Related, another.
 type Link struct {
+	// Rel is the relation of a link in Entry.Related (a registered one
+	// without the IANA prefix, else the URI); "" for an alternate link.
+	Rel    string
 	Href   string // resolved against xml:base and the document URL
 	Type   string // the media type, as published; "" if absent
 	Length int64  // the length attribute; NoLength if absent or unreadable

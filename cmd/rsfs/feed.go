@@ -81,6 +81,15 @@ func printFeedReport(cmd *cobra.Command, rep *atomfeed.Report) {
 		}
 		fmt.Fprintf(w, "  representations: %d %s\n", rep.Representations[t], name)
 	}
+	rels := make([]string, 0, len(rep.Links))
+	for rel := range rep.Links {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		l := rep.Links[rel]
+		fmt.Fprintf(w, "  links:           %d %s (%s), e.g. %s -> %s\n", l.Count, rel, l.Attr, l.Example.Record, l.Example.Href)
+	}
 	fmt.Fprintf(w, "  newest updated:  %s\n", timeOr(rep.NewestUpdated, "none"))
 	for _, warn := range rep.Warnings {
 		fmt.Fprintf(w, "  warning %s\n", warn)
