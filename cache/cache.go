@@ -123,8 +123,14 @@ func (c *Cache) BlockSize() int { return c.blockSize }
 func (c *Cache) VerifyWholeBelow() int64 { return c.verifyWholeBelow }
 
 // Bad reports whether version id failed verification on every copy: its
-// reads fail until the catalog names a new version.
+// reads fail until the catalog names a new version, or its backoff passes
+// (BadRetryBase doubling to BadRetryMax) or RetryBad is called.
 func (c *Cache) Bad(id string) bool { return c.vers.badErr(id) != nil }
+
+// RetryBad lets every version that failed verification be fetched and
+// verified again at its next read, without waiting for its backoff: the
+// mount calls it after each poll.
+func (c *Cache) RetryBad() { c.vers.retryBad() }
 
 // Get returns block `block` of content id. On a miss it calls fill exactly
 // once however many callers wait; the fill runs on a context detached from

@@ -5,6 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+)
+
+// A bad version is tried again once its backoff has passed: BadRetryBase
+// after its first failure, doubling with each failure in a row up to
+// BadRetryMax, or at once after RetryBad (after each poll). Until then
+// its reads fail without a request; after it, the next read fetches and
+// verifies it again as if it were new, so a version that failed through
+// a shared cache that has since been fixed (or purged) reads again
+// without a remount.
+const (
+	BadRetryBase = 5 * time.Second
+	BadRetryMax  = 5 * time.Minute
 )
 
 // maxVersions bounds the versions remembered as bad or verified; the
@@ -15,34 +28,68 @@ const maxVersions = 4096
 // versions remembers what whole-content verification found, per content
 // id (a version): a version no copy of which matched the published hash is
 // bad, and every later read of it fails until the catalog names a new
-// version (a new id); a version that matched keeps the sha-256 of each of
+// version (a new id) or its backoff passes (it is then tried again); a version that matched keeps the sha-256 of each of
 // its blocks, so that a block fetched again after eviction is checked
 // against the bytes that were verified.
 type versions struct {
 	mu    sync.Mutex
-	bad   map[string]error
+	bad   map[string]*badVersion
 	good  map[string][][sha256.Size]byte
 	order []string // ids in the order they were remembered, for eviction
+	now   func() time.Time
+}
+
+// badVersion is a version no copy of which matched its published hash.
+type badVersion struct {
+	err   error
+	fails int       // failures in a row
+	until time.Time // reads fail without a request until then
 }
 
 func newVersions() *versions {
-	return &versions{bad: map[string]error{}, good: map[string][][sha256.Size]byte{}}
+	return &versions{bad: map[string]*badVersion{}, good: map[string][][sha256.Size]byte{}, now: time.Now}
 }
 
-// badErr returns the error a bad version's reads fail with, or nil.
+// badErr returns the error a bad version's reads fail with, or nil (also
+// once its backoff has passed: it is tried again).
 func (v *versions) badErr(id string) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	return v.bad[id]
+	if b := v.bad[id]; b != nil && v.now().Before(b.until) {
+		return b.err
+	}
+	return nil
 }
 
-// markBad records that no copy of version id matched its published hash.
+// markBad records that no copy of version id matched its published hash,
+// and when it may be tried again.
 func (v *versions) markBad(id string, cause error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	delete(v.good, id)
-	v.bad[id] = fmt.Errorf("%w: this version failed verification on every copy, reads fail until the Source publishes a new one: %w", ErrIntegrity, cause)
+	b := v.bad[id]
+	if b == nil {
+		b = &badVersion{}
+		v.bad[id] = b
+	}
+	b.fails++
+	wait := BadRetryMax
+	if b.fails <= 16 {
+		wait = min(BadRetryBase<<(b.fails-1), BadRetryMax)
+	}
+	b.until = v.now().Add(wait)
+	b.err = fmt.Errorf("%w: this version failed verification on every copy; reads fail until the Source publishes a new one or it is tried again (in %v, or after the next poll): %w", ErrIntegrity, wait, cause)
 	v.remember(id)
+}
+
+// retryBad lets every bad version be tried again at its next read.
+func (v *versions) retryBad() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	now := v.now()
+	for _, b := range v.bad {
+		b.until = now
+	}
 }
 
 // markGood records the block sums of a version that passed verification.

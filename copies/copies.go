@@ -12,9 +12,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"log/slog"
 
@@ -42,6 +45,10 @@ type Members interface {
 type Reader struct {
 	client *fetch.Client
 	opts   ReaderOptions // Log set
+	// datesDiffer: a URL answered past the caches with a Last-Modified
+	// older than its listed lastmod, so this Source's HTTP dates are not
+	// its lastmods, and an older date no longer makes rsfs ask again.
+	datesDiffer atomic.Bool
 }
 
 // ReaderOptions configure a Reader.
@@ -102,6 +109,12 @@ type Fetcher struct {
 	logged int          // the copy "served from another copy" was logged for; -1 none
 	other  map[int]bool // dump copies found to hold another version: never tried again
 	told   bool         // Changed was told: once per open file
+	// fresh: a URL answered with another version than the one listed (a
+	// length, an ETag or a Last-Modified that disagrees, or bytes that
+	// fail the hash), which a shared cache may be serving from its old
+	// copy. It was asked once more past the caches (fetch.NoCache), and
+	// so is every later request of this open file.
+	fresh bool
 }
 
 // copyRef is one place a resource's bytes can come from.
@@ -214,6 +227,17 @@ func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, b
 func (o *Fetcher) SkipCopy() bool {
 	o.mu.Lock()
 	bad := o.copies[o.served]
+	if bad.dump == nil && !o.fresh {
+		// A URL whose bytes fail the hash may be a shared cache's old
+		// copy: it is asked once more, past the caches, before the next,
+		// as a copy of its own (its ETag forgotten, as for a mirror:
+		// the published hash checks what it serves).
+		o.fresh = true
+		delete(o.etags, bad.url)
+		o.mu.Unlock()
+		o.rd.opts.Log.Info("a copy's bytes failed verification; asking past any cache", "url", bad.url)
+		return true
+	}
 	next := max(o.served, o.first) + 1 // never back to a copy skipped already
 	if next < len(o.copies) {
 		o.first = next
@@ -271,25 +295,76 @@ func (o *Fetcher) open(ctx context.Context, i int, off, n int64) (io.ReadCloser,
 		return o.openMember(ctx, i, off, n)
 	}
 	o.mu.Lock()
-	etag := o.etags[c.url]
+	fresh := o.fresh
 	o.mu.Unlock()
-	body, err := o.rd.client.Range(ctx, c.url, off, n, etag)
+	rc, toEnd, older, err := o.openURL(ctx, c.url, off, n, fresh)
+	if fresh || (err == nil && !older) || (err != nil && !errors.Is(err, ErrVersionChanged)) {
+		return rc, toEnd, err
+	}
+	// Another version than the one listed: a shared cache may be
+	// answering from its old copy. Asked once more, past the caches.
+	if err != nil {
+		o.rd.opts.Log.Info("a copy answered with another version; asking past any cache", "url", c.url, "err", err)
+	} else {
+		rc.Close()
+		o.rd.opts.Log.Info("a copy answered with a Last-Modified older than the listed lastmod; asking past any cache",
+			"url", c.url, "lastmod", o.r.Lastmod.UTC().Format(time.RFC3339))
+	}
+	o.mu.Lock()
+	o.fresh = true
+	o.mu.Unlock()
+	rc, toEnd, older, err = o.openURL(ctx, c.url, off, n, true)
+	if err == nil && older {
+		o.rd.datesDiffer.Store(true) // the origin's own date: served, and not asked again
+	}
+	return rc, toEnd, err
+}
+
+// openURL asks url for bytes [off, off+n): the whole content as a plain
+// GET (which a shared cache stores), a part of it by Range. Past the
+// caches when fresh. older reports an answer whose Last-Modified is older
+// than the listed lastmod (while the Reader compares dates).
+func (o *Fetcher) openURL(ctx context.Context, url string, off, n int64, fresh bool) (rc io.ReadCloser, toEnd, older bool, err error) {
+	if fresh {
+		ctx = fetch.NoCache(ctx)
+	}
+	o.mu.Lock()
+	etag := o.etags[url]
+	o.mu.Unlock()
+	var body *fetch.RangeBody
+	if off == 0 && n > 0 && n == o.r.Length {
+		body, err = o.rd.client.Whole(ctx, url, etag)
+	} else {
+		body, err = o.rd.client.Range(ctx, url, off, n, etag)
+	}
 	if errors.Is(err, fetch.ErrChanged) {
-		return nil, false, goneError{fmt.Errorf("%s: %w: %w", c.url, ErrVersionChanged, err)}
+		return nil, false, false, goneError{fmt.Errorf("%s: %w: %w", url, ErrVersionChanged, err)}
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	if body.Total >= 0 && o.r.Length >= 0 && body.Total != o.r.Length {
 		body.Close()
-		return nil, false, goneError{fmt.Errorf("%s: %w: listed length %d, served %d", c.url, ErrVersionChanged, o.r.Length, body.Total)}
+		return nil, false, false, goneError{fmt.Errorf("%s: %w: listed length %d, served %d", url, ErrVersionChanged, o.r.Length, body.Total)}
 	}
-	if body.ETag != "" && etag == "" {
+	older = o.olderThanListed(body.LastModified())
+	if body.ETag != "" && etag == "" && !older {
 		o.mu.Lock()
-		o.etags[c.url] = body.ETag
+		o.etags[url] = body.ETag
 		o.mu.Unlock()
 	}
-	return body, !body.Partial, nil
+	return body, !body.Partial && !(off == 0 && n == o.r.Length), older, nil
+}
+
+// olderThanListed reports whether an answer's Last-Modified is older than
+// the listed lastmod (HTTP dates have whole seconds), unless this Source's
+// dates were found to differ from its lastmods.
+func (o *Fetcher) olderThanListed(lastModified string) bool {
+	if lastModified == "" || o.r.Lastmod.IsZero() || o.rd.datesDiffer.Load() {
+		return false
+	}
+	t, err := http.ParseTime(lastModified)
+	return err == nil && t.Before(o.r.Lastmod.Truncate(time.Second))
 }
 
 // openMember opens bytes [off, off+n) of dump copy i. A member of another

@@ -39,7 +39,7 @@ func New(opts Options) *Client {
 		opts: opts,
 		log:  opts.Logger,
 		http: &http.Client{
-			Transport: newTransport(opts),
+			Transport: cacheControl{newTransport(opts)},
 			// Redirects are followed by follow, hop by hop, so that the host
 			// policy and the credential rule apply to each.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -54,6 +54,10 @@ type Options struct {
 	// if anything changed) and when Run ends (final true: save).
 	Save      func(final bool)
 	SaveEvery time.Duration
+	// AfterPoll, if set, is called after each poll, whole or early, that
+	// ran, whatever its outcome (the mount lets versions that failed
+	// verification be tried again: cache.Cache.RetryBad).
+	AfterPoll func()
 	Log       *slog.Logger
 }
 
@@ -147,6 +151,9 @@ func (l *Loop) run(ctx context.Context, sets []uint16) error {
 		l.st.LastPollErr = err.Error()
 	}
 	l.mu.Unlock()
+	if l.opts.AfterPoll != nil {
+		l.opts.AfterPoll()
+	}
 	return err
 }
 
