@@ -1,6 +1,6 @@
 // Package remember opens a Source, of either protocol, and keeps what rsfs
-// knows of it across mounts, with the policy for using it. Each Source URL
-// has a state directory: a ResourceSync Source's catalog snapshot (the
+// knows of it across mounts, with the policy for using it. Each Source (its
+// URL in the canonical form of Key) has a state directory: a ResourceSync Source's catalog snapshot (the
 // catalog and the follower's change positions), an Atom-PMH feed's state
 // (feed.state), and the disk cache of blocks (owned by package cache).
 //
@@ -28,8 +28,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"rsfs/atomicfile"
+	"rsfs/origin"
 )
 
 // None is the base directory that turns remembering off.
@@ -38,8 +44,21 @@ const None = "none"
 // Dir returns the state directory of the Source at rawURL under base: base
 // "" means the user's cache directory ($XDG_CACHE_HOME/rsfs), None means
 // remembering is off (Dir returns ""). The name is the first 8 bytes of
-// the SHA-256 of rawURL, in hex.
+// the SHA-256 of Key(rawURL), in hex, so that one Source however its URL
+// is spelled has one state directory (and one lock).
 func Dir(base, rawURL string) (string, error) {
+	return dirNamed(base, Key(rawURL))
+}
+
+// LegacyDir is the state directory rsfs used for rawURL before Dir keyed
+// it by Key: the SHA-256 of the URL as typed. A mount moves it to Dir when
+// Dir does not exist yet (cmd/rsfs), so a Source's snapshot and disk cache
+// survive the change.
+func LegacyDir(base, rawURL string) (string, error) {
+	return dirNamed(base, rawURL)
+}
+
+func dirNamed(base, key string) (string, error) {
 	if base == None {
 		return "", nil
 	}
@@ -50,8 +69,65 @@ func Dir(base, rawURL string) (string, error) {
 		}
 		base = filepath.Join(dir, "rsfs")
 	}
-	sum := sha256.Sum256([]byte(rawURL))
+	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, hex.EncodeToString(sum[:8])), nil
+}
+
+// wellKnown is the path of ResourceSync's well-known URI (RFC 8615), where
+// discovery of a site starts.
+const wellKnown = "/.well-known/resourcesync"
+
+// Key is the canonical form of a Source's URL, which its state directory
+// is named by: the scheme and host in lower case, the scheme's default port
+// and any user information dropped, an empty path written "/", and a
+// fragment dropped; a site's well-known URI is its root (both start
+// discovery at the same document). http://H:80, http://h/ and
+// http://h/.well-known/resourcesync all have the key "http://h/". The path
+// and query are kept as written. A URL that does not parse is its own key.
+func Key(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return rawURL
+	}
+	o, _ := origin.FromAuthority(u.Scheme, u.Host)
+	path := u.EscapedPath()
+	if path == "" || path == wellKnown {
+		path = "/"
+	}
+	key := o + path
+	if u.RawQuery != "" || u.ForceQuery {
+		key += "?" + u.RawQuery
+	}
+	return key
+}
+
+// URLFile, in a state directory, holds the URL of the Source it remembers
+// (its Key), for listing: see WriteURL.
+const URLFile = "source-url"
+
+// WriteURL records the Source's URL in its state directory dir, unless it
+// is there already.
+func WriteURL(dir, rawURL string) error {
+	key := Key(rawURL)
+	path := filepath.Join(dir, URLFile)
+	if b, err := os.ReadFile(path); err == nil && string(b) == key+"\n" {
+		return nil
+	}
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := io.WriteString(w, key+"\n")
+		return err
+	})
+}
+
+// ReadURL returns the Source's URL recorded in its state directory dir, or
+// "" if none is (a directory of an rsfs before WriteURL, never mounted
+// since).
+func ReadURL(dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, URLFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // SnapshotPath is the catalog snapshot in the state directory dir.

@@ -47,7 +47,7 @@ func rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd())
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd(), cacheCmd())
 	return root
 }
 

@@ -43,6 +43,7 @@ type mountFlags struct {
 	pollInterval  time.Duration
 	cacheDir      string
 	cacheMaxSize  string
+	cacheTotalMax string
 	verifyWhole   string
 	cpuProfile    string
 	pprofAddr     string
@@ -54,7 +55,7 @@ type mountFlags struct {
 }
 
 // parsedSizes are the size flags, parsed.
-type parsedSizes struct{ cache, block, disk, memoryLimit, verifyWhole int64 }
+type parsedSizes struct{ cache, block, disk, cacheTotal, memoryLimit, verifyWhole int64 }
 
 // parseSizes reads the size flags before anything starts, so that a bad
 // one is a clear error even for a background mount.
@@ -66,6 +67,7 @@ func (mf *mountFlags) parseSizes() error {
 		{"--cache-size", mf.cacheSize, &mf.sizes.cache},
 		{"--block-size", mf.blockSize, &mf.sizes.block},
 		{"--cache-max-size", mf.cacheMaxSize, &mf.sizes.disk},
+		{"--cache-total-max", mf.cacheTotalMax, &mf.sizes.cacheTotal},
 		{"--memory-limit", mf.memoryLimit, &mf.sizes.memoryLimit},
 		{"--verify-whole-below", mf.verifyWhole, &mf.sizes.verifyWhole},
 	} {
@@ -111,6 +113,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
 	fl.StringVar(&mf.cacheMaxSize, "cache-max-size", "10GiB", "disk space for cached content blocks under --cache-dir; 0: no disk cache")
+	fl.StringVar(&mf.cacheTotalMax, "cache-total-max", defaultCacheTotalMax, "disk space for all the state directories under --cache-dir together: at mount, the least recently used that no mount holds are removed to stay under it; 0: no limit")
 	fl.StringVar(&mf.cpuProfile, "cpu-profile", "", "write a CPU profile of the mount to this file (for benchmarks)")
 	_ = fl.MarkHidden("cpu-profile")
 	fl.StringVar(&mf.memoryLimit, "memory-limit", "", "soft limit on the mount's memory (e.g. 600MiB): the Go GC works harder to stay under it (default: none)")

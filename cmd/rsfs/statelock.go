@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"rsfs/mountutil"
+	"rsfs/remember"
 )
 
 // closingWait bounds how long a mount waits for an earlier mount of the
@@ -38,6 +40,10 @@ func lockState(mf *mountFlags, rawURL, dir string) (*stateLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
+	if err := remember.WriteURL(stateDir, rawURL); err != nil {
+		slog.Warn("recording the Source's URL in its state directory", "err", err)
+	}
+	go autoPrune(filepath.Dir(stateDir), stateDir, mf.sizes.cacheTotal)
 	return &stateLock{l: l}, nil
 }
 

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"rsfs/remember"
+)
+
+func cacheCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache",
+		Short: "List and prune the state directories under --cache-dir",
+		Long: `Each Source rsfs has mounted has a state directory under --cache-dir (default
+$XDG_CACHE_HOME/rsfs): its catalog snapshot and its disk cache of blocks.
+'cache list' shows them; 'cache prune' removes those last used long ago, or
+the least recently used above a total size. A state directory a mount holds
+is never removed.`,
+	}
+	cmd.AddCommand(cacheListCmd(), cachePruneCmd())
+	return cmd
+}
+
+func cacheListCmd() *cobra.Command {
+	var cacheDir string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Show each state directory: its Source, size, when last used, and whether mounted",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			base, err := cacheBase(cacheDir)
+			if err != nil {
+				return err
+			}
+			dirs, err := listStateDirs(base)
+			if err != nil {
+				return fmt.Errorf("cache list: %w", err)
+			}
+			if asJSON {
+				if dirs == nil {
+					dirs = []stateDirInfo{}
+				}
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(dirs)
+			}
+			printStateDirs(cmd.OutOrStdout(), base, dirs, time.Now())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&cacheDir, "cache-dir", "", "the --cache-dir of the mounts (default $XDG_CACHE_HOME/rsfs)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func cachePruneCmd() *cobra.Command {
+	var cacheDir, olderThan, maxSize string
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove state directories last used long ago, or the least recently used above a total size",
+		Long: `prune removes the state directories last used longer ago than --older-than,
+then, least recently used first, those that keep the total above --max-size.
+One that a mount holds (or that is closing) is kept. Removing one loses only
+what rsfs remembered: the next mount of its Source reads the Resource Lists
+again.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := pruneOptions{DryRun: dryRun, Now: time.Now()}
+			var err error
+			if olderThan != "" {
+				if opts.OlderThan, err = parseAge(olderThan); err != nil {
+					return usagef("--older-than: %w", err)
+				}
+			}
+			if maxSize != "" {
+				if opts.MaxTotal, err = parseSize(maxSize); err != nil {
+					return usagef("--max-size: %w", err)
+				}
+			}
+			if opts.OlderThan == 0 && opts.MaxTotal == 0 {
+				return usagef("cache prune: give --older-than AGE and/or --max-size SIZE")
+			}
+			base, err := cacheBase(cacheDir)
+			if err != nil {
+				return err
+			}
+			pruned, total, err := pruneStateDirs(base, opts)
+			if err != nil {
+				return fmt.Errorf("cache prune: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			var freed int64
+			for _, d := range pruned {
+				freed += d.Size
+				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), sizeText(d.Size), ago(opts.Now, d.LastUsed))
+			}
+			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), sizeText(freed), sizeText(total), base)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cacheDir, "cache-dir", "", "the --cache-dir of the mounts (default $XDG_CACHE_HOME/rsfs)")
+	fl.StringVar(&olderThan, "older-than", "", "remove those last used longer ago than this (e.g. 30d, 2w, 12h)")
+	fl.StringVar(&maxSize, "max-size", "", "then remove the least recently used until all together take at most this (e.g. 20GiB)")
+	fl.BoolVar(&dryRun, "dry-run", false, "say what would be removed, and remove nothing")
+	return cmd
+}
+
+// cacheBase is the directory holding the state directories.
+func cacheBase(cacheDir string) (string, error) {
+	base := stateBase(cacheDir)
+	switch base {
+	case remember.None:
+		return "", usagef("--cache-dir none: nothing is remembered")
+	case "":
+		return "", fmt.Errorf("--cache-dir: no user cache directory ($XDG_CACHE_HOME and $HOME unset); give --cache-dir")
+	}
+	return base, nil
+}
+
+// printStateDirs writes the table of cache list.
+func printStateDirs(w io.Writer, base string, dirs []stateDirInfo, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE DIR\tSIZE\tLAST USED\tMOUNTED\tSOURCE")
+	var total int64
+	for i := len(dirs) - 1; i >= 0; i-- { // most recently used first
+		d := dirs[i]
+		total += d.Size
+		mounted := "no"
+		if d.Mounted {
+			mounted = "on " + orDash(d.MountPoint)
+			if d.PID > 0 {
+				mounted += fmt.Sprintf(" (pid %d)", d.PID)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, sizeText(d.Size), ago(now, d.LastUsed), mounted, orDash(d.URL))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "%d state directories, %s, in %s\n", len(dirs), sizeText(total), base)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// sizeText is a byte count for a person: "512 B", "3.2 GiB".
+func sizeText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// ago says how long before now t was, to the unit that matters.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min ago", int(d/time.Minute))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h ago", int(d/time.Hour))
+	}
+	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+}
