@@ -106,7 +106,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descResources, float64(c.r.Count()))
 	held := 0.0
-	if _, ok := mountutil.HeldUntil(c.r.Dir); ok {
+	if _, ok := mountutil.HeldUntil(c.r.HoldFile); ok {
 		held = 1
 	}
 	gauge(descHeld, held)

@@ -36,6 +36,7 @@ type Mount struct {
 	Follower status.Follower
 	Cache    *cache.Cache
 	Count    func() int // resources in the tree
+	HoldFile string     // the file the mount reads its hold from (mountutil.HoldPath)
 }
 
 // Report is the mount's status now: what `rsfs status` prints.
@@ -87,7 +88,8 @@ func (r *Mount) Report() *status.Report {
 		next := st.NextPoll.UTC()
 		rep.Polls.Next = &next
 	}
-	if until, ok := mountutil.HeldUntil(r.Dir); ok {
+	rep.HoldFile = r.HoldFile
+	if until, ok := mountutil.HeldUntil(r.HoldFile); ok {
 		rep.Hold = &status.HoldReport{Until: until.UTC()}
 	}
 	rep.Cache = r.cacheReport()

@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// HeldUntil returns when the hold at dir ends, and whether there is one
-// now. Unlike Held it changes nothing.
-func HeldUntil(dir string) (time.Time, bool) {
-	data, err := os.ReadFile(HoldPath(dir))
+// HeldUntil returns when the hold of the hold file at path ends, and
+// whether there is one now. Unlike Held it changes nothing.
+func HeldUntil(path string) (time.Time, bool) {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return time.Time{}, false
 	}

@@ -33,22 +33,44 @@ func TestPrepare(t *testing.T) {
 func TestHoldAndRelease(t *testing.T) {
 	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	dir := t.TempDir()
-	assert.False(t, Held(dir))
-	until, err := Hold(dir, time.Hour)
-	require.NoError(t, err)
-	assert.WithinDuration(t, time.Now().Add(time.Hour), until, time.Minute)
-	assert.True(t, Held(dir))
-	assert.True(t, Held(dir+"/"), "the same mount point, spelled otherwise")
-	assert.False(t, Held(t.TempDir()), "another mount point")
-	require.NoError(t, Release(dir))
-	assert.False(t, Held(dir))
-	require.NoError(t, Release(dir), "releasing twice is fine")
+	path := HoldPath(dir)
+	assert.Equal(t, path, HoldPath(dir+"/"), "the same mount point, spelled otherwise")
+	assert.NotEqual(t, path, HoldPath(t.TempDir()), "another mount point")
+	require.NoError(t, PrepareHoldDir(path))
+	require.NoError(t, CheckHoldFile(path, os.Getuid()))
+	assert.False(t, Held(path))
+	until := time.Now().Add(time.Hour)
+	require.NoError(t, WriteHold(path, until))
+	assert.True(t, Held(path))
+	got, ok := HeldUntil(path)
+	assert.True(t, ok)
+	assert.True(t, got.Equal(until.UTC()), "%s %s", got, until)
+	require.NoError(t, RemoveHold(path))
+	assert.False(t, Held(path))
+	require.NoError(t, RemoveHold(path), "releasing twice is fine")
 
-	_, err = Hold(dir, -time.Second) // already expired
-	require.NoError(t, err)
-	assert.False(t, Held(dir))
-	_, err = os.Stat(HoldPath(dir))
+	require.NoError(t, WriteHold(path, time.Now().Add(-time.Second))) // already expired
+	assert.False(t, Held(path))
+	_, err := os.Stat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist, "an expired hold is removed")
+}
+
+// A hold file a mount announces is checked before anything is written
+// there: rsfs hold may run as root.
+func TestCheckHoldFileRefusesWhatIsNoHoldFile(t *testing.T) {
+	base := t.TempDir()
+	good := filepath.Join(base, "rsfs", "hold-0123456789abcdef")
+	require.NoError(t, PrepareHoldDir(good))
+	assert.NoError(t, CheckHoldFile(good, -1))
+	assert.ErrorContains(t, CheckHoldFile("/etc/passwd", -1), "not a hold file's name")
+	assert.ErrorContains(t, CheckHoldFile("rel/hold-0123456789abcdef", -1), "not a hold file's name")
+	open := filepath.Join(base, "open")
+	require.NoError(t, os.Mkdir(open, 0o777))
+	require.NoError(t, os.Chmod(open, 0o777))
+	assert.ErrorContains(t, CheckHoldFile(filepath.Join(open, "hold-0123456789abcdef"), -1), "others may write")
+	link := filepath.Join(base, "link")
+	require.NoError(t, os.Symlink(filepath.Join(base, "rsfs"), link))
+	assert.ErrorContains(t, CheckHoldFile(filepath.Join(link, "hold-0123456789abcdef"), -1), "not a directory")
 }
 
 func TestLockDir(t *testing.T) {
@@ -204,7 +226,7 @@ func TestServeUntilUnmountedGivesUpAfterGrace(t *testing.T) {
 // the serving, is held: it stops the loading, and the serving unmounts at
 // once instead of the process dying with the mount left dead.
 func TestSignalBeforeServingIsNotLost(t *testing.T) {
-	sigs := CatchSignals(context.Background())
+	sigs := CatchSignals(context.Background(), nil)
 	t.Cleanup(sigs.Stop)
 	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGTERM))
 	waitClosed(t, sigs.Context().Done(), "the loading context to be cancelled")

@@ -18,7 +18,7 @@ type Server interface {
 	Unmount() error
 }
 
-// Signals holds SIGINT and SIGTERM for the life of a mount, from before the
+// Signals holds SIGINT, SIGTERM and SIGHUP for the life of a mount, from before the
 // mount is made: a signal that killed the process between mounting and
 // serving would leave a dead mount ("transport endpoint is not connected").
 type Signals struct {
@@ -27,17 +27,23 @@ type Signals struct {
 	out chan os.Signal // every signal caught, for ServeUntilUnmounted
 }
 
-// CatchSignals starts holding SIGINT and SIGTERM until the process ends.
-// The first one cancels Context, so that loading stops; once the file
-// system is mounted, ServeUntilUnmounted acts on it, even if it came
-// before.
-func CatchSignals(parent context.Context) *Signals {
+// CatchSignals starts holding SIGINT, SIGTERM and SIGHUP until the
+// process ends. The first one cancels Context, so that loading stops; once
+// the file system is mounted, ServeUntilUnmounted acts on it, even if it
+// came before. If hangup is not nil, SIGHUP calls it instead (a background
+// mount reopens its log file, for logrotate); else SIGHUP is one more
+// signal to stop (a foreground mount whose terminal went away).
+func CatchSignals(parent context.Context, hangup func()) *Signals {
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	ctx, cancel := context.WithCancelCause(parent)
 	s := &Signals{ctx: ctx, in: ch, out: make(chan os.Signal, 8)}
 	go func() {
 		for sig := range ch {
+			if sig == syscall.SIGHUP && hangup != nil {
+				hangup()
+				continue
+			}
 			cancel(fmt.Errorf("%s signal received", sig))
 			select {
 			case s.out <- sig:
@@ -48,7 +54,7 @@ func CatchSignals(parent context.Context) *Signals {
 	return s
 }
 
-// Context is cancelled by the first SIGINT or SIGTERM.
+// Context is cancelled by the first signal to stop.
 func (s *Signals) Context() context.Context { return s.ctx }
 
 // Stop gives the signals their default action back.

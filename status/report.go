@@ -21,7 +21,8 @@ type Report struct {
 	Polls        PollReport     `json:"polls"`
 	Pushed       int64          `json:"pushed_notifications"`
 	Push         []PushReport   `json:"push"`
-	Hold         *HoldReport    `json:"hold"` // null: none
+	Hold         *HoldReport    `json:"hold"`      // null: none
+	HoldFile     string         `json:"hold_file"` // the file this mount reads its hold from (rsfs hold writes it)
 	Cache        CacheReport    `json:"cache"`
 	Fetched      []OriginReport `json:"fetched"`
 	Verification Summary        `json:"verification_failures"`

@@ -2,15 +2,12 @@
 package main
 
 import (
-	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"rsfs/fetch"
-	"rsfs/slogdedup"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -24,7 +21,7 @@ func main() {
 		err = root.Execute()
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rsfs:", oneLine(err))
+		printError(err)
 		if isUsage(err) {
 			os.Exit(exitUsage)
 		}
@@ -49,25 +46,6 @@ func rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd(), cacheCmd())
 	return root
-}
-
-func setupLogging(level, format string) error {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return usagef("--log-level %q: want debug, info, warn or error", level)
-	}
-	opts := &slog.HandlerOptions{Level: l}
-	var h slog.Handler
-	switch format {
-	case "text":
-		h = slog.NewTextHandler(os.Stderr, opts)
-	case "json":
-		h = slog.NewJSONHandler(os.Stderr, opts)
-	default:
-		return usagef("--log-format %q: want text or json", format)
-	}
-	slog.SetDefault(slog.New(slogdedup.New(h)))
-	return nil
 }
 
 func oneLine(err error) string {

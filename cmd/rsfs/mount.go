@@ -119,7 +119,7 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.StringVar(&mf.memoryLimit, "memory-limit", "", "soft limit on the mount's memory (e.g. 600MiB): the Go GC works harder to stay under it (default: none)")
 	fl.StringVar(&mf.pprofAddr, "pprof-addr", "", "serve net/http/pprof on this address (for profiling)")
 	_ = fl.MarkHidden("pprof-addr")
-	fl.StringVar(&mf.logFile, "log-file", "", "where a background mount logs (default $XDG_CACHE_HOME/rsfs/rsfs.log)")
+	fl.StringVar(&mf.logFile, "log-file", "", "where the mount logs (default: a background mount to $XDG_CACHE_HOME/rsfs/logs/, in a file named after DIR as systemd-escape --path names it; a foreground one to stderr)")
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
 	fl.StringVar(&mf.notifyURL, "notify-url", "", "the URL hubs reach --notify-addr at (default http://ADDR)")
@@ -132,6 +132,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err != nil {
 		return err
 	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real // the mount point the kernel, status and hold name
+	}
 	if err := mf.validate(); err != nil {
 		return err
 	}
@@ -143,16 +146,26 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		args = append(args, "--foreground")
 		return mountutil.StartBackground(args, mf.readyTimeout)
 	}
+	// A background child stops loading if the parent waiting for it goes.
+	stopWatch := mountutil.WatchParent()
+	defer stopWatch()
 	// A background mount logs to its file from the start; the terminal
-	// keeps only the progress display, and the parent prints any error.
+	// keeps only the progress display, and the parent prints any error. A
+	// foreground one logs to stderr, or to --log-file if given.
 	term := os.Stderr
 	if mountutil.InBackground() {
 		var err error
-		if term, err = detachLogs(mf.logFile); err != nil {
+		if term, err = detachLogs(mf.logFile, dir); err != nil {
 			mountutil.ReportReady(err)
 			return err
 		}
+	} else if mf.logFile != "" {
+		if err := logOut.toFile(mf.logFile, false); err != nil {
+			return err
+		}
 	}
+	// Every line says which mount wrote it.
+	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
 	lock, err := lockState(mf, rawURL, dir)
 	if err != nil {
 		mountutil.ReportReady(err)
@@ -179,8 +192,14 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
 	}
 	// From here until the process ends, SIGINT and SIGTERM are held: one
-	// during loading stops it, one after the mount is made unmounts.
-	signals := mountutil.CatchSignals(cmd.Context())
+	// during loading stops it, one after the mount is made unmounts. SIGHUP
+	// reopens a background mount's log file (logrotate), and is one more
+	// SIGTERM to a foreground mount.
+	var hangup func()
+	if mountutil.InBackground() {
+		hangup = logOut.reopen
+	}
+	signals := mountutil.CatchSignals(cmd.Context(), hangup)
 	cmd.SetContext(signals.Context())
 	if mf.pprofAddr != "" {
 		go servePprof(mf.pprofAddr)
@@ -189,6 +208,10 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	m, err := serve(cmd, mf, rawURL, dir, term)
 	if term != os.Stderr {
 		term.Close()
+	}
+	if err == nil {
+		stopWatch() // the parent exits once it reads that the mount serves
+		slog.Info("mounted", "version", version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
 	}
 	mountutil.ReportReady(err)
 	if err != nil {
@@ -265,6 +288,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	var fsys atomic.Pointer[fs.FS] // set before the mount serves; effects before it are dropped
+	holdFile := mountutil.HoldPath(dir)
+	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
+		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
+	}
 	prog := newProgress(term)
 	src, err := remember.Open(cmd.Context(), remember.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
@@ -290,6 +317,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	}
 	cache.PaceGC(blocks.MemoryBytes)
 	report := newMountReport(mf, rawURL, dir, stateDir)
+	report.HoldFile = holdFile
 	f := fs.New(fs.Config{
 		Status:  report.JSON,
 		Catalog: src.Catalog(),
@@ -337,26 +365,22 @@ func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 	return c, nil
 }
 
-// detachLogs sends a background mount's output to its log file and returns
-// a duplicate of the original stderr, for the progress display while the
-// Source loads.
-func detachLogs(path string) (*os.File, error) {
+// detachLogs sends a background mount's output to its log file (path, or
+// one named after the mount point dir) and returns a duplicate of the
+// original stderr, for the progress display while the Source loads.
+func detachLogs(path, dir string) (*os.File, error) {
 	if path == "" {
-		dir, err := userCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("log file: %w", err)
+		var err error
+		if path, err = defaultLogFile(dir); err != nil {
+			return nil, err
 		}
-		path = filepath.Join(dir, "rsfs", "rsfs.log")
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
 	}
 	fd, err := syscall.Dup(2)
 	if err != nil {
 		return nil, fmt.Errorf("log file: %w", err)
 	}
 	term := os.NewFile(uintptr(fd), "terminal")
-	if err := mountutil.RedirectOutput(path); err != nil {
+	if err := logOut.toFile(path, true); err != nil {
 		term.Close()
 		return nil, err
 	}

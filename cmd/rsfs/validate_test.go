@@ -10,7 +10,7 @@ import (
 )
 
 // execute runs rsfs with args as main does, up to the exit status.
-func execute(t *testing.T, args ...string) (error, int) {
+func execute(t *testing.T, args ...string) (int, error) {
 	t.Helper()
 	saved := os.Args
 	t.Cleanup(func() { os.Args = saved })
@@ -22,11 +22,11 @@ func execute(t *testing.T, args ...string) (error, int) {
 	}
 	switch {
 	case err == nil:
-		return nil, 0
+		return 0, nil
 	case isUsage(err):
-		return err, exitUsage
+		return exitUsage, err
 	}
-	return err, 1
+	return 1, err
 }
 
 // Every flag is checked before anything is mounted: a value out of range
@@ -80,7 +80,7 @@ func TestMountFlagsAreRangeChecked(t *testing.T) {
 		{[]string{"--no-such-flag"}, 2, "unknown flag"},
 	} {
 		args := append([]string{"mount", "http://127.0.0.1:1/", missing}, c.flags...)
-		err, code := execute(t, args...)
+		code, err := execute(t, args...)
 		require.Error(t, err, "%v", c.flags)
 		assert.Equal(t, c.code, code, "%v: %v", c.flags, err)
 		assert.Contains(t, err.Error(), c.want, "%v", c.flags)
@@ -100,7 +100,7 @@ func TestOtherCommandsRangeCheck(t *testing.T) {
 		{[]string{"hold", t.TempDir(), "--for", "0"}, "--for 0s"},
 		{[]string{"http://127.0.0.1:1/", t.TempDir(), "-o", "bogus"}, "-o bogus: unknown mount option"},
 	} {
-		err, code := execute(t, c.args...)
+		code, err := execute(t, c.args...)
 		require.Error(t, err, "%v", c.args)
 		assert.Equal(t, exitUsage, code, "%v: %v", c.args, err)
 		assert.Contains(t, err.Error(), c.want, "%v", c.args)
