@@ -185,3 +185,33 @@ func RedirectOutput(path string) error {
 	}
 	return nil
 }
+
+// CaptureStderr runs fn with the process's stderr (fd 2) sent to a pipe,
+// and returns what was written there meanwhile: what fusermount3, which
+// go-fuse runs with this process's stderr, says when it fails. Loggers
+// must not write to fd 2 meanwhile (rsfs's write to their own descriptor).
+func CaptureStderr(fn func() error) (string, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", fn()
+	}
+	saved, err := syscall.Dup(2)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return "", fn()
+	}
+	got := make(chan string, 1)
+	go func() {
+		data, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+		_, _ = io.Copy(io.Discard, r)
+		r.Close()
+		got <- string(data)
+	}()
+	_ = syscall.Dup2(int(w.Fd()), 2)
+	w.Close()
+	ferr := fn()
+	_ = syscall.Dup2(saved, 2) // the pipe's last writer is closed: the reader ends
+	syscall.Close(saved)
+	return strings.TrimSpace(<-got), ferr
+}

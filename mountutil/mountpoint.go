@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -20,6 +21,9 @@ import (
 func Prepare(dir string, allowNonEmpty bool) error {
 	if err := cleanStale(dir); err != nil {
 		return err
+	}
+	if fstype, source, ok := MountedAt(dir); ok && fstype != "autofs" {
+		return fmt.Errorf("mountpoint %s: already a mount point (of %s, type %s): unmount it first", dir, source, fstype)
 	}
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -39,6 +43,50 @@ func Prepare(dir string, allowNonEmpty bool) error {
 		return fmt.Errorf("mountpoint %s: not empty (use --allow-non-empty to mount over it)", dir)
 	}
 	return nil
+}
+
+// MountedAt reports what is mounted at dir (the topmost mount, from
+// /proc/self/mountinfo): its file system type and source. An autofs mount
+// point (systemd's automount) is what a mount is made on, and is reported
+// like any other.
+func MountedAt(dir string) (fstype, source string, ok bool) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", "", false
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		// id parent major:minor root mountpoint options [optional...] - fstype source super
+		f := strings.Fields(line)
+		if len(f) < 5 || unescapeMountinfo(f[4]) != dir {
+			continue
+		}
+		for i := 5; i+2 < len(f); i++ {
+			if f[i] == "-" {
+				fstype, source, ok = f[i+1], unescapeMountinfo(f[i+2]), true
+				break
+			}
+		}
+	}
+	return fstype, source, ok
+}
+
+// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // IsStale reports whether dir is a mount whose FUSE server is gone. It asks

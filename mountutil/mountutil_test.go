@@ -242,3 +242,14 @@ func TestSignalBeforeServingIsNotLost(t *testing.T) {
 	assert.Equal(t, "shutdown", <-srv.calls)
 	assert.Equal(t, "unmount", <-srv.calls)
 }
+
+func TestMountedAt(t *testing.T) {
+	fstype, _, ok := MountedAt("/proc")
+	assert.True(t, ok)
+	assert.Equal(t, "proc", fstype)
+	_, _, ok = MountedAt(t.TempDir())
+	assert.False(t, ok, "a plain directory")
+	assert.Equal(t, "/mnt/my data", unescapeMountinfo(`/mnt/my\040data`))
+	err := Prepare("/proc", true)
+	assert.ErrorContains(t, err, "mountpoint /proc: already a mount point (of proc, type proc)", "even with --allow-non-empty")
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -18,6 +19,7 @@ import (
 
 	"rsfs/fs"
 	"rsfs/metrics"
+	"rsfs/mountutil"
 )
 
 // systemFlags are the mount flags of the system integration.
@@ -68,13 +70,26 @@ func (sf *systemFlags) mountFS(dir string, fsys *fs.FS, name string, allowOther 
 }
 
 func (sf *systemFlags) serveFS(dir string, root gofs.InodeEmbedder, opts *gofs.Options) (*fuse.Server, error) {
-	if sf.metrics == nil {
-		return gofs.Mount(dir, root, opts)
+	raw := gofs.NewNodeFS(root, opts)
+	if sf.metrics != nil {
+		raw = metrics.WrapFUSE(raw, sf.metrics.reg)
 	}
-	raw := metrics.WrapFUSE(gofs.NewNodeFS(root, opts), sf.metrics.reg)
-	server, err := fuse.NewServer(raw, dir, &opts.MountOptions)
+	// fusermount3 says why it failed on stderr, which go-fuse gives it:
+	// that reason goes into the error (and so into the log, as JSON too).
+	var server *fuse.Server
+	said, err := mountutil.CaptureStderr(func() error {
+		var err error
+		server, err = fuse.NewServer(raw, dir, &opts.MountOptions)
+		return err
+	})
 	if err != nil {
+		if said != "" {
+			return nil, fmt.Errorf("%s (%s)", strings.ReplaceAll(said, "\n", "; "), strings.TrimSpace(err.Error()))
+		}
 		return nil, err
+	}
+	if said != "" {
+		slog.Warn("fusermount3", "said", said)
 	}
 	go server.Serve()
 	if err := server.WaitMount(); err != nil {

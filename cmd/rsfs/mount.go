@@ -211,7 +211,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
-		slog.Info("mounted", "version", version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
+		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
 	}
 	mountutil.ReportReady(err)
 	if err != nil {
