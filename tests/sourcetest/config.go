@@ -59,6 +59,11 @@ func ParseLayout(s string) (Layout, error) {
 type Config struct {
 	// Addr is the listen address of the primary server; default "127.0.0.1:0".
 	Addr string
+	// Host, if set, is the host name the Source's URIs name instead of the
+	// listen address (http://HOST:PORT/): one that resolves to it, so that
+	// a client can reach it through an HTTP proxy (Go's client never
+	// proxies requests to 127.0.0.1 or localhost).
+	Host string
 	// Resources is the number of generated resources, at paths like
 	// /data/d017/r001723.txt, 100 per directory.
 	Resources int

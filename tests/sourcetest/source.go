@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,9 @@ func Start(cfg Config) (*Source, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	s.base = "http://" + ln.Addr().String() + "/"
+	if cfg.Host != "" {
+		s.base = fmt.Sprintf("http://%s/", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+	}
 	s.localBase = fmt.Sprintf("http://localhost:%d/", port)
 	var mln net.Listener
 	if cfg.Mirror {
@@ -164,7 +168,8 @@ func (s *Source) Close() {
 	s.wg.Wait()
 }
 
-// URL returns the primary server's base URL, "http://127.0.0.1:PORT/".
+// URL returns the primary server's base URL, "http://127.0.0.1:PORT/" (with
+// Config.Host, "http://HOST:PORT/").
 func (s *Source) URL() string { return s.base }
 
 // MirrorURL returns the mirror server's base URL, or "" without a mirror.

@@ -1,0 +1,177 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/sourcetest"
+	"rsfs/tests/squid"
+)
+
+// Mounts behind a shared cache (issue 23, docs/caches.md): a real Debian
+// squid, started by the test on 127.0.0.1 with the stock refresh rules.
+// The Source is reached by a host name that resolves to 127.0.0.1 but is
+// not localhost (the machine's host name, or another /etc/hosts name):
+// Go's client never proxies a request to localhost or a loopback IP.
+
+// startSharedCache starts squid and a Source behind it, and sets
+// HTTP_PROXY for the mounts the test starts.
+func startSharedCache(t *testing.T, cfg sourcetest.Config) (*sourcetest.Source, *squid.Proxy) {
+	t.Helper()
+	needFUSE(t)
+	if squid.Binary() == "" {
+		t.Skip("needs squid (Debian: apt-get install squid)")
+	}
+	host, err := squid.LoopbackName()
+	if err != nil {
+		t.Skipf("needs a host name for 127.0.0.1 other than localhost: %v", err)
+	}
+	proxy, err := squid.Start(squid.Options{})
+	require.NoError(t, err)
+	t.Cleanup(proxy.Stop)
+	cfg.Host = host
+	src := startSource(t, cfg)
+	t.Setenv("HTTP_PROXY", proxy.URL)
+	t.Setenv("http_proxy", proxy.URL)
+	t.Setenv("NO_PROXY", "")
+	t.Setenv("no_proxy", "")
+	return src, proxy
+}
+
+// readTree reads every file of the mount and checks it against the Source.
+func readTree(t *testing.T, src *sourcetest.Source, m *mounted) {
+	t.Helper()
+	files := walkFiles(t, m.dir)
+	for _, r := range src.Resources() {
+		p, ok := files[r.URI]
+		require.True(t, ok, "%s is in the tree", r.URI)
+		got, err := os.ReadFile(p)
+		require.NoError(t, err, r.URI)
+		want, _ := src.Body(r.URI)
+		require.True(t, bytes.Equal(want, got), "%s: the published bytes", r.URI)
+	}
+}
+
+// A file of one block is a plain GET, which stock squid stores: a second
+// mount's reads are answered by the cache, and reach the Source not at all.
+func TestSharedCacheServesSmallFilesToTheSecondMount(t *testing.T) {
+	const n = 200
+	src, proxy := startSharedCache(t, sourcetest.Config{Resources: n, Hashes: []string{"sha-256"}})
+	a := mount(t, src.URL(), "--poll-interval", "0")
+	readTree(t, src, a)
+	first := src.Counters()
+	assert.Equal(t, int64(0), first.RangeGets, "no file of one block is asked by Range")
+	assert.LessOrEqual(t, first.WholeGets, int64(n), "one plain GET per file")
+
+	b := mount(t, src.URL(), "--poll-interval", "0")
+	readTree(t, src, b)
+	second := src.Counters()
+	assert.LessOrEqual(t, second.ContentGets()-first.ContentGets(), int64(n/50),
+		"the second mount's files come from the cache (Source content GETs: %d, then %d)", first.ContentGets(), second.ContentGets())
+	a.unmount(t)
+	b.unmount(t)
+	counts, _, err := proxy.Log()
+	require.NoError(t, err)
+	t.Logf("squid: %v; Source: %+v", counts, second)
+	assert.GreaterOrEqual(t, counts["TCP_MEM_HIT"]+counts["TCP_HIT"], n-n/50, "squid answered the second mount")
+}
+
+// A change at the Source, through squid: the mount's poll revalidates the
+// Change List (the cache's copy is not served stale), the cache's old copy
+// of the file disagrees with the catalog (its length, its date, its hash),
+// rsfs asks once more with no-cache, and every mount reads the new bytes
+// within a poll interval and a few seconds, with no EIO on the way.
+func TestSharedCacheServesANewVersionAfterAPoll(t *testing.T) {
+	src, proxy := startSharedCache(t, sourcetest.Config{Resources: 20, Hashes: []string{"sha-256"}})
+	a := mount(t, src.URL(), pollFlags...)
+	b := mount(t, src.URL(), pollFlags...)
+	readTree(t, src, a)
+	readTree(t, src, b)
+	res := src.Resources()
+	files := walkFiles(t, a.dir)
+	filesB := walkFiles(t, b.dir)
+	for i, tc := range []struct {
+		name string
+		body func(old []byte) []byte
+	}{
+		{"another length", func(old []byte) []byte { return append(append([]byte(nil), old...), "appended\n"...) }},
+		{"the same length", func(old []byte) []byte {
+			nb := bytes.ToUpper(old)
+			nb[0] ^= 1
+			return nb
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			uri := res[i].URI
+			old, _ := src.Body(uri)
+			nb := tc.body(old)
+			require.False(t, bytes.Equal(old, nb))
+			// Let the squid copy age a little, as in the field, so that
+			// the stock heuristic would call it fresh.
+			time.Sleep(time.Second)
+			require.NoError(t, src.Update(uri, nb))
+			start := time.Now()
+			for _, p := range []string{files[uri], filesB[uri]} {
+				var eio int
+				waitFor(t, pollInterval+3*time.Second+within/2, "the new bytes", func() bool {
+					got, err := os.ReadFile(p)
+					if err != nil {
+						eio++
+						t.Logf("read %s: %v", p, err)
+					}
+					return err == nil && bytes.Equal(got, nb)
+				})
+				assert.Zero(t, eio, "no read failed on the way")
+			}
+			t.Logf("the new bytes on both mounts %v after the change (poll interval %v)", time.Since(start).Round(10*time.Millisecond), pollInterval)
+		})
+	}
+	a.unmount(t)
+	b.unmount(t)
+	counts, _, err := proxy.Log()
+	require.NoError(t, err)
+	t.Logf("squid: %v", counts)
+}
+
+// A version that failed through the cache (here: the origin served bad
+// bytes, which squid stored) is not failed for the mount's life: once the
+// origin is fixed, it reads again after a backoff (5 s), and at once after
+// the next poll; the cache's bad copy is replaced by the no-cache request.
+func TestSharedCacheAFailedVersionReadsAgainOnceFixed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		flags []string
+		wait  time.Duration
+	}{
+		{"after a backoff", []string{"--poll-interval", "0"}, 5 * time.Second},
+		{"after the next poll", []string{"--poll-interval", "2s"}, 2 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, _ := startSharedCache(t, sourcetest.Config{Resources: 4, Hashes: []string{"sha-256"}})
+			m := mount(t, src.URL(), tc.flags...)
+			files := walkFiles(t, m.dir)
+			uri := src.Resources()[0].URI
+			good, _ := src.Body(uri)
+			src.Corrupt(uri, bytes.Repeat([]byte("x"), len(good)))
+			_, err := os.ReadFile(files[uri])
+			require.Error(t, err, "bad bytes are not served")
+			before := src.Counters().ContentGets()
+			_, err = os.ReadFile(files[uri])
+			require.Error(t, err)
+			assert.Equal(t, before, src.Counters().ContentGets(), "within its backoff a bad version is not fetched")
+			src.Corrupt(uri, nil)
+			fixed := time.Now()
+			waitFor(t, tc.wait+3*time.Second+within/2, "the fixed version to read", func() bool {
+				got, err := os.ReadFile(files[uri])
+				return err == nil && bytes.Equal(got, good)
+			})
+			t.Logf("read again %v after the fix", time.Since(fixed).Round(10*time.Millisecond))
+			m.unmount(t)
+		})
+	}
+}
