@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
@@ -25,6 +27,9 @@ type sourceFlags struct {
 	retries    int
 	maxDoc     int64
 	parallel   int
+	caCert     string
+	clientCert string
+	clientKey  string
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
@@ -37,6 +42,9 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.retries, "retries", 4, "retries on timeouts, resets and 5xx")
 	fl.Int64Var(&f.maxDoc, "max-doc-size", resourcesync.DefaultMaxBytes, "largest ResourceSync document accepted, in bytes after decompression")
 	fl.IntVar(&f.parallel, "parallel", 4, "Resource Lists fetched and parsed at once")
+	fl.StringVar(&f.caCert, "ca-cert", "", "PEM file of CA certificates trusted for HTTPS besides the system's (a Source behind a private CA)")
+	fl.StringVar(&f.clientCert, "client-cert", "", "PEM file of the client certificate (and its chain) for mutual TLS; with --client-key")
+	fl.StringVar(&f.clientKey, "client-key", "", "PEM file of the private key of --client-cert")
 }
 
 // client builds the HTTP client for the Source at rawURL.
@@ -71,17 +79,59 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if minRate == 0 {
 		minRate = -1 // fetch reads 0 as "the default"
 	}
+	tlsConfig, err := f.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
 	client := fetch.New(fetch.Options{
 		Timeout:          f.timeout,
 		MinRate:          minRate,
 		Retries:          retries,
 		Headers:          headers,
 		CredentialOrigin: credOrigin,
+		TLSClientConfig:  tlsConfig,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)
 	}
 	return client, nil
+}
+
+// tlsConfig is the TLS configuration of --ca-cert, --client-cert and
+// --client-key; nil (Go's defaults: the system's roots, no client
+// certificate) without them.
+func (f *sourceFlags) tlsConfig() (*tls.Config, error) {
+	if f.caCert == "" && f.clientCert == "" && f.clientKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.caCert != "" {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool() // no system roots: the given ones alone
+		}
+		pem, err := os.ReadFile(f.caCert)
+		if err != nil {
+			return nil, fmt.Errorf("--ca-cert: %w", err)
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", f.caCert)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case f.clientCert != "" && f.clientKey != "":
+		cert, err := tls.LoadX509KeyPair(f.clientCert, f.clientKey)
+		if err != nil {
+			return nil, fmt.Errorf("--client-cert, --client-key: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	case f.clientCert != "":
+		return nil, usagef("--client-cert needs --client-key")
+	case f.clientKey != "":
+		return nil, usagef("--client-key needs --client-cert")
+	}
+	return cfg, nil
 }
 
 func (f *sourceFlags) sourceOptions(client *fetch.Client) source.Options {
