@@ -38,9 +38,6 @@ const (
 	auditError = 2
 )
 
-// auditExit ends the process with an exit status; tests replace it.
-var auditExit = os.Exit
-
 // auditExamples is how many paths of each kind the text report names.
 const auditExamples = 10
 
@@ -77,15 +74,13 @@ the mount could not be read, no snapshot).`,
 			}
 			rep, err := runAudit(cmd.Context(), &o, args[0])
 			if err != nil {
-				fmt.Fprintln(cmd.ErrOrStderr(), "rsfs:", oneLine(err))
-				auditExit(auditError)
-				return nil
+				return exitWith(auditError, err)
 			}
 			if err := rep.write(cmd.OutOrStdout(), o.asJSON); err != nil {
-				return err
+				return exitWith(auditError, err)
 			}
 			if rep.Drift > 0 {
-				auditExit(auditDrift)
+				return exitWith(auditDrift, nil) // the report says what
 			}
 			return nil
 		},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -25,22 +26,14 @@ import (
 // output and exit status.
 func runAuditCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	code = -1
-	saved := auditExit
-	t.Cleanup(func() { auditExit = saved })
-	auditExit = func(c int) {
-		if code < 0 {
-			code = c
-		}
-	}
 	root := rootCmd()
 	var out, errb bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.SetArgs(append([]string{"audit"}, args...))
-	require.NoError(t, root.ExecuteContext(context.Background()))
-	if code < 0 {
-		code = 0
+	code, msg := exitCode(root.ExecuteContext(context.Background()))
+	if msg != nil {
+		fmt.Fprintln(&errb, "rsfs:", oneLine(msg))
 	}
 	return out.String(), errb.String(), code
 }

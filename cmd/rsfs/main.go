@@ -10,33 +10,40 @@ import (
 	"rsfs/fetch"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func main() {
-	fetch.Version = version
+	fetch.Version = readBuildInfo().UserAgent()
 	root := rootCmd()
 	err := rewriteHelperArgs(root)
 	if err == nil {
 		err = root.Execute()
 	}
-	if err != nil {
-		printError(err)
-		if isUsage(err) {
-			os.Exit(exitUsage)
-		}
-		os.Exit(1)
+	code, msg := exitCode(err)
+	if msg != nil {
+		printError(msg)
 	}
+	os.Exit(code)
 }
 
 func rootCmd() *cobra.Command {
 	var logLevel, logFormat string
 	root := &cobra.Command{
-		Use:           "rsfs",
-		Short:         "Mount a ResourceSync Source as a read-only file system",
-		Version:       version,
+		Use:   "rsfs",
+		Short: "Mount a ResourceSync Source as a read-only file system",
+		Long: `rsfs mounts a ResourceSync Source (ANSI/NISO Z39.99-2017), or an Atom-PMH
+feed, as a read-only FUSE file system, and follows its changes.
+
+'rsfs URL DIR -o OPTIONS' is 'rsfs mount URL DIR' as mount(8) and
+/etc/fstab run it (mount -t fuse.rsfs): each option is the mount flag of
+that name, with _ for -.
+
+Exit status: 0 done; 1 failed; 2 the command line is wrong (an unknown
+command or flag, a wrong number of arguments, a flag value out of range).
+audit: 0 no drift, 1 drift, 2 trouble.`,
+		Version:       readBuildInfo().String(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// `rsfs inspcet`: unknown command "inspcet" (did you mean inspect?)
+		SuggestionsMinimumDistance: 2,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			return setupLogging(logLevel, logFormat)
 		},
@@ -44,7 +51,10 @@ func rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd(), cacheCmd())
+	root.SetVersionTemplate("{{.Version}}")
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd(), cacheCmd(), versionCmd())
+	usageArgs(root)
+	addCompletions(root)
 	return root
 }
 

@@ -28,7 +28,10 @@ var ignoredOptionPrefixes = []string{"x-", "comment="}
 
 // helperArgs rewrites the form mount(8) and mount.fuse3 use, `rsfs URL DIR
 // -o OPTIONS`, into `rsfs mount URL DIR --flag...`: an argument list that
-// does not start with a subcommand or a flag is a mount. Each -o option is
+// starts with a URL (a word with a ':', '/' or '.', which no command name
+// has) is a mount; any other first word is left to cobra, which runs the
+// command it names, completes (__complete), or says it is unknown and
+// suggests one (`rsfs inspcet`: did you mean inspect?). Each -o option is
 // a flag of mount with its underscores as dashes (poll_interval=30s is
 // --poll-interval=30s, allow_other is --allow-other). Other arguments pass
 // through unchanged.
@@ -37,7 +40,7 @@ func helperArgs(args []string, subcommands map[string]bool, lookup func(string) 
 		return args, nil
 	}
 	isMount := args[0] == "mount"
-	if !isMount && !subcommands[args[0]] && !strings.HasPrefix(args[0], "-") {
+	if !isMount && !subcommands[args[0]] && !strings.HasPrefix(args[0], "-") && strings.ContainsAny(args[0], ":/.") {
 		isMount = true
 		args = append([]string{"mount"}, args...)
 	}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBuildInfoString(t *testing.T) {
+	b := buildInfo{Version: "(devel)", Go: "go1.26.8", Platform: "linux/amd64"}
+	b.fromDebug(&debug.BuildInfo{
+		GoVersion: "go1.26.8",
+		Main:      debug.Module{Path: "rsfs", Version: "v0.0.0-20261126044634-54a5256e7a69+dirty"},
+		Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"},
+			{Key: "vcs.revision", Value: "54a5256e7a69e94ba3d1d131ec5f5fc3196e4aa7"},
+			{Key: "vcs.time", Value: "2026-11-26T04:46:34Z"},
+			{Key: "vcs.modified", Value: "true"},
+		},
+	})
+	assert.Equal(t, "rsfs v0.0.0-20261126044634-54a5256e7a69+dirty\n"+
+		"revision 54a5256e7a69e94ba3d1d131ec5f5fc3196e4aa7 (2026-11-26T04:46:34Z, modified)\n"+
+		"go1.26.8 linux/amd64\n", b.String())
+	assert.Equal(t, "v0.0.0-20261126044634-54a5256e7a69+dirty", b.UserAgent())
+
+	tagged := buildInfo{Version: "v1.2.3", Revision: "abc", Time: "2026-01-02T03:04:05Z", Go: "go1.26.8", Platform: "linux/arm64"}
+	assert.Equal(t, "rsfs v1.2.3\nrevision abc (2026-01-02T03:04:05Z)\ngo1.26.8 linux/arm64\n", tagged.String())
+	assert.Equal(t, "v1.2.3", tagged.UserAgent())
+
+	// go run, go test, -buildvcs=false: no version, no revision.
+	bare := buildInfo{Version: "(devel)", Go: "go1.26.8", Platform: "linux/amd64"}
+	assert.Equal(t, "rsfs (devel)\nrevision unknown (built without VCS information)\ngo1.26.8 linux/amd64\n", bare.String())
+	assert.Equal(t, "devel", bare.UserAgent())
+	dev := buildInfo{Version: "(devel)", Revision: "54a5256e7a69e94ba3d1d131ec5f5fc3196e4aa7", Modified: true}
+	assert.Equal(t, "devel-54a5256e7a69-modified", dev.UserAgent())
+
+	// -ldflags -X main.version=... wins; the User-Agent stays a token.
+	assert.Equal(t, "1.0_beta__debian_", buildInfo{Version: "1.0 beta (debian)"}.UserAgent())
+}
+
+// TestVersionBinary builds rsfs as a user would (go build, with its VCS
+// stamp where there is a git checkout) and runs `rsfs --version` and `rsfs
+// version`.
+func TestVersionBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "rsfs")
+	before := gitHead()
+	build := exec.Command("go", "build", "-buildvcs=auto", "-o", bin, ".")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	after := gitHead()
+
+	flagOut, err := exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	cmdOut, err := exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	assert.Equal(t, string(flagOut), string(cmdOut))
+	lines := strings.Split(strings.TrimSuffix(string(cmdOut), "\n"), "\n")
+	require.Len(t, lines, 3, "%s", cmdOut)
+	assert.Regexp(t, `^rsfs (v\d+\.\d+\.\d+\S*|\(devel\))$`, lines[0])
+	assert.Regexp(t, `^go1\.\d+\S* \w+/\w+$`, lines[2])
+	if before != "" {
+		assert.Regexp(t, `^revision [0-9a-f]{40} \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, modified)?\)$`, lines[1])
+		rev := strings.Fields(lines[1])[1]
+		assert.Contains(t, []string{before, after}, rev, "the revision is the checkout's HEAD")
+		assert.Contains(t, lines[0], rev[:12], "the pseudo-version names the revision")
+	} else {
+		assert.Equal(t, "revision unknown (built without VCS information)", lines[1])
+	}
+
+	// version takes no arguments: a usage error, exit status 2.
+	cmd := exec.Command(bin, "version", "extra")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v", err)
+	assert.Equal(t, 2, exit.ExitCode())
+	assert.Equal(t, "rsfs: unknown command \"extra\" for \"rsfs version\"; usage: rsfs version [flags]\n", stderr.String())
+
+	// The completion script for bash loads in bash.
+	if _, err := exec.LookPath("bash"); err == nil {
+		out, err := exec.Command("bash", "-c", `source <("$0" completion bash) && complete -p rsfs`, bin).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		assert.Contains(t, string(out), "__start_rsfs rsfs")
+	}
+}
+
+// gitHead is the checkout's HEAD, or "" where there is none.
+func gitHead() string {
+	if _, err := os.Stat("../../.git"); err != nil {
+		return ""
+	}
+	out, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
