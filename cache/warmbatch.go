@@ -3,7 +3,12 @@ package cache
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 )
+
+// warmBatchDiskReaders is how many block files one WarmBatch reads at once.
+const warmBatchDiskReaders = 8
 
 // WarmBatch warms small contents (as Warm does) that read can fetch
 // together, e.g. dump members read as runs of one package. It asks the
@@ -44,16 +49,30 @@ func (c *Cache) WarmBatch(ctx context.Context, items []WarmItem, read func(ctx c
 	}
 	// The disk cache first: a remount reads nothing from the network that
 	// it holds.
-	var fetch []claim
-	for _, cl := range claims {
-		if c.disk != nil {
-			if data, ok := c.disk.read(cl.k); ok && int64(len(data)) == items[cl.i].Content.Size {
-				cl.f.fromDisk = true
-				c.finish(cl.k, cl.f, data, nil)
-				continue
+	fetch := claims
+	if c.disk != nil {
+		onDisk := make([]bool, len(claims))
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range min(warmBatchDiskReaders, len(claims)) {
+			wg.Go(func() {
+				for j := int(next.Add(1) - 1); j < len(claims); j = int(next.Add(1) - 1) {
+					cl := claims[j]
+					if data, ok := c.disk.read(cl.k); ok && int64(len(data)) == items[cl.i].Content.Size {
+						cl.f.fromDisk = true
+						c.finish(cl.k, cl.f, data, nil)
+						onDisk[j] = true
+					}
+				}
+			})
+		}
+		wg.Wait()
+		fetch = nil
+		for j, cl := range claims {
+			if !onDisk[j] {
+				fetch = append(fetch, cl)
 			}
 		}
-		fetch = append(fetch, cl)
 	}
 	if len(fetch) == 0 {
 		return
