@@ -51,6 +51,17 @@ func main() {
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
 	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")
 	peerServe := flag.Bool("peer-serve", false, "-peer: only serve the tree from nginx, print its URLs, and wait for an interrupt (for profiling by hand)")
+	latency := flag.String("latency", "", "measure grep -r over -latency-files small files behind a proxy that delays each request by each of these delays (e.g. 0,10ms,50ms,150ms), with and without a Resource Dump, instead of the above")
+	latencyFiles := flag.Int("latency-files", 5000, "-latency: small files in the tree")
+	latencyReps := flag.Int("latency-reps", 3, "-latency: runs of each rsfs measure (the median is reported)")
+	latencyPeersAt := flag.String("latency-peers-at", "50ms", "-latency: delays at which -base and rclone are measured too")
+	latencyPeerReps := flag.Int("latency-peer-reps", 1, "-latency: runs of each -base and rclone measure")
+	latencyRclone := flag.Bool("latency-rclone", true, "-latency: measure rclone mount too")
+	squidMounts := flag.Int("squid", 0, "measure N mounts behind one stock squid (shared-cache mode, docs/caches.md) instead of the above: Source requests while each greps -squid-files small files, then -squid-changes changes timed until every mount reads them (-base: the other binary too)")
+	squidFiles := flag.Int("squid-files", 2000, "-squid: small files in the tree")
+	squidReps := flag.Int("squid-reps", 3, "-squid: runs (the median is reported)")
+	squidChanges := flag.Int("squid-changes", 4, "-squid: changes timed per run")
+	squidPoll := flag.Duration("squid-poll", 10*time.Second, "-squid: --poll-interval of the mounts")
 	flag.Parse()
 
 	b, err := newBench()
@@ -59,11 +70,27 @@ func main() {
 	}
 	b.flags = strings.Fields(*mountFlags)
 	defer b.cleanup()
+	if *squidMounts > 0 {
+		b.sharedCache(sharedCacheConfig{mounts: *squidMounts, files: *squidFiles, reps: *squidReps,
+			changes: *squidChanges, poll: *squidPoll, base: *base})
+		b.report(*out)
+		return
+	}
 	if *peer {
 		cfg := peerConfig{small: *peerFiles, smallSize: parseSize(*peerSmall), bigSize: parseSize(*peerBig),
 			reps: *peerReps, clients: strings.Split(*peerClients, ","), base: *base, warmServer: *warmServer,
 			dir: *peerDir, out: *out, flags: b.flags, serveOnly: *peerServe}
 		if err := runPeer(cfg, b.rsfs, b.tmp); err != nil {
+			b.cleanup()
+			log.Fatal(err)
+		}
+		return
+	}
+	if *latency != "" {
+		cfg := latencyConfig{delays: parseDurations(*latency), peersAt: parseDurations(*latencyPeersAt), files: *latencyFiles,
+			size: parseSize(*peerSmall), reps: *latencyReps, peerReps: *latencyPeerReps, base: *base, rclone: *latencyRclone,
+			dir: *peerDir, out: *out, flags: b.flags, warmSever: *warmServer}
+		if err := runLatency(cfg, b.rsfs, b.tmp); err != nil {
 			b.cleanup()
 			log.Fatal(err)
 		}

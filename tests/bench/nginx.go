@@ -54,7 +54,7 @@ http {
     root {{$.WWW}};
     autoindex on;
     location = /.well-known/resourcesync { root {{.Docs}}; default_type application/xml; }
-    location ~ ^/(capabilitylist|resourcelist(-[0-9]+)?)\.xml$ { root {{.Docs}}; }
+    location ~ ^/(capabilitylist|resourcelist(-[0-9]+)?|resourcedump)\.xml$ { root {{.Docs}}; }
   }
 {{end}}
 }
@@ -161,6 +161,7 @@ func (s *nginxServer) mark() logMark {
 // requests summarises the access log's lines since m.
 type requests struct {
 	total, heads, ranged int
+	content              int // GETs of a resource's bytes: a file under data/ or big/, or a range of a dump package
 	bytes                int64
 }
 
@@ -181,6 +182,13 @@ func (s *nginxServer) since(m logMark) requests {
 		}
 		if f[3] != `"-"` {
 			r.ranged++
+		}
+		if len(f) > 5 && f[0] == "GET" {
+			uri := strings.Trim(f[5], `"`)
+			if strings.HasPrefix(uri, "/data/") || strings.HasPrefix(uri, "/big/") ||
+				(strings.HasPrefix(uri, "/dumps/") && f[3] != `"-"`) {
+				r.content++
+			}
 		}
 		var n int64
 		fmt.Sscan(f[2], &n)
