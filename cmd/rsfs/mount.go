@@ -157,7 +157,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		var err error
 		if term, err = detachLogs(mf.logFile, dir); err != nil {
 			mountutil.ReportReady(err)
-			return err
+			// Its stderr is still the parent's, which prints err: say
+			// nothing, or the terminal would show it twice.
+			return exitWith(exitFailure, nil)
 		}
 	} else if mf.logFile != "" {
 		if err := logOut.toFile(mf.logFile, false); err != nil {
