@@ -31,7 +31,10 @@ import (
 //	RSFS_CONVERGE_SEEDS=50 go test ./tests/e2e -run TestConverge  # seeds 1-50
 //	RSFS_CONVERGE_SEED=17 go test ./tests/e2e -run TestConverge -v  # seed 17 only
 //
-// (or -converge.seeds=50, -converge.seed=17). A seed fixes the operations
+// (or -converge.seeds=50, -converge.seed=17). RSFS_CONVERGE_SHARED_BOUNDARY=1
+// lets changes fall on the instant a Change List closes and the next opens
+// (randsource.Config.SharedBoundary), a Source the standard's inclusive
+// from and until make ambiguous. A seed fixes the operations
 // and the pauses; the wall clock still decides which second each change
 // falls in and where polls land, so a failing seed may need a few runs.
 
@@ -107,17 +110,18 @@ func TestConverge(t *testing.T) {
 func convergeSeed(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed ^ 0x5eed))
 	cfg := randsource.Config{
-		Seed:   seed,
-		Files:  3 + rng.Intn(10),
-		Dating: randsource.Dating(rng.Intn(3)),
-		Index:  rng.Intn(2) == 0,
+		Seed:           seed,
+		Files:          3 + rng.Intn(10),
+		Dating:         randsource.Dating(rng.Intn(3)),
+		Index:          rng.Intn(2) == 0,
+		SharedBoundary: os.Getenv("RSFS_CONVERGE_SHARED_BOUNDARY") != "",
 	}
 	src, err := randsource.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	t.Logf("seed %d: %d files, dating %s, index %v", seed, cfg.Files, cfg.Dating, cfg.Index)
+	t.Logf("seed %d: %d files, dating %s, index %v, shared boundaries %v", seed, cfg.Files, cfg.Dating, cfg.Index, cfg.SharedBoundary)
 
 	before := rng.Intn(5)
 	for i := 0; i < before; i++ {
@@ -140,6 +144,12 @@ func convergeSeed(t *testing.T, seed int64) {
 			time.Sleep(ahead - 2*time.Second)
 		}
 		src.RandomOp()
+		if rng.Intn(3) == 0 {
+			// Read the tree meanwhile: cached pages and blocks of old
+			// versions must not outlive them, and a read that meets a
+			// changed file makes the mount poll early.
+			convergeReadAll(m.dir)
+		}
 	}
 	src.Note("stopped")
 	convergeWait(t, m, src, fmt.Sprintf("seed %d", seed), fmt.Sprintf("RSFS_CONVERGE_SEED=%d go test ./tests/e2e -run 'TestConverge$' -v", seed))
@@ -170,6 +180,17 @@ func convergeWait(t *testing.T, m *mounted, src *randsource.Source, what, rerun 
 	}
 	t.Errorf("%s: %s after the Source stopped the tree still differs from the Source's truth:\n%s\n\noperations:\n%s\n\ndocuments now:\n%s\nrerun: %s",
 		what, convergeWithin, diff, strings.Join(src.Log(), "\n"), src.Documents(), rerun)
+}
+
+// convergeReadAll reads every file in the tree, ignoring errors (a file
+// changed since it was listed fails with EIO until the change is applied).
+func convergeReadAll(dir string) {
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			_, _ = os.ReadFile(p)
+		}
+		return nil
+	})
 }
 
 // convergePause is a random pause between operations: mostly short, so

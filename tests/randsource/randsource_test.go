@@ -113,6 +113,9 @@ func readChanges(t *testing.T, d xmlDoc, what string) (from, until time.Time, ou
 		if at.Before(from) || (!until.IsZero() && at.After(until)) || at.Before(prev) {
 			t.Fatalf("%s: %s %s at %s: outside [%s, %s] or before %s", what, u.MD.Change, u.Loc, at, from, until, prev)
 		}
+		if at.Equal(until) {
+			t.Fatalf("%s: %s %s on the boundary %s (no SharedBoundary)", what, u.MD.Change, u.Loc, until)
+		}
 		if !byLastmod && u.MD.Datetime == "" {
 			t.Fatalf("%s: %s undated among dated entries", what, u.Loc)
 		}

@@ -71,6 +71,16 @@ type Config struct {
 	// Index starts with the Capability List naming a Change List Index
 	// (else it names the open Change List itself).
 	Index bool
+	// SharedBoundary lets changes fall at the instant a Change List (or
+	// package) closes: a closed list's until is the time of its last
+	// change, and the next list's from is the same instant, as in 1.1
+	// Example 20 taken literally. Inclusive from and until then make that
+	// instant belong to both lists while only the first holds its changes,
+	// so a destination that has seen some of them cannot tell from the
+	// next list alone that the others are missing. Off, the Source closes a
+	// list a second after its last change if need be, and no change ever
+	// falls on a boundary.
+	SharedBoundary bool
 }
 
 // File is a resource as the Source publishes it now.
@@ -308,9 +318,22 @@ func (s *Source) changeAt(path string) time.Time {
 	return t
 }
 
-// closeAt is the time a document closes (until, at): every change so far
-// is at or before it, every later one after it.
+// closeAt is the time a Change List or package closes (until, and the
+// from of the next): after every change so far (unless SharedBoundary),
+// before every later one. A change at that very instant would belong to
+// both intervals, from and until being inclusive.
 func (s *Source) closeAt() time.Time {
+	t := s.clock()
+	if n := len(s.changes); n > 0 && !s.cfg.SharedBoundary && !t.After(s.changes[n-1].at) {
+		t = s.changes[n-1].at.Add(time.Second)
+	}
+	s.minNext = t.Add(time.Second)
+	return t
+}
+
+// snapshotAt is the time of a Resource List (at): at or after every change
+// so far, before every later one.
+func (s *Source) snapshotAt() time.Time {
 	t := s.clock()
 	s.minNext = t.Add(time.Second)
 	return t
@@ -438,7 +461,7 @@ func (s *Source) RemoveList() (string, bool) {
 		}
 		line := ""
 		if s.listAt.Before(l.until) {
-			t := s.closeAt()
+			t := s.snapshotAt()
 			s.listed, s.listAt = s.copyFiles(), t
 			line = fmt.Sprintf("Resource List republished at %s; ", w3c(t))
 		}
@@ -452,7 +475,7 @@ func (s *Source) RemoveList() (string, bool) {
 func (s *Source) Republish() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.closeAt()
+	t := s.snapshotAt()
 	s.listed, s.listAt = s.copyFiles(), t
 	return s.logf("republish: Resource List at %s, %d resources", w3c(t), len(s.listed))
 }
