@@ -177,3 +177,35 @@ func BenchmarkBuildDirPerResource(b *testing.B) {
 		runtime.KeepAlive(c)
 	}
 }
+
+// BenchmarkBuild1MLinks is BenchmarkBuild1M with one resource in ten
+// carrying a memento (with its time) and a timegate link; run with
+// -benchtime=1x. heapB/resource is per resource of the million.
+func BenchmarkBuild1MLinks(b *testing.B) {
+	const n = 1_000_000
+	for b.Loop() {
+		before := heapInuse()
+		start := time.Now()
+		c := New(Options{Origin: benchOrigin})
+		benchInput(n, func(r *Resource) {
+			r.Links = nil
+			if i := len(r.URI); r.URI[i-5] == '0' { // one in ten
+				r.Links = []resourcesync.Link{
+					{Rel: "memento", Href: "http://127.0.0.1:8080/2024" + r.URI[len(benchOrigin):], Modified: r.Lastmod, Length: resourcesync.NoLength},
+					{Rel: "timegate", Href: "http://127.0.0.1:8080/timegate/" + r.URI, Length: resourcesync.NoLength},
+				}
+			}
+			_ = c.Add(r)
+		})
+		c.Seal()
+		elapsed := time.Since(start)
+		after := heapInuse()
+		s := c.Stats()
+		b.ReportMetric(float64(elapsed.Nanoseconds())/n, "ns/resource")
+		b.ReportMetric(float64(after-before)/n, "heapB/resource")
+		b.ReportMetric(float64(s.ArenaUsed)/n, "arenaB/resource")
+		b.Logf("build %v, heap %d MB, stats %+v", elapsed, (after-before)>>20, s)
+		require.Equal(b, n/10, s.WithLinks)
+		runtime.KeepAlive(c)
+	}
+}

@@ -122,7 +122,7 @@ type Catalog struct {
 	types        []string
 	typeIndex    map[string]uint16
 	typeOverflow map[NodeID]string
-	links        map[NodeID][]resourcesync.Link
+	withLinks    int // live files with links
 	props        map[NodeID][]Property
 	protocol     string
 
@@ -144,7 +144,6 @@ func New(opts Options) *Catalog {
 		types:        []string{""},
 		typeIndex:    map[string]uint16{"": 0},
 		typeOverflow: make(map[NodeID]string),
-		links:        make(map[NodeID][]resourcesync.Link),
 		props:        make(map[NodeID][]Property),
 		protocol:     cmp.Or(opts.Protocol, DefaultProtocol),
 		altIno:       make(map[uint64]NodeID),
@@ -189,16 +188,17 @@ func (c *Catalog) put(r *Resource, always bool) ([]Effect, error) {
 }
 
 // addition is what Add and TryUpsert compute about a resource before they
-// take the lock: its URI hash and its hashes as stored.
+// take the lock: its URI hash, and its hashes and links as stored.
 type addition struct {
-	r    *Resource
-	h    uint64
-	blob []byte
+	r     *Resource
+	h     uint64
+	blob  []byte
+	links []byte // nil for none
 }
 
 // prepare computes r's addition, the hash blob appended to buf.
 func prepare(r *Resource, buf []byte) addition {
-	return addition{r: r, h: uriHash(r.URI), blob: appendHashes(buf, r.Hashes)}
+	return addition{r: r, h: uriHash(r.URI), blob: appendHashes(buf, r.Hashes), links: appendLinks(nil, r.Links)}
 }
 
 // addLocked records a resource before Seal, given what findOrShared found;
@@ -269,7 +269,7 @@ func (c *Catalog) setVersion(id NodeID, a *addition) bool {
 	if c.setType(id, f, r.Type) {
 		changed = true
 	}
-	if c.setLinks(id, f, r.Links) {
+	if c.setLinks(f, a.links) {
 		changed = true
 	}
 	if c.setProps(id, r.Props) {
@@ -325,51 +325,24 @@ func (c *Catalog) typeOf(id NodeID, f *fileRec) string {
 	return c.types[f.typ]
 }
 
-func (c *Catalog) setLinks(id NodeID, f *fileRec, ls []resourcesync.Link) bool {
-	old := c.links[id]
-	if linksEqual(old, ls) {
-		return false
-	}
-	if len(ls) == 0 {
-		delete(c.links, id)
-		return true
-	}
-	c.links[id] = cloneLinks(ls)
-	return true
-}
-
-func linksEqual(a, b []resourcesync.Link) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, y := a[i], b[i]
-		if x.Rel != y.Rel || x.Href != y.Href || x.Pri != y.Pri || x.Length != y.Length ||
-			!x.Modified.Equal(y.Modified) || x.Type != y.Type || x.Path != y.Path ||
-			!hashesEqual(x.Hashes, y.Hashes) {
+// setLinks stores a file's links blob (links.go) and reports whether the
+// links changed. The blob of links replaced stays in the arena, unused,
+// as replaced hashes do.
+func (c *Catalog) setLinks(f *fileRec, blob []byte) bool {
+	if f.links != 0 {
+		if old, ok := linksBlob(c.arena.tail(f.links)); ok && string(old) == string(blob) {
 			return false
 		}
-	}
-	return true
-}
-
-func hashesEqual(a, b []resourcesync.Hash) bool {
-	if len(a) != len(b) {
+		c.withLinks--
+	} else if len(blob) == 0 {
 		return false
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
+	f.links = 0
+	if len(blob) > 0 {
+		off, buf := c.arena.reserve(len(blob))
+		copy(buf, blob)
+		f.links = off
+		c.withLinks++
 	}
 	return true
-}
-
-func cloneLinks(ls []resourcesync.Link) []resourcesync.Link {
-	out := make([]resourcesync.Link, len(ls))
-	for i, l := range ls {
-		l.Hashes = append([]resourcesync.Hash(nil), l.Hashes...)
-		out[i] = l
-	}
-	return out
 }

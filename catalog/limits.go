@@ -53,7 +53,7 @@ func (l Limits) indexBits() int {
 func (c *Catalog) room(a *addition, exists bool) error {
 	r, blob := a.r, a.blob
 	if exists {
-		if !c.arena.fits(len(blob)) {
+		if !c.arena.fits(len(blob), len(a.links)) {
 			return c.fullf("%d bytes of names, URIs and hashes", c.arena.limit())
 		}
 		return nil
@@ -66,7 +66,7 @@ func (c *Catalog) room(a *addition, exists bool) error {
 	}
 	prefix, suffix := splitURI(r.URI)
 	var room [8]int
-	sizes := append(room[:0], len(suffix)+10, len(blob))
+	sizes := append(room[:0], len(suffix)+10, len(blob), len(a.links))
 	if _, ok := c.prefixIndex[prefix]; !ok {
 		sizes = append(sizes, len(prefix))
 	}

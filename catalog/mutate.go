@@ -199,7 +199,10 @@ func (c *Catalog) Remove(uri string) []Effect {
 	if c.altIno[f.ino] == id {
 		delete(c.altIno, f.ino)
 	}
-	delete(c.links, id)
+	if f.links != 0 {
+		c.withLinks--
+		f.links = 0
+	}
 	delete(c.props, id)
 	delete(c.typeOverflow, id)
 	c.live--

@@ -245,8 +245,8 @@ func (c *Catalog) resourceOf(id NodeID, f *fileRec) *Resource {
 	if f.hash != 0 {
 		r.Hashes = decodeHashes(c.arena.tail(f.hash))
 	}
-	if ls := c.links[id]; ls != nil {
-		r.Links = cloneLinks(ls)
+	if f.links != 0 {
+		r.Links, _ = decodeLinks(c.arena.tail(f.links)) // checked when stored or loaded
 	}
 	r.Props = slices.Clone(c.props[id])
 	return r
@@ -382,6 +382,6 @@ func (c *Catalog) Stats() Stats {
 		Prefixes:    len(c.prefixes),
 		Types:       len(c.types) - 1 + len(c.typeOverflow),
 		Renamed:     c.renamed,
-		WithLinks:   len(c.links),
+		WithLinks:   c.withLinks,
 	}
 }

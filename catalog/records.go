@@ -21,6 +21,7 @@ type fileRec struct {
 	nameLen uint8
 	flags   uint8
 	set     uint16 // Resource.Set; 0 in snapshots written before it was kept
+	links   uint32 // arena offset of the links blob (links.go), 0 for none; padding before snapshot version 3
 }
 
 const (

@@ -15,7 +15,7 @@ import (
 // Change List positions it has reached), in one file that a remount reads
 // back instead of rebuilding the tree from the Resource Lists.
 //
-// Format, version 2, all integers little-endian:
+// Format, version 3, all integers little-endian:
 //
 //	header   "RSFSCAT1", version u32, total length u64 (the whole file),
 //	         CRC-32C u32 of the 20 bytes before it
@@ -25,12 +25,15 @@ import (
 //	          3 prefixes  URI prefixes, then those shareable by new resources
 //	          4 types     the media type table
 //	          5 overflow  media types of files beyond the table
-//	          6 links     each file's links (times in time.MarshalBinary form)
+//	          6 links     empty (versions 1 and 2: each file's links, times in
+//	                      time.MarshalBinary form; read into the arena)
 //	          7 altino    inode numbers that are not a file's URI hash
 //	          8 dirs      the directory records, with child counts
 //	          9 children  every directory's sorted child IDs, u32 each
 //	         10 records   the file records, 56 bytes each, ID 0 included,
-//	                      deleted ones kept (so IDs never shift)
+//	                      deleted ones kept (so IDs never shift); since
+//	                      version 3 with the arena offset of the file's
+//	                      links (links.go), zero padding before
 //	         11 arena     each arena chunk: kind u8 (0 absent, 1 chunk with
 //	                      its written length u32 and bytes, 2 an oversized
 //	                      item: its length u64 and bytes, covering as many
@@ -49,10 +52,17 @@ import (
 // names holds a control character, as its paths are then what version 2
 // maps; otherwise it is refused as corrupt, so that the Source is read
 // again and its paths mapped anew.
+//
+// Version 3 keeps a file's links in the arena, at an offset in its record
+// where versions 1 and 2 had padding; their links section is read into
+// the arena as the catalog is built.
 
 const (
 	snapshotMagic   = "RSFSCAT1"
-	snapshotVersion = 2
+	snapshotVersion = 3
+	// linksSectionVersion is the last version that kept links in their
+	// section rather than in the arena.
+	linksSectionVersion = 2
 	// rawControlVersion is the last version whose names may hold raw
 	// control characters.
 	rawControlVersion = 1
@@ -159,6 +169,9 @@ func readSnapshot(r io.Reader, opts Options, size int64) (*Catalog, []byte, erro
 	if want := normalizeOrigin(opts.Origin); opts.Origin != "" && img.origin != want {
 		return nil, nil, fmt.Errorf("%w: saved for %q, not %q", ErrSnapshotOrigin, img.origin, want)
 	}
+	if version <= linksSectionVersion {
+		img.clearLinkOffsets()
+	}
 	c, err := img.build()
 	if err != nil {
 		return nil, nil, err
@@ -179,8 +192,8 @@ func parseHeader(hdr []byte) (int64, uint32, error) {
 		return 0, 0, corruptf("header checksum mismatch")
 	}
 	v := binary.LittleEndian.Uint32(hdr[8:])
-	if v != snapshotVersion && v != rawControlVersion {
-		return 0, 0, corruptf("unsupported version %d (this program reads %d and %d)", v, rawControlVersion, snapshotVersion)
+	if v < rawControlVersion || v > snapshotVersion {
+		return 0, 0, corruptf("unsupported version %d (this program reads %d to %d)", v, rawControlVersion, snapshotVersion)
 	}
 	total := binary.LittleEndian.Uint64(hdr[12:])
 	if total < headerSize+trailerSize || total > 1<<46 {

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"encoding/binary"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -21,7 +23,6 @@ func (p *snapshotParts) build() (*Catalog, error) {
 		types:        p.types,
 		typeIndex:    make(map[string]uint16, len(p.types)),
 		typeOverflow: p.overflow,
-		links:        p.links,
 		props:        make(map[NodeID][]Property),
 		protocol:     DefaultProtocol,
 		altIno:       p.altIno,
@@ -40,6 +41,9 @@ func (p *snapshotParts) build() (*Catalog, error) {
 		if err := check(); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.moveOldLinks(p.links); err != nil {
+		return nil, err
 	}
 	for _, i := range p.shared {
 		c.prefixIndex[c.prefixes[i]] = i
@@ -70,6 +74,32 @@ func (c *Catalog) prefixedValid(off uint32) bool {
 	}
 	n, h := binary.Uvarint(c.arena.tail(off))
 	return h > 0 && n < arenaChunkSize*arenaChunkSize && c.arenaHas(off+uint32(h), int(n))
+}
+
+// linksBlobValid reports whether a links blob (links.go) is at off.
+func (c *Catalog) linksBlobValid(off uint32) bool {
+	if !c.arenaHas(off, 1) {
+		return false
+	}
+	_, ok := decodeLinks(c.arena.tail(off))
+	return ok
+}
+
+// moveOldLinks stores in the arena the links a snapshot of version 3's
+// predecessors kept in its links section.
+func (c *Catalog) moveOldLinks(links map[NodeID][]Link) error {
+	for _, id := range slices.Sorted(maps.Keys(links)) {
+		ls := links[id]
+		if !c.liveFileID(id) || len(ls) == 0 || c.files.at(id).links != 0 {
+			return corruptf("links of %d", id)
+		}
+		blob := appendLinks(nil, ls)
+		if !c.arena.fits(len(blob)) {
+			return corruptf("links of %d: no room in the arena", id)
+		}
+		c.setLinks(c.files.at(id), blob)
+	}
+	return nil
 }
 
 // hashBlobValid reports whether a hash blob (hashes.go) is at off.
@@ -143,6 +173,9 @@ func (c *Catalog) checkFiles() error {
 		if err := c.checkFile(id, f); err != nil {
 			return err
 		}
+		if f.links != 0 {
+			c.withLinks++
+		}
 	}
 	if live != c.live {
 		return corruptf("%d live records, meta says %d", live, c.live)
@@ -158,6 +191,8 @@ func (c *Catalog) checkFile(id NodeID, f *fileRec) error {
 		return corruptf("file %d: name", id)
 	case f.hash != 0 && !c.hashBlobValid(f.hash):
 		return corruptf("file %d: hashes", id)
+	case f.links != 0 && !c.linksBlobValid(f.links):
+		return corruptf("file %d: links", id)
 	case int(f.parent) >= len(c.dirs) || c.dirs[f.parent].deleted:
 		return corruptf("file %d: parent %d", id, f.parent)
 	case f.flags&flagInoNotRaw != 0 && c.altIno[f.ino] != id:
@@ -229,11 +264,6 @@ func (c *Catalog) checkFileMaps() error {
 	for id := range c.typeOverflow {
 		if !c.liveFileID(id) || c.files.at(id).flags&flagTypeOverflow == 0 {
 			return corruptf("overflow type of %d", id)
-		}
-	}
-	for id, ls := range c.links {
-		if !c.liveFileID(id) || len(ls) == 0 {
-			return corruptf("links of %d", id)
 		}
 	}
 	return nil

@@ -16,7 +16,8 @@ import (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // recordSize is a record's size on disk: the fields of fileRec in order,
-// little-endian, with 6 zero bytes of padding at the end.
+// little-endian, without padding (links, at 52, was zero padding before
+// version 3).
 const recordSize = 56
 
 // rawRecords is true when fileRec in memory is exactly its disk form
@@ -33,7 +34,7 @@ func recordLayoutIsDiskLayout() bool {
 		unsafe.Offsetof(f.parent) == 24 && unsafe.Offsetof(f.nameOff) == 28 && unsafe.Offsetof(f.prefix) == 32 &&
 		unsafe.Offsetof(f.suffix) == 36 && unsafe.Offsetof(f.hash) == 40 && unsafe.Offsetof(f.typ) == 44 &&
 		unsafe.Offsetof(f.tzMin) == 46 && unsafe.Offsetof(f.nameLen) == 48 && unsafe.Offsetof(f.flags) == 49 &&
-		unsafe.Offsetof(f.set) == 50
+		unsafe.Offsetof(f.set) == 50 && unsafe.Offsetof(f.links) == 52
 }
 
 // recordsAsBytes views records as their bytes (only when rawRecords).
@@ -65,7 +66,7 @@ func encodeRecords(dst []byte, recs []fileRec) {
 		le.PutUint16(b[46:], uint16(f.tzMin))
 		b[48], b[49] = f.nameLen, f.flags
 		le.PutUint16(b[50:], f.set)
-		clear(b[52:])
+		le.PutUint32(b[52:], f.links)
 	}
 }
 
@@ -79,6 +80,7 @@ func decodeRecords(recs []fileRec, src []byte) {
 			parent: le.Uint32(b[24:]), nameOff: le.Uint32(b[28:]), prefix: le.Uint32(b[32:]),
 			suffix: le.Uint32(b[36:]), hash: le.Uint32(b[40:]), typ: le.Uint16(b[44:]),
 			tzMin: int16(le.Uint16(b[46:])), nameLen: b[48], flags: b[49], set: le.Uint16(b[50:]),
+			links: le.Uint32(b[52:]),
 		}
 	}
 }
@@ -90,11 +92,6 @@ func (e *enc) u8(v uint8)   { e.b = append(e.b, v) }
 func (e *enc) u32(v uint32) { e.b = binary.LittleEndian.AppendUint32(e.b, v) }
 func (e *enc) u64(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
 func (e *enc) i64(v int64)  { e.u64(uint64(v)) }
-
-func (e *enc) bytes(s []byte) {
-	e.u32(uint32(len(s)))
-	e.b = append(e.b, s...)
-}
 
 func (e *enc) str(s string) {
 	e.u32(uint32(len(s)))

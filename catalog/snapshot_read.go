@@ -148,6 +148,16 @@ func (p *snapshotParts) readOverflow(s *snapReader) error {
 	return d.done()
 }
 
+// clearLinkOffsets zeroes the records' links offsets, for a version whose
+// records had padding there (their links are in the links section).
+func (p *snapshotParts) clearLinkOffsets() {
+	for _, chunk := range p.files.chunks {
+		for i := range chunk {
+			chunk[i].links = 0
+		}
+	}
+}
+
 func (p *snapshotParts) readLinks(s *snapReader) error {
 	d, err := s.payload(secLinks, "links")
 	if err != nil {

@@ -8,8 +8,6 @@ import (
 	"io"
 	"maps"
 	"slices"
-
-	"rsfs/resourcesync"
 )
 
 // snapshotImage is a catalog copied for writing: everything but the arena
@@ -103,43 +101,12 @@ func (c *Catalog) encodeTypes(e *enc) {
 	e.end(s)
 }
 
+// encodeLinks writes the links section empty: since version 3 a file's
+// links are in the arena (links.go); versions 1 and 2 listed them here.
 func (c *Catalog) encodeLinks(e *enc) error {
 	s := e.begin(secLinks)
-	e.u32(uint32(len(c.links)))
-	for _, id := range slices.Sorted(maps.Keys(c.links)) {
-		ls := c.links[id]
-		e.u32(uint32(id))
-		e.u32(uint32(len(ls)))
-		for i := range ls {
-			if err := encodeLink(e, &ls[i]); err != nil {
-				return fmt.Errorf("catalog: snapshot of the links of %q: %w", c.uriOf(c.files.at(id)), err)
-			}
-		}
-	}
+	e.u32(0)
 	e.end(s)
-	return nil
-}
-
-func encodeLink(e *enc, l *resourcesync.Link) error {
-	e.str(l.Rel)
-	e.str(l.Href)
-	e.i64(int64(l.Pri))
-	e.i64(l.Length)
-	var modified []byte
-	if !l.Modified.IsZero() {
-		var err error
-		if modified, err = l.Modified.MarshalBinary(); err != nil {
-			return err
-		}
-	}
-	e.bytes(modified)
-	e.str(l.Type)
-	e.str(l.Path)
-	e.u32(uint32(len(l.Hashes)))
-	for _, h := range l.Hashes {
-		e.str(h.Alg)
-		e.str(h.Value)
-	}
 	return nil
 }
 
