@@ -324,6 +324,30 @@ func TestConvergeScenarios(t *testing.T) {
 		src.Note("stopped")
 		convergeWait(t, m, src, "list-between-polls", "go test ./tests/e2e -run 'TestConvergeScenarios/list-between-polls' -v")
 	})
+	// A reader retrying a file whose new version is listed only in a
+	// Change List the Capability List has just started to name: each
+	// failed read (EIO, the listed length no longer served) asks for an
+	// early poll; the mount must still read the Capability List and
+	// follow the new list. Seen as seed 33 (EIO and the old size and mtime
+	// 3 s after the change).
+	t.Run("reader-across-rotation", func(t *testing.T) {
+		src, err := randsource.Start(randsource.Config{Seed: 1, Files: 3, Dating: randsource.Dating10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(src.Close)
+		m := mount(t, src.URL(), "--poll-interval", convergePoll.String())
+		src.Note("mounted")
+		mustOp(t)(src.Create("/r/a/f5.txt", bytes.Repeat([]byte("first version\n"), 300)))
+		waitFor(t, convergeWithin, "the first version", func() bool {
+			_, err := os.ReadFile(m.path("r/a/f5.txt"))
+			return err == nil
+		})
+		src.Rotate()
+		mustOp(t)(src.Update("/r/a/f5.txt", []byte("second version, shorter\n")))
+		src.Note("stopped")
+		convergeWait(t, m, src, "reader-across-rotation", "go test ./tests/e2e -run 'TestConvergeScenarios/reader-across-rotation' -v")
+	})
 	t.Run("removed-lists", func(t *testing.T) { removedLists(t, false) })
 	t.Run("removed-lists-behind-dump", func(t *testing.T) { removedLists(t, true) })
 }
