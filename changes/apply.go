@@ -239,6 +239,7 @@ func (f *Follower) reload(ctx context.Context) error {
 	for _, set := range f.s.Sets {
 		set.ListedAt = st.ListedAt(set)
 		f.positions[set] = &Position{Time: set.ListedAt}
+		f.listedFresh[set] = true
 	}
 	f.validators = map[string]*fetch.Validators{}
 	f.reloads++

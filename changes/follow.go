@@ -57,6 +57,10 @@ type Follower struct {
 	driftDue     map[*source.Set]bool
 	driftChecked map[*source.Set]time.Time
 
+	// listedFresh: sets whose position is still their Resource Lists' time
+	// since a load or reload, until a poll reads every document (stale.go).
+	listedFresh map[*source.Set]bool
+
 	pushMu  sync.Mutex // guards pushes; taken inside mu (Status), never around it
 	pushes  *pushState // the notification subscriptions, once Subscribe ran (push.go)
 	applied int64
@@ -88,6 +92,7 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 		coverage:   map[string]coverage{},
 		warned:     map[string]bool{},
 		driftDue:   map[*source.Set]bool{}, driftChecked: map[*source.Set]time.Time{},
+		listedFresh: map[*source.Set]bool{},
 	}
 	if opts.Log == nil {
 		opts.Log = src.Logger()
@@ -99,6 +104,8 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 		if p, ok := restored[setKey(set)]; ok {
 			c := p.clone()
 			pos = &c
+		} else {
+			f.listedFresh[set] = true
 		}
 		f.positions[set] = pos
 	}
@@ -214,6 +221,10 @@ type pollRead struct {
 	set       *source.Set
 	seen      map[string]struct{} // the changes collected, by key and time
 	failed    map[string]error    // the documents that could not be read
+	// fresh: the set's position is its Resource Lists' time, from a load;
+	// before then holds, by URI, the latest change behind it.
+	fresh  bool
+	before map[string]change
 }
 
 func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
@@ -224,8 +235,9 @@ func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 		f.positions[set] = p
 	}
 	pos := p.clone()
+	fresh := f.listedFresh[set] && conditional
 	f.mu.Unlock()
-	return &pollRead{pos: pos, horizon: f.now().Add(source.FutureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set}
+	return &pollRead{pos: pos, horizon: f.now().Add(source.FutureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set, fresh: fresh}
 }
 
 // pollSet applies a set's new changes. One document that cannot be read
@@ -252,6 +264,7 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	for _, u := range f.changeDumps(set) {
 		r.fail(u, f.readChangeDump(ctx, u, r, 0))
 	}
+	f.staleListed(r)
 	f.noteNewest(set, r.changes)
 	complete := len(r.failed) == 0
 	f.noteRead(set, started, r.failed)
@@ -272,6 +285,11 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	failed := f.applyChanges(ctx, set, r.changes, !complete)
 	if !failed {
 		f.dropRetired(set, retired)
+	}
+	if complete && !failed {
+		f.mu.Lock()
+		delete(f.listedFresh, set) // its Resource Lists were checked against every document
+		f.mu.Unlock()
 	}
 	f.mu.Lock()
 	for u, v := range r.vals {
@@ -394,6 +412,9 @@ func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entrie
 		}
 		r.seen[id] = struct{}{}
 		if r.pos.passed(c) {
+			if r.fresh {
+				r.noteBefore(c)
+			}
 			if !c.undated || catalogHolds(f.cat, c) {
 				continue
 			}

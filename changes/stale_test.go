@@ -421,3 +421,41 @@ func TestDriftIsCheckedEveryDriftEveryByTheListTime(t *testing.T) {
 	assert.EqualValues(t, 8, lengthOf(t, cat, s.base+"/a.txt"))
 	assert.Contains(t, log.String(), "drift repaired: 0 created, 0 deleted, 1 updated")
 }
+
+// resync-simulator stamps a Resource List's at once the list is built, so
+// changes made while it was built are dated before at yet missing from it.
+// The first poll after the load applies each resource's latest change
+// before at where the list's record is older; a list record that is newer
+// than the change, or the same version, is kept.
+func TestChangesBeforeALateListTimeThatTheListLacksAreApplied(t *testing.T) {
+	s := startDocSource(t, map[string]string{
+		"/caps.xml": capList("/cl.xml"),
+		"/rl.xml": `<urlset ` + ns + `><rs:md capability="resourcelist" at="2024-01-10T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url>
+<url><loc>BASE/c.txt</loc><lastmod>2024-01-09T23:59:58Z</lastmod><rs:md length="3"/></url>
+<url><loc>BASE/d.txt</loc><lastmod>2024-01-09T23:59:57Z</lastmod><rs:md length="4"/></url>
+<url><loc>BASE/x.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`,
+		"/cl.xml": changeList("2024-01-09T00:00:00Z", "",
+			entry("d.txt", "updated", "2024-01-09T23:59:55Z", "", 9), // older than the list's record: kept
+			entry("c.txt", "updated", "2024-01-09T23:59:58Z", "", 3), // the list has it
+			entry("a.txt", "updated", "2024-01-09T23:59:59Z", "", 5),
+			entry("b.txt", "created", "2024-01-09T23:59:59Z", "", 7),
+			entry("x.txt", "deleted", "2024-01-09T23:59:59Z", "", 0)),
+	})
+	f, cat, log := followDocs(t, s)
+	require.NoError(t, poll(t, f))
+	assert.EqualValues(t, 5, lengthOf(t, cat, s.base+"/a.txt"))
+	assert.EqualValues(t, 7, lengthOf(t, cat, s.base+"/b.txt"))
+	assert.EqualValues(t, -1, lengthOf(t, cat, s.base+"/x.txt"), "deleted")
+	assert.EqualValues(t, 3, lengthOf(t, cat, s.base+"/c.txt"))
+	assert.EqualValues(t, 4, lengthOf(t, cat, s.base+"/d.txt"), "the list's newer record stays")
+	assert.Contains(t, log.String(), "changes dated before the Resource Lists' time are missing from them")
+	assert.Contains(t, log.String(), "changes=3")
+	assert.Equal(t, "2024-01-10T00:00:00Z", f.Positions()[s.base+"/caps.xml"].Time.UTC().Format(time.RFC3339))
+
+	// Only the first poll after a load asks: the tree is then the Source's.
+	s.set("/cl.xml", changeList("2024-01-09T00:00:00Z", "",
+		entry("d.txt", "updated", "2024-01-09T23:59:59Z", "", 11)))
+	require.NoError(t, poll(t, f))
+	assert.EqualValues(t, 4, lengthOf(t, cat, s.base+"/d.txt"))
+}

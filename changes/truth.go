@@ -65,6 +65,7 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 				return nil, fmt.Errorf("truth: %w", err)
 			}
 		}
+		t.changes = append(t.changes, staleBefore(t.cat, t.before, t.changes)...)
 		if err := t.apply(ctx, cat, src.SetNumber(set)); err != nil {
 			return nil, fmt.Errorf("truth: %w", err)
 		}
@@ -79,6 +80,7 @@ type truthRead struct {
 	listedAt time.Time
 	changes  []change
 	seen     map[string]struct{} // changes kept, by key and time
+	before   map[string]change   // each resource's latest change before the list time
 }
 
 func (t *truthRead) readChangeDoc(ctx context.Context, u string, depth int) error {
@@ -129,6 +131,7 @@ func (t *truthRead) collect(u string, h *resourcesync.Header, entries []resource
 		}
 		t.seen[id] = struct{}{}
 		if c.at.Before(t.listedAt) {
+			t.before = latestBefore(t.before, c)
 			if !c.undated || catalogHolds(t.cat, c) {
 				continue
 			}
