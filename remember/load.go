@@ -92,9 +92,11 @@ func (l *Loaded) CatchUp(ctx context.Context, f *changes.Follower) error {
 		return f.Reload(ctx)
 	case l.NeedsCatchUp:
 		start := time.Now()
-		err := f.Poll(ctx)
+		if err := f.Poll(ctx); err != nil {
+			return err // the caller says it, and status shows the set degraded
+		}
 		slog.Info("caught up through the Change Lists", "took", time.Since(start).Round(time.Millisecond), "changes", f.Stats().Applied)
-		return err
+		return nil
 	}
 	return nil
 }
