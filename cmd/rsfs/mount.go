@@ -297,7 +297,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	prog := newProgress(term)
 	src, err := remember.Open(cmd.Context(), remember.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
-		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(dir) },
+		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
 			AfterPoll: func() { // versions that failed verification are tried again
 				if f := fsys.Load(); f != nil {
 					f.RetryBad()
