@@ -51,6 +51,7 @@ func main() {
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
 	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")
 	peerServe := flag.Bool("peer-serve", false, "-peer: only serve the tree from nginx, print its URLs, and wait for an interrupt (for profiling by hand)")
+	prebuiltBin := flag.String("rsfs", "", "an rsfs binary to measure instead of building the working tree (e.g. one built from a commit while the tree does not build)")
 	latency := flag.String("latency", "", "measure grep -r over -latency-files small files behind a proxy that delays each request by each of these delays (e.g. 0,10ms,50ms,150ms), with and without a Resource Dump, instead of the above")
 	latencyFiles := flag.Int("latency-files", 5000, "-latency: small files in the tree")
 	latencyReps := flag.Int("latency-reps", 3, "-latency: runs of each rsfs measure (the median is reported)")
@@ -64,7 +65,7 @@ func main() {
 	squidPoll := flag.Duration("squid-poll", 10*time.Second, "-squid: --poll-interval of the mounts")
 	flag.Parse()
 
-	b, err := newBench()
+	b, err := newBench(*prebuiltBin)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -130,12 +131,16 @@ type bench struct {
 	rows  []row
 }
 
-func newBench() (*bench, error) {
+func newBench(prebuilt string) (*bench, error) {
 	tmp, err := os.MkdirTemp("", "rsfs-bench")
 	if err != nil {
 		return nil, err
 	}
 	b := &bench{tmp: tmp, rsfs: filepath.Join(tmp, "rsfs")}
+	if prebuilt != "" {
+		b.rsfs, prebuiltRsfs = prebuilt, prebuilt
+		return b, nil
+	}
 	build := exec.Command("go", "build", "-o", b.rsfs, "rsfs/cmd/rsfs")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

@@ -312,9 +312,15 @@ func commandLine() string {
 	return strings.TrimSpace("go run ./tests/bench " + strings.Join(args, " "))
 }
 
+// prebuiltRsfs is the binary -rsfs names, if any.
+var prebuiltRsfs string
+
 // sourceRev is the commit rsfs was built from, marked when the tree has
 // uncommitted changes.
 func sourceRev() string {
+	if prebuiltRsfs != "" {
+		return "the binary " + prebuiltRsfs + " (-rsfs)"
+	}
 	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "an unknown commit"
