@@ -196,6 +196,19 @@ func TestAnotherLengthIsAnotherVersion(t *testing.T) {
 	assert.Equal(t, uint16(2), changed[0].Set, "the early poll asks for the resource's set")
 }
 
+// A listed resource that answers 404 was most likely deleted since: the
+// read fails, and the Reader's Changed hears of it, for an early poll.
+func TestAGoneResourceAsksForAnEarlyPoll(t *testing.T) {
+	src := newServer(t)
+	var changed []*catalog.Resource
+	r := &catalog.Resource{URI: src.URL + "/deleted", Length: 5, Set: 3}
+	f := NewReader(src.client(), ReaderOptions{Changed: func(r *catalog.Resource) { changed = append(changed, r) }}).Open(r)
+	_, err := read(t, f, 0, 5)
+	require.Error(t, err)
+	require.Len(t, changed, 1)
+	assert.Equal(t, uint16(3), changed[0].Set)
+}
+
 // An open file keeps the version it was first answered with: once the
 // resource changes (another ETag), a later range fails instead of mixing
 // versions.
