@@ -290,4 +290,12 @@ func TestEveryLinkIsVisible(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "res1\n", string(body))
 
+	// A remount restores the links from the snapshot.
+	m.unmount(t)
+	m = mountAt(t, base, m.dir, filepath.Join(filepath.Dir(m.dir), "cache"), "--poll-interval", "0")
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "catalog loaded from snapshot")
+	assert.Equal(t, got, xattrsOf(t, res1))
+	assert.Equal(t, res3, xattrsOf(t, m.path("res3.txt")))
 }
