@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -77,7 +78,9 @@ func TestBuiltBinary(t *testing.T) {
 		assert.Regexp(t, `^revision [0-9a-f]{40} \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ(, modified)?\)$`, lines[1])
 		rev := strings.Fields(lines[1])[1]
 		assert.Contains(t, []string{before, after}, rev, "the revision is the checkout's HEAD")
-		assert.Contains(t, lines[0], rev[:12], "the pseudo-version names the revision")
+		if pseudo := regexp.MustCompile(`-\d{14}-([0-9a-f]{12})`).FindStringSubmatch(lines[0]); pseudo != nil {
+			assert.Equal(t, rev[:12], pseudo[1], "the pseudo-version names the revision")
+		}
 	})
 
 	t.Run("usage error", func(t *testing.T) {
