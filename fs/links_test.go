@@ -101,3 +101,16 @@ func TestLinkXattrsServedAndChanged(t *testing.T) {
 	assert.JSONEq(t, `[{"href":"http://original.example.com/res1","length":3}]`, v)
 	assert.NotContains(t, list(), "collection")
 }
+
+// The catalog's protocol names the link attributes too.
+func TestLinkXattrsOfAnotherProtocol(t *testing.T) {
+	r := &catalog.Resource{URI: testOrigin + "/rec/one.xml", Length: 1,
+		Links: []catalog.Link{{Rel: "describedby", Href: "http://example.com/meta.xml", Type: "application/xml", Length: -1}}}
+	got := map[string]string{}
+	for _, x := range xattrs("atompmh", r) {
+		got[x.name] = x.value
+	}
+	assert.Equal(t, "http://example.com/meta.xml", got["user.atompmh.link.describedby"])
+	assert.JSONEq(t, `[{"href":"http://example.com/meta.xml","type":"application/xml"}]`, got["user.atompmh.link.describedby.json"])
+	assert.NotContains(t, got, "user.resourcesync.link.describedby")
+}
