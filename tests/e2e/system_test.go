@@ -111,7 +111,7 @@ func TestMountFuse3HelperRefusesAnUnknownOption(t *testing.T) {
 		_, stderr, err := runEnv(t, time.Minute, env, "/sbin/mount.fuse3", src.URL(), m.dir, "-t", "fuse.rsfs", "-o", "ro,"+opt)
 		var exit *exec.ExitError
 		require.ErrorAs(t, err, &exit, "mount.fuse3 -o %s", opt)
-		assert.Equal(t, 1, exit.ExitCode())
+		assert.Equal(t, 2, exit.ExitCode(), "a usage error, through mount.fuse3")
 		assert.Contains(t, stderr, "rsfs: -o "+opt+":")
 		assert.False(t, isMountPoint(m.dir))
 	}
