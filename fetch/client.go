@@ -18,6 +18,26 @@ type Client struct {
 	origins    originSet
 	stats      counters
 	traffic    traffic
+	onRetry    atomic.Pointer[func(Retry)]
+}
+
+// Retry is a request about to be sent again, as OnRetry hears of it.
+type Retry struct {
+	Method, URL string
+	Attempt     int           // the attempt that failed, from 1
+	Attempts    int           // how many it will make in all
+	Wait        time.Duration // before the next
+	Cause       error
+}
+
+// OnRetry has f told of every retry from now on (nil: no one), e.g. to
+// show a user why a mount is waiting.
+func (c *Client) OnRetry(f func(Retry)) {
+	if f == nil {
+		c.onRetry.Store(nil)
+		return
+	}
+	c.onRetry.Store(&f)
 }
 
 // Stats are the client's counters since New.

@@ -35,6 +35,9 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		c.stats.retries.Add(1)
 		c.log.Debug("fetch: retrying", "method", r.method, "url", r.url,
 			"retry", attempt+1, "of", c.opts.Retries, "wait", wait, "cause", cause)
+		if f := c.onRetry.Load(); f != nil {
+			(*f)(Retry{Method: r.method, URL: r.url, Attempt: attempt + 1, Attempts: c.opts.Retries + 1, Wait: wait, Cause: cause})
+		}
 		if err := sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("fetch %s: %w (while retrying after: %v)", r.url, err, cause)
 		}

@@ -295,6 +295,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
 	}
 	prog := newProgress(term)
+	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
 	src, err := remember.Open(cmd.Context(), remember.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
 		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
@@ -309,6 +310,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 			}
 		},
 	})
+	client.OnRetry(nil)
 	prog.done()
 	if err != nil {
 		return nil, err

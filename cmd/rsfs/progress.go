@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
 
+	"rsfs/fetch"
 	"rsfs/source"
 )
 
@@ -40,6 +42,21 @@ func (p *progress) update(pr source.Progress) {
 	if pr.Missing > 0 {
 		fmt.Fprintf(p.w, ", %d/%d lengths learned", pr.Learned, pr.Missing)
 	}
+}
+
+// retry says that a request of the load is retried: "waiting for URL:
+// attempt 2 of 5 failed (cause); retrying in 1.2s", a line each, on the
+// terminal (or the waiting parent's output) and in the log.
+func (p *progress) retry(r fetch.Retry) {
+	slog.Warn("the Source does not answer; retrying", "url", r.URL, "attempt", r.Attempt, "of", r.Attempts, "wait", r.Wait.Round(time.Millisecond), "cause", r.Cause)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shown {
+		fmt.Fprintln(p.w) // end the loading line
+		p.shown = false
+	}
+	fmt.Fprintf(p.w, "waiting for %s: attempt %d of %d failed (%v); retrying in %s\n",
+		r.URL, r.Attempt, r.Attempts, r.Cause, r.Wait.Round(100*time.Millisecond))
 }
 
 func (p *progress) done() {
