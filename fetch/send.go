@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
+	"rsfs/origin"
 	"sync/atomic"
 	"time"
 )
@@ -150,24 +150,10 @@ func (c *Client) setHeaders(req *http.Request, header http.Header) {
 }
 
 // withoutUserinfo returns rawURL without the user information
-// (user:password@) of its authority, the rest byte for byte: rsfs never
-// sends it, and never logs it.
+// (user:password@) of its authority (origin.StripUserinfo).
 func withoutUserinfo(rawURL string) string {
-	if strings.IndexByte(rawURL, '@') < 0 {
-		return rawURL
-	}
-	i := strings.Index(rawURL, "//")
-	if i < 0 || strings.IndexAny(rawURL[:i], "/?#") >= 0 {
-		return rawURL
-	}
-	start, end := i+2, len(rawURL)
-	if j := strings.IndexAny(rawURL[start:], "/?#"); j >= 0 {
-		end = start + j
-	}
-	if at := strings.LastIndexByte(rawURL[start:end], '@'); at >= 0 {
-		return rawURL[:start] + rawURL[start+at+1:]
-	}
-	return rawURL
+	out, _, _ := origin.StripUserinfo(rawURL)
+	return out
 }
 
 // unwrapURLError drops net/http's *url.Error, whose text repeats the URL.

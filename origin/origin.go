@@ -65,3 +65,27 @@ func DefaultPort(scheme string) string {
 	}
 	return ""
 }
+
+// StripUserinfo removes the user information (user:password@) from the
+// authority of rawURL (rsfs never sends it, and never logs it), and returns the URL without it, its host (port
+// included) and true; a URL without user information is returned as is,
+// with false. The rest of the URL is kept byte for byte.
+func StripUserinfo(rawURL string) (string, string, bool) {
+	if strings.IndexByte(rawURL, '@') < 0 {
+		return rawURL, "", false
+	}
+	i := strings.Index(rawURL, "//")
+	if i < 0 || strings.ContainsAny(rawURL[:i], "/?#") {
+		return rawURL, "", false
+	}
+	start := i + 2
+	end := len(rawURL)
+	if j := strings.IndexAny(rawURL[start:], "/?#"); j >= 0 {
+		end = start + j
+	}
+	at := strings.LastIndexByte(rawURL[start:end], '@')
+	if at < 0 {
+		return rawURL, "", false
+	}
+	return rawURL[:start] + rawURL[start+at+1:], rawURL[start+at+1 : end], true
+}

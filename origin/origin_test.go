@@ -54,3 +54,19 @@ func TestFromAuthority(t *testing.T) {
 		assert.Equal(t, tt.hostPort, hp, tt.scheme+"://"+tt.authority)
 	}
 }
+
+func TestStripUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:p@h/x":        "http://h/x",
+		"https://u@h:8443":      "https://h:8443",
+		"http://a@b@h/?q=@":     "http://h/?q=@",
+		"http://h/a@b":          "http://h/a@b",
+		"/rel@x":                "/rel@x",
+		"mailto:a@b":            "mailto:a@b",
+		"http://h?x=//u@v":      "http://h?x=//u@v",
+		"HTTP://user:pw@[::1]/": "HTTP://[::1]/",
+	} {
+		got, _, _ := StripUserinfo(in)
+		assert.Equal(t, want, got, in)
+	}
+}

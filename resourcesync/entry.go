@@ -2,6 +2,7 @@ package resourcesync
 
 import (
 	"fmt"
+	"rsfs/origin"
 	"strings"
 	"time"
 )
@@ -254,7 +255,7 @@ func (r *Reader) resolveURL(ref []byte) string {
 			r.warnHere(warnBadURL, s)
 		}
 	}
-	if out, host, ok := StripUserinfo(s); ok {
+	if out, host, ok := origin.StripUserinfo(s); ok {
 		r.warnHere(warnUserinfo, host)
 		return out
 	}

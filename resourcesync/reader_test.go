@@ -85,22 +85,6 @@ func TestUserinfoRemoved(t *testing.T) {
 	}
 }
 
-func TestStripUserinfo(t *testing.T) {
-	for in, want := range map[string]string{
-		"http://u:p@h/x":        "http://h/x",
-		"https://u@h:8443":      "https://h:8443",
-		"http://a@b@h/?q=@":     "http://h/?q=@",
-		"http://h/a@b":          "http://h/a@b",
-		"/rel@x":                "/rel@x",
-		"mailto:a@b":            "mailto:a@b",
-		"http://h?x=//u@v":      "http://h?x=//u@v",
-		"HTTP://user:pw@[::1]/": "HTTP://[::1]/",
-	} {
-		got, _, _ := StripUserinfo(in)
-		assert.Equal(t, want, got, in)
-	}
-}
-
 func TestForeignElementsSkipped(t *testing.T) {
 	doc := `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"
   xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math/bits"
 	"net/url"
-	"strings"
 )
 
 // resolver resolves <loc> and href values against the document URL.
@@ -35,30 +34,6 @@ func (rs resolver) resolve(ref []byte) (string, bool) {
 		return string(ref), false
 	}
 	return rs.base.ResolveReference(u).String(), true
-}
-
-// StripUserinfo removes the user information (user:password@) from the
-// authority of rawURL, and returns the URL without it, its host (port
-// included) and true; a URL without user information is returned as is,
-// with false. The rest of the URL is kept byte for byte.
-func StripUserinfo(rawURL string) (string, string, bool) {
-	if strings.IndexByte(rawURL, '@') < 0 {
-		return rawURL, "", false
-	}
-	i := strings.Index(rawURL, "//")
-	if i < 0 || strings.IndexAny(rawURL[:i], "/?#") >= 0 {
-		return rawURL, "", false
-	}
-	start := i + 2
-	end := len(rawURL)
-	if j := strings.IndexAny(rawURL[start:], "/?#"); j >= 0 {
-		end = start + j
-	}
-	at := strings.LastIndexByte(rawURL[start:end], '@')
-	if at < 0 {
-		return rawURL, "", false
-	}
-	return rawURL[:start] + rawURL[start+at+1:], rawURL[start+at+1 : end], true
 }
 
 // isPlainHTTPURL reports whether ref is an absolute http(s) URL that
