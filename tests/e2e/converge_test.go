@@ -31,12 +31,14 @@ import (
 //	RSFS_CONVERGE_SEEDS=50 go test ./tests/e2e -run TestConverge  # seeds 1-50
 //	RSFS_CONVERGE_SEED=17 go test ./tests/e2e -run TestConverge -v  # seed 17 only
 //
-// (or -converge.seeds=50, -converge.seed=17). RSFS_CONVERGE_SHARED_BOUNDARY=1
-// lets changes fall on the instant a Change List closes and the next opens
-// (randsource.Config.SharedBoundary), a Source the standard's inclusive
-// from and until make ambiguous. A seed fixes the operations
+// (or -converge.seeds=50, -converge.seed=17). A seed fixes the operations
 // and the pauses; the wall clock still decides which second each change
-// falls in and where polls land, so a failing seed may need a few runs.
+// falls in and where polls land, so a failing seed may need a few runs:
+// TestConvergeScenarios pins the sequences that once failed.
+//
+// RSFS_CONVERGE_SHARED_BOUNDARY=1 lets changes fall on the instant a
+// Change List closes and the next opens (randsource.Config.SharedBoundary),
+// a Source the standard's inclusive from and until make ambiguous.
 
 var (
 	convergeSeedsFlag = flag.Int("converge.seeds", 0, "run the convergence test for seeds 1..N (RSFS_CONVERGE_SEEDS)")
@@ -50,10 +52,6 @@ const (
 	// poll's one-second spacing and a loaded machine.
 	convergeWithin = convergePoll*11/10 + 2*time.Second
 )
-
-// convergeRepro are seeds that once exposed a bug, run with the default
-// seeds (see TestConverge).
-var convergeRepro = []int64{}
 
 func convergeSeeds(t *testing.T) []int64 {
 	one := *convergeSeedFlag
@@ -75,16 +73,12 @@ func convergeSeeds(t *testing.T) []int64 {
 		}
 		n = k
 	}
-	long := n > 0
-	if !long {
+	if n <= 0 {
 		n = 3
 	}
 	var seeds []int64
 	for i := 1; i <= n; i++ {
 		seeds = append(seeds, int64(i))
-	}
-	if !long {
-		seeds = append(seeds, convergeRepro...)
 	}
 	return seeds
 }
