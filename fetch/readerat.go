@@ -75,3 +75,11 @@ func (r *ReaderAt) ReadRange(ctx context.Context, off, n int64) (io.ReadCloser, 
 	}
 	return body, nil
 }
+
+// ReadRanges reads several ranges ([offset, length] pairs, sorted, not
+// overlapping) in one request, with If-Range when an ETag was given (see
+// Client.Ranges): ZIP readers use it to read members scattered in a package
+// in one round trip.
+func (r *ReaderAt) ReadRanges(ctx context.Context, spans [][2]int64) ([][]byte, error) {
+	return r.c.Ranges(ctx, r.url, spans, r.size, r.etag)
+}

@@ -22,18 +22,48 @@ const MaxBatchBytes = 8 << 20
 // round trip to a distant Source). A larger gap starts a new request.
 const MaxBatchGap = 64 << 10
 
-// BatchRunsAtOnce is how many runs of one ReadMembers call are read at
+// BatchRunsAtOnce is how many requests of one ReadMembers call are made at
 // once, so a batch of several runs costs about one round trip, not one per
 // run.
 const BatchRunsAtOnce = 4
+
+// MultiRangeGap replaces MaxBatchGap when the package's reader can ask for
+// several ranges in one request (MultiRangeReader): another range then costs
+// a part header of about 100 bytes rather than a round trip, so only gaps
+// smaller than that are read through.
+const MultiRangeGap = 256
+
+// MaxRangesPerRequest bounds the ranges of one multi-range request (its
+// Range header stays within about 4 KiB, under the 8 KiB a server such as
+// nginx takes by default), and MaxMultiRangeBytes the bytes it asks for.
+const (
+	MaxRangesPerRequest = 160
+	MaxMultiRangeBytes  = 16 << 20
+)
+
+// MultiRangeReader is a package reader that reads several ranges
+// ([offset, length] pairs, sorted, not overlapping) in one request;
+// fetch.ReaderAt is one. An error (the server answers whole, say) makes
+// ReadMembers read those ranges one request each.
+type MultiRangeReader interface {
+	ReadRanges(ctx context.Context, spans [][2]int64) ([][]byte, error)
+}
+
+// multiRangeGiveUp: after this many failed multi-range requests a package
+// reads its runs one request each.
+const multiRangeGiveUp = 2
 
 // ReadMembers reads whole members with as few requests as their layout
 // allows: wanted members that lie next to each other in the package (or
 // apart by at most MaxBatchGap bytes of other members) are read with one
 // range request for the run, then each is checked (local header, size,
 // CRC-32) and decoded in memory. It returns each member's bytes, or its
-// error; a run ends where its span would exceed MaxBatchBytes. Up to
-// BatchRunsAtOnce runs are read at once.
+// error; a run ends where its span would exceed MaxBatchBytes. Where the
+// package's reader is a MultiRangeReader, runs are cut at gaps over
+// MultiRangeGap instead and up to MaxRangesPerRequest of them are asked for
+// in one request, so members scattered through the package cost few round
+// trips and few bytes besides their own. Up to BatchRunsAtOnce requests
+// are made at once.
 func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []error) {
 	out, errs := make([][]byte, len(ms)), make([]error, len(ms))
 	order := make([]int, len(ms))
@@ -41,35 +71,100 @@ func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []er
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmpInt64(ms[a].HeaderOffset, ms[b].HeaderOffset) })
+	mr, multi := p.r.(MultiRangeReader)
+	multi = multi && p.multiFailures.Load() < multiRangeGiveUp
+	gap := int64(MaxBatchGap)
+	if multi {
+		gap = MultiRangeGap
+	}
+	var runs [][]int
+	for len(order) > 0 {
+		var run []int
+		run, order = p.nextRun(ms, order, gap)
+		runs = append(runs, run)
+	}
 	sem := make(chan struct{}, BatchRunsAtOnce)
 	var wg sync.WaitGroup
-	for len(order) > 0 {
-		run, rest := p.nextRun(ms, order)
+	for len(runs) > 0 {
+		n, size := 1, int64(0)
+		if multi {
+			for n < len(runs) && n < MaxRangesPerRequest {
+				start, end, ok := p.runSpan(ms, runs[n])
+				if !ok || size+end-start > MaxMultiRangeBytes {
+					break
+				}
+				size += end - start
+				n++
+			}
+		}
+		group := runs[:n]
+		runs = runs[n:]
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			p.readRun(ctx, ms, run, out, errs) // each run writes only its own indexes
+			if len(group) > 1 && p.readRunsMulti(ctx, mr, ms, group, out, errs) {
+				return
+			}
+			for _, run := range group {
+				p.readRun(ctx, ms, run, out, errs) // each run writes only its own indexes
+			}
 		})
-		order = rest
 	}
 	wg.Wait()
 	return out, errs
 }
 
-// nextRun takes the longest prefix of order (sorted by offset) in which each
-// member starts at most MaxBatchGap bytes after the previous one ends, and
-// whose span stays within MaxBatchBytes.
-func (p *Package) nextRun(ms []*Member, order []int) (run, rest []int) {
-	start := ms[order[0]].HeaderOffset
-	prevEnd := start
-	if i, ok := p.index(ms[order[0]]); ok {
-		prevEnd = p.limits[i]
+// runSpan is the bytes of the package a run covers: from its first
+// member's header to where the member after its last one starts.
+func (p *Package) runSpan(ms []*Member, run []int) (start, end int64, ok bool) {
+	li, ok := p.index(ms[run[len(run)-1]])
+	if !ok {
+		return 0, 0, false
 	}
+	return ms[run[0]].HeaderOffset, p.limits[li], true
+}
+
+// readRunsMulti reads runs with one multi-range request and cuts their
+// members out of it. It reports false, having stored nothing, when the
+// request failed: the caller then reads the runs one by one.
+func (p *Package) readRunsMulti(ctx context.Context, mr MultiRangeReader, ms []*Member, runs [][]int, out [][]byte, errs []error) bool {
+	spans := make([][2]int64, len(runs))
+	for j, run := range runs {
+		start, end, ok := p.runSpan(ms, run)
+		if !ok {
+			return false
+		}
+		spans[j] = [2]int64{start, end - start}
+	}
+	datas, err := mr.ReadRanges(ctx, spans)
+	if err != nil || len(datas) != len(spans) {
+		if ctx.Err() == nil {
+			p.multiFailures.Add(1)
+		}
+		return false
+	}
+	for j, run := range runs {
+		for _, k := range run {
+			out[k], errs[k] = p.cutMember(ms[k], datas[j], spans[j][0])
+		}
+	}
+	return true
+}
+
+// nextRun takes the longest prefix of order (sorted by offset) in which each
+// member starts at most gap bytes after the previous one ends, and whose
+// span stays within MaxBatchBytes.
+func (p *Package) nextRun(ms []*Member, order []int, gap int64) (run, rest []int) {
+	i, ok := p.index(ms[order[0]])
+	if !ok {
+		return order[:1], order[1:]
+	}
+	start, prevEnd := ms[order[0]].HeaderOffset, p.limits[i]
 	n := 1
 	for n < len(order) {
 		m := ms[order[n]]
 		i, ok := p.index(m)
-		if !ok || m.HeaderOffset-prevEnd > MaxBatchGap || p.limits[i]-start > MaxBatchBytes {
+		if !ok || m.HeaderOffset-prevEnd > gap || p.limits[i]-start > MaxBatchBytes {
 			break
 		}
 		prevEnd = max(prevEnd, p.limits[i])

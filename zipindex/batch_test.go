@@ -71,9 +71,10 @@ func TestReadMembersCatchesABadMember(t *testing.T) {
 	assert.Equal(t, entries[2].data, got[2])
 }
 
-// Wanted members far apart are read with a request each: the members
-// between them are not fetched (issue 23: reading 6 files of 11 KB fetched
-// 4.59 MB). Members a small gap apart still share one request.
+// Wanted members far apart are read without the members between them
+// (issue 23: reading 6 files of 11 KB fetched 4.59 MB): in one multi-range
+// request where the server serves several ranges in one answer, else with
+// a request each. Members a small gap apart still share one request.
 func TestReadMembersSkipsWhatIsNotWanted(t *testing.T) {
 	var entries []entry
 	for i := range 400 {
@@ -91,7 +92,9 @@ func TestReadMembersSkipsWhatIsNotWanted(t *testing.T) {
 		}
 		return ms
 	}
-	check := func(ms []*Member, got [][]byte, errs []error) {
+	read := func(ms []*Member) {
+		t.Helper()
+		got, errs := p.ReadMembers(context.Background(), ms)
 		for k, m := range ms {
 			require.NoError(t, errs[k], m.Name)
 			for j := range entries {
@@ -108,16 +111,31 @@ func TestReadMembersSkipsWhatIsNotWanted(t *testing.T) {
 		want += m.CompressedSize
 	}
 	reqs, sent := ps.requests.Load(), ps.sent.Load()
-	got, errs := p.ReadMembers(context.Background(), far)
-	check(far, got, errs)
-	assert.Equal(t, int64(len(far)), ps.requests.Load()-reqs, "one request per member far from the others")
+	read(far)
+	assert.Equal(t, int64(1), ps.requests.Load()-reqs, "one multi-range request")
 	assert.Less(t, ps.sent.Load()-sent, want*5/4, "bytes fetched over the members' own")
 
-	// Every other member: the gaps (one member of 11 KB) are under
-	// MaxBatchGap, so one request reads them all.
+	// Every other member: one request, whichever way it is read.
 	near := lookup(100, 102, 104, 106, 108, 110)
 	reqs = ps.requests.Load()
-	got, errs = p.ReadMembers(context.Background(), near)
-	check(near, got, errs)
-	assert.Equal(t, int64(1), ps.requests.Load()-reqs, "one request across small gaps")
+	read(near)
+	assert.Equal(t, int64(1), ps.requests.Load()-reqs, "one request for close members")
+
+	// A server that answers several ranges whole: each failed try costs a
+	// request, then the runs are read one by one; after two failures the
+	// package stops trying.
+	ps.noMulti.Store(true)
+	for try := range 3 {
+		reqs = ps.requests.Load()
+		read(far)
+		extra := int64(1)
+		if try >= multiRangeGiveUp {
+			extra = 0
+		}
+		assert.Equal(t, int64(len(far))+extra, ps.requests.Load()-reqs, "try %d: a request per member far from the others", try)
+	}
+	// Without multi-range, gaps up to MaxBatchGap are read through.
+	reqs = ps.requests.Load()
+	read(near)
+	assert.Equal(t, int64(1), ps.requests.Load()-reqs, "one range across small gaps")
 }

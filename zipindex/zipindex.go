@@ -17,6 +17,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -99,6 +100,8 @@ type Package struct {
 
 	mu      sync.Mutex
 	dataOff map[int]int64 // learnt from local headers
+
+	multiFailures atomic.Int64 // failed multi-range requests (ReadMembers)
 }
 
 // Lookup finds a member by its path, with or without a leading "/".
