@@ -23,6 +23,8 @@ type latencyConfig struct {
 	delays    []time.Duration
 	peersAt   []time.Duration // delays at which rsfs base and rclone are measured too
 	files     int
+	perPkg    int  // small files per dump package
+	shuffled  bool // the dump's members in a shuffled order, not the paths'
 	size      int64
 	reps      int
 	peerReps  int
@@ -115,7 +117,7 @@ func runLatency(cfg latencyConfig, rsfsBin, tmp string) error {
 	if err := t.writeDocs(filepath.Join(root, "docs-md5"), lb.proxies["md5"].url(), "md5"); err != nil {
 		return err
 	}
-	if err := t.writeDumpDocs(filepath.Join(root, "docs-dump"), lb.proxies["dump"].url()); err != nil {
+	if err := t.writeDumpDocs(filepath.Join(root, "docs-dump"), lb.proxies["dump"].url(), cfg.perPkg, cfg.shuffled); err != nil {
 		return err
 	}
 	srvDir := filepath.Join(tmp, "nginx")
@@ -272,6 +274,10 @@ func (lb *latencyBench) report(loadTo string) error {
 	for _, f := range lb.p.tree.files[:lb.p.tree.small] {
 		own += f.Size
 	}
+	order := "in path order"
+	if lb.cfg.shuffled {
+		order = "in a shuffled order, so a directory's files lie scattered through the packages"
+	}
 	fmt.Fprintf(&b, "## Latency run: grep -r over small files, each request delayed\n\n")
 	fmt.Fprintf(&b, "`%s`\n\n", commandLine())
 	fmt.Fprintf(&b, "rsfs built from %s", sourceRev())
@@ -281,10 +287,10 @@ func (lb *latencyBench) report(loadTo string) error {
 	fmt.Fprintf(&b, ".\nWritten by the tool on %s: %s, load average %s at the start and %s at the end.\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), hostDesc(), lb.loadFrom, loadTo)
 	fmt.Fprintf(&b, "nginx serves %d files of %d bytes (%s in all) in directories of %d, behind a proxy in the bench that sleeps the delay before forwarding each request. "+
-		"Two Sources of the same files: a Resource List (md5), and the same with a Resource Dump (packages of %d members, stored, in path order) from which rsfs reads its batches. "+
+		"Two Sources of the same files: a Resource List (md5), and the same with a Resource Dump (packages of %d members, stored, %s) from which rsfs reads its batches. "+
 		"Each cell is `grep -r` over the files on a fresh mount with a fresh cache directory (the page cache dropped): median time of %d (rsfs base and rclone: %d, at %s only), time per file, requests nginx logged (content: GETs of a file or a range of a package), bytes nginx sent and their ratio to the files' own bytes. "+
 		"\"after a remount\" is rsfs unmounted and mounted again over the same cache directory, every block on disk, and grepped again.\n\n",
-		lb.cfg.files, lb.cfg.size, fmtBytes(own), perDir, perPackage, lb.cfg.reps, lb.cfg.peerReps, durations(lb.cfg.peersAt))
+		lb.cfg.files, lb.cfg.size, fmtBytes(own), perDir, lb.cfg.perPkg, order, lb.cfg.reps, lb.cfg.peerReps, durations(lb.cfg.peersAt))
 	fmt.Fprintf(&b, "| delay | client | grep -r, first pass | grep -r after a remount |\n|---|---|---|---|\n")
 	for _, d := range lb.cfg.delays {
 		for _, c := range lb.clients {

@@ -54,6 +54,8 @@ func main() {
 	prebuiltBin := flag.String("rsfs", "", "an rsfs binary to measure instead of building the working tree (e.g. one built from a commit while the tree does not build)")
 	latency := flag.String("latency", "", "measure grep -r over -latency-files small files behind a proxy that delays each request by each of these delays (e.g. 0,10ms,50ms,150ms), with and without a Resource Dump, instead of the above")
 	latencyFiles := flag.Int("latency-files", 5000, "-latency: small files in the tree")
+	latencyPerPackage := flag.Int("latency-per-package", defaultPerPackage, "-latency: small files per Resource Dump package")
+	latencyShuffled := flag.Bool("latency-shuffled", false, "-latency: write the Resource Dump's members in a shuffled order, not the paths'")
 	latencyReps := flag.Int("latency-reps", 3, "-latency: runs of each rsfs measure (the median is reported)")
 	latencyPeersAt := flag.String("latency-peers-at", "50ms", "-latency: delays at which -base and rclone are measured too")
 	latencyPeerReps := flag.Int("latency-peer-reps", 1, "-latency: runs of each -base and rclone measure")
@@ -88,7 +90,7 @@ func main() {
 		return
 	}
 	if *latency != "" {
-		cfg := latencyConfig{delays: parseDurations(*latency), peersAt: parseDurations(*latencyPeersAt), files: *latencyFiles,
+		cfg := latencyConfig{delays: parseDurations(*latency), peersAt: parseDurations(*latencyPeersAt), files: *latencyFiles, perPkg: *latencyPerPackage, shuffled: *latencyShuffled,
 			size: parseSize(*peerSmall), reps: *latencyReps, peerReps: *latencyPeerReps, base: *base, rclone: *latencyRclone,
 			dir: *peerDir, out: *out, flags: b.flags, warmSever: *warmServer}
 		if err := runLatency(cfg, b.rsfs, b.tmp); err != nil {

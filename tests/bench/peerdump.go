@@ -7,15 +7,18 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 	"time"
 )
 
-// perPackage is how many small files each Resource Dump package holds.
-const perPackage = 1000
+// defaultPerPackage is how many small files each Resource Dump package
+// holds, unless -latency-per-package says otherwise.
+const defaultPerPackage = 1000
 
 // dumpPackageFile is one generated package, served from the tree.
 type dumpPackageFile struct {
@@ -57,11 +60,12 @@ type dumpData struct {
 
 // writeDumpDocs writes into dir the documents of a Source that publishes
 // the small files in a Resource List (md5) and in a Resource Dump whose
-// ZIP packages (members stored, perPackage files each, in path order) it
+// ZIP packages (members stored, perPackage files each, in path order or
+// shuffled) it
 // writes under the tree's dumps/: the dump is then each file's fallback
 // copy, and what rsfs reads its batches from. Its files are served at base
 // like the other documents (nginx's "dump" server).
-func (t *peerTree) writeDumpDocs(dir, base string) error {
+func (t *peerTree) writeDumpDocs(dir, base string, perPackage int, shuffled bool) error {
 	listOnly, had := t.docs["md5"]
 	if err := t.writeDocs(dir, base, "md5"); err != nil {
 		return err
@@ -74,6 +78,10 @@ func (t *peerTree) writeDumpDocs(dir, base string) error {
 	at := time.Now().UTC().Format(time.RFC3339)
 	d := dumpData{Base: base, At: at}
 	small := t.files[:t.small]
+	if shuffled { // a dump written in another order than the paths' (by date, say)
+		small = slices.Clone(small)
+		rand.New(rand.NewPCG(23, 5)).Shuffle(len(small), func(i, j int) { small[i], small[j] = small[j], small[i] })
+	}
 	for k := 0; k*perPackage < len(small); k++ {
 		part := small[k*perPackage : min((k+1)*perPackage, len(small))]
 		pkg, err := t.writePackage(fmt.Sprintf("dumps/part%05d.zip", k), base, at, part)
