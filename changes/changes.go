@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -23,44 +24,81 @@ type change struct {
 	undated, doubt bool
 }
 
-// coverage is the interval of changes a document speaks for: from its
-// start (1.1's from) on. A document without from speaks only from its
-// earliest dated change (first is its key), and not even for the other
-// changes at that instant, which may have fallen out of it. known is false
-// when it says nothing.
-type coverage struct {
-	start time.Time
-	known bool
-	first string // the earliest change's key, when the start is not a from
+// coverage is what the documents read speak for: a span per document,
+// from its start (its from) to its end (its until; open without). A
+// document without from speaks only from its earliest dated change (first
+// is its key), and not even for the other changes at that instant, which
+// may have fallen out of it. A document that says neither adds no span.
+type coverage struct{ spans []span }
+
+type span struct {
+	start, end time.Time // end zero: open
+	first      string    // the earliest change's key, when the start is not a from
 }
 
+// holeSlack is the hole between two spans still taken as contiguous:
+// Sources write from and until at second precision, so a list's from a
+// second after the previous one's until is the common case, not a hole.
+const holeSlack = time.Second
+
 // gapAt reports whether changes at or after pos may be missing from the
-// documents covered.
-func (c coverage) gapAt(pos *Position) bool {
-	if !c.known || pos.Time.IsZero() {
-		return false
+// documents covered: no span reaches back to pos, or the spans leave a
+// hole after it. resume is where the spans go on after the first gap.
+func (c coverage) gapAt(pos *Position) (gap bool, resume time.Time) {
+	if len(c.spans) == 0 || pos.Time.IsZero() {
+		return false, time.Time{}
 	}
-	if c.start.After(pos.Time) {
-		return true
+	spans := slices.Clone(c.spans)
+	slices.SortStableFunc(spans, func(a, b span) int { return a.start.Compare(b.start) })
+	cursor := pos.Time
+	for i, sp := range spans {
+		if !sp.end.IsZero() && sp.end.Before(cursor) {
+			continue // over before the cursor
+		}
+		if sp.start.After(cursor.Add(slackAt(cursor, pos))) {
+			return true, sp.start
+		}
+		if sp.start.Equal(pos.Time) && cursor.Equal(pos.Time) && sp.first != "" {
+			if _, seen := pos.Seen[sp.first]; !seen && !spansBefore(spans[:i], pos.Time) {
+				return true, sp.start
+			}
+		}
+		if sp.end.IsZero() {
+			return false, time.Time{}
+		}
+		if sp.end.After(cursor) {
+			cursor = sp.end
+		}
 	}
-	if c.first != "" && c.start.Equal(pos.Time) {
-		_, seen := pos.Seen[c.first]
-		return !seen
+	return false, time.Time{}
+}
+
+// slackAt is the slack allowed before a span that starts after cursor:
+// none at the position itself (a document that starts after it is a gap),
+// holeSlack between documents.
+func slackAt(cursor time.Time, pos *Position) time.Duration {
+	if cursor.Equal(pos.Time) {
+		return 0
+	}
+	return holeSlack
+}
+
+// spansBefore reports whether one of spans reaches over t from before it.
+func spansBefore(spans []span, t time.Time) bool {
+	for _, sp := range spans {
+		if sp.start.Before(t) && (sp.end.IsZero() || !sp.end.Before(t)) {
+			return true
+		}
 	}
 	return false
 }
 
-// earlier returns the coverage that starts first of a and b.
-func (a coverage) earlier(b coverage) coverage {
-	switch {
-	case !a.known:
-		return b
-	case !b.known:
+// with returns the coverage of a and b together.
+func (a coverage) with(b coverage) coverage {
+	if len(b.spans) == 0 {
 		return a
-	case b.start.Before(a.start), b.start.Equal(a.start) && a.first != "" && b.first == "":
-		return b
 	}
-	return a
+	return coverage{spans: append(slices.Clip(a.spans), b.spans...)}
 }
 
 // datedChanges dates the entries of one document by source.ChangeTime: by
@@ -73,7 +111,7 @@ func (a coverage) earlier(b coverage) coverage {
 func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Entry, undated time.Time) ([]change, coverage) {
 	byLastmod := source.DatedByLastmod(entries)
 	dateOf := func(e *resourcesync.Entry) time.Time { return source.ChangeTime(e, byLastmod) }
-	cov := coverage{start: h.MD.From, known: !h.MD.From.IsZero()}
+	sp := span{start: h.MD.From, end: h.MD.Until}
 	running := h.MD.From
 	if running.IsZero() {
 		for i := range entries {
@@ -98,11 +136,17 @@ func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Ent
 			if at.After(running) {
 				running = at
 			}
-			cov = cov.earlier(coverage{start: at, known: true, first: keyOf(e, at, repeats)})
+			if sp.start.IsZero() || (sp.first != "" && at.Before(sp.start)) {
+				sp.start, sp.first = at, keyOf(e, at, repeats)
+			}
 		}
 		key := keyOf(e, at, repeats)
 		repeats[repeatKey{baseKey(e), at.UnixNano()}]++
 		out = append(out, change{at: at, key: key, entry: e, doc: doc, undated: undated})
+	}
+	var cov coverage
+	if !sp.start.IsZero() {
+		cov.spans = []span{sp}
 	}
 	return out, cov
 }

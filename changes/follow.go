@@ -268,14 +268,15 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	f.noteNewest(set, r.changes)
 	complete := len(r.failed) == 0
 	f.noteRead(set, started, r.failed)
-	if complete && r.cov.gapAt(&r.pos) {
+	var resume time.Time // a gap accepted: where the Change Lists go on
+	if gap, at := r.cov.gapAt(&r.pos); complete && gap {
 		f.mu.Lock()
 		checked := f.gapChecked[set]
 		f.mu.Unlock()
 		if !checked {
 			return true, nil
 		}
-		f.acceptGap(set, r)
+		resume = at
 	}
 	if complete { // a gap accepted is closed: the next one is checked anew
 		f.mu.Lock()
@@ -285,6 +286,9 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	failed := f.applyChanges(ctx, set, r.changes, !complete)
 	if !failed {
 		f.dropRetired(set, retired)
+		if !resume.IsZero() {
+			f.acceptGap(set, r, resume)
+		}
 	}
 	if complete && !failed {
 		f.mu.Lock()
@@ -323,15 +327,15 @@ func (r *pollRead) err() error {
 	return errors.Join(errs...)
 }
 
-// acceptGap moves the position to where the Change Lists start, after the
-// Resource Lists were found unchanged (or reloaded): what changed between
-// cannot be known. Said once per gap.
-func (f *Follower) acceptGap(set *source.Set, r *pollRead) {
-	start := r.cov.start
+// acceptGap moves the position, once the changes read are applied, to
+// where the Change Lists go on after a gap (start), after the Resource
+// Lists were found unchanged (or reloaded): what changed in the gap cannot
+// be known. Said once per gap.
+func (f *Follower) acceptGap(set *source.Set, r *pollRead, start time.Time) {
 	if start.After(r.horizon) {
 		start = r.horizon
 	}
-	f.s.Logger().Warn("the Change Lists start after the last change applied and the Resource Lists are unchanged: changes between cannot be known; going on from the Change Lists' start",
+	f.s.Logger().Warn("the Change Lists leave a gap after the last change applied and the Resource Lists are unchanged: changes in it cannot be known; going on from where they go on",
 		"set", setKey(set), "position", r.pos.Time, "start", start)
 	f.applyMu.Lock()
 	f.mu.Lock()
@@ -364,7 +368,7 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 		if isIndex {
 			return f.readChildren(ctx, children, r, depth)
 		}
-		r.cov = r.cov.earlier(cov)
+		r.cov = r.cov.with(cov)
 		return nil
 	}
 	if doc.Header.Root == resourcesync.SitemapIndex {
@@ -388,7 +392,7 @@ func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, dep
 // the catalog does not hold its result.
 func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
 	cs, cov := datedChanges(u, h, entries, r.pos.Time)
-	r.cov = r.cov.earlier(cov)
+	r.cov = r.cov.with(cov)
 	if r.condition {
 		f.noteCoverage(u, cov)
 	}

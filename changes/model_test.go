@@ -41,7 +41,7 @@ func TestExample19UndatedEntryComesLast(t *testing.T) {
 		"18:00 deleted http://example.com/res3.tiff",
 		"18:00 updated http://example.com/res2.pdf", // undated: after what precedes it
 	}, got)
-	assert.Equal(t, "2013-01-03T00:00:00Z", cov.start.Format(time.RFC3339), "from is the coverage start")
+	assert.Equal(t, "2013-01-03T00:00:00Z", cov.spans[0].start.Format(time.RFC3339), "from is the coverage start")
 }
 
 // scriptedSource serves a Capability List, a Resource List at 2024-01-01

@@ -459,3 +459,74 @@ func TestChangesBeforeALateListTimeThatTheListLacksAreApplied(t *testing.T) {
 	require.NoError(t, poll(t, f))
 	assert.EqualValues(t, 4, lengthOf(t, cat, s.base+"/d.txt"))
 }
+
+func TestCoverageFindsHolesBetweenDocuments(t *testing.T) {
+	at := func(h int) time.Time { return time.Date(2024, 1, 1, h, 0, 0, 0, time.UTC) }
+	pos := func(h int) *Position { return &Position{Time: at(h)} }
+	closed := func(from, until int) span { return span{start: at(from), end: at(until)} }
+	open := func(from int) span { return span{start: at(from)} }
+	for _, tc := range []struct {
+		name   string
+		spans  []span
+		pos    *Position
+		gap    bool
+		resume time.Time
+	}{
+		{"one open list from before", []span{open(1)}, pos(2), false, time.Time{}},
+		{"a list that starts after the position", []span{open(3)}, pos(2), true, at(3)},
+		{"a rotation: until meets from", []span{closed(1, 5), open(5)}, pos(4), false, time.Time{}},
+		{"a second between until and from is no hole", []span{closed(1, 5), {start: at(5).Add(time.Second)}}, pos(4), false, time.Time{}},
+		{"a list missed between two polls", []span{closed(1, 5), open(8)}, pos(4), true, at(8)},
+		{"the hole lies behind the position", []span{closed(1, 5), open(8)}, pos(9), false, time.Time{}},
+		{"overlapping lists", []span{closed(1, 6), closed(4, 9), open(9)}, pos(2), false, time.Time{}},
+		{"every list closed: nothing after is known missing", []span{closed(1, 5)}, pos(3), false, time.Time{}},
+		{"in any order", []span{open(8), closed(1, 5)}, pos(4), true, at(8)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gap, resume := coverage{spans: tc.spans}.gapAt(tc.pos)
+			assert.Equal(t, tc.gap, gap)
+			assert.Equal(t, tc.resume, resume)
+		})
+	}
+}
+
+// Between two polls the Source rotated its index twice and dropped the
+// middle child (it held a deletion) from the index: the child read again
+// (1) and the new one (3) leave a hole, so the Resource Lists are checked
+// and, changed, reloaded: the deletion shows. (The Capability List does
+// not change, so drift repair is not what finds it.)
+func TestAListMissedBetweenPollsIsAGap(t *testing.T) {
+	index := func(children ...string) string {
+		return `<sitemapindex ` + ns + `><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>` + strings.Join(children, "") + `</sitemapindex>`
+	}
+	child := func(n, from, until string) string {
+		u := ""
+		if until != "" {
+			u = ` until="` + until + `"`
+		}
+		return "\n<sitemap><loc>BASE/cl" + n + `.xml</loc><rs:md capability="changelist" from="` + from + `"` + u + `/></sitemap>`
+	}
+	s := startDocSource(t, map[string]string{
+		"/caps.xml": capList("/ci.xml"),
+		"/rl.xml": `<urlset ` + ns + `><rs:md capability="resourcelist" at="2024-01-01T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url>
+<url><loc>BASE/x.txt</loc><lastmod>2024-01-01T00:00:00Z</lastmod><rs:md length="1"/></url></urlset>`,
+		"/ci.xml":  index(child("1", "2024-01-01T00:00:00Z", "")),
+		"/cl1.xml": changeList("2024-01-01T00:00:00Z", "", entry("a.txt", "updated", "", "2024-01-02T00:00:00Z", 2)),
+	})
+	f, cat, log := followDocs(t, s)
+	require.NoError(t, poll(t, f))
+	require.EqualValues(t, 2, lengthOf(t, cat, s.base+"/a.txt"))
+
+	s.set("/cl1.xml", changeList("2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z", entry("a.txt", "updated", "", "2024-01-02T00:00:00Z", 2)))
+	// cl2 (2024-01-03 to 01-05) deleted x.txt, and is gone from the index.
+	s.set("/cl3.xml", changeList("2024-01-05T00:00:00Z", "", entry("a.txt", "updated", "", "2024-01-06T00:00:00Z", 6)))
+	s.set("/ci.xml", index(child("1", "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z"), child("3", "2024-01-05T00:00:00Z", "")))
+	s.set("/rl.xml", `<urlset `+ns+`><rs:md capability="resourcelist" at="2024-01-05T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-01-02T00:00:00Z</lastmod><rs:md length="2"/></url></urlset>`)
+	require.NoError(t, poll(t, f))
+	assert.EqualValues(t, -1, lengthOf(t, cat, s.base+"/x.txt"), "the deletion only the missed list held")
+	assert.EqualValues(t, 6, lengthOf(t, cat, s.base+"/a.txt"))
+	assert.Contains(t, log.String(), "reloading the Resource Lists")
+	assert.Zero(t, f.Status().Drift, "found by the gap, not by drift repair")
+}
