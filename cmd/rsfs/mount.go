@@ -289,7 +289,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	var fsys atomic.Pointer[fs.FS] // set before the mount serves; effects before it are dropped
+	// fsys is set once the mount serves: effects before it (the catch-up's)
+	// are dropped, as the kernel holds nothing of the tree yet, and a
+	// notification to a file system not yet mounted would crash go-fuse.
+	var fsys atomic.Pointer[fs.FS]
 	holdFile := mountutil.HoldPath(dir)
 	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
@@ -331,7 +334,6 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		UID:     uint32(mf.uid),
 		GID:     uint32(mf.gid),
 	})
-	fsys.Store(f)
 	report.Protocol, report.Origin, report.Client = src.Protocol(), src.Origin(), src.Client()
 	report.FS, report.Follower, report.Cache, report.Count = f, src.Follower(), blocks, src.Catalog().Len
 	mf.serveMetrics(cmd.Context(), report)
@@ -343,6 +345,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
+	fsys.Store(f)
 	if src.Fresh() {
 		go src.Save() // remember it at once
 	}

@@ -126,7 +126,10 @@ func mount(t *testing.T, url string, extra ...string) *mounted {
 	require.NoError(t, os.Mkdir(m.dir, 0o755))
 	args := append([]string{"mount", url, m.dir, "--log-file", m.logFile, "--cache-dir", filepath.Join(dir, "cache")}, extra...)
 	_, stderr, err := run(t, 2*time.Minute, rsfsBin, args...)
-	require.NoError(t, err, "rsfs mount: %s", stderr)
+	if err != nil {
+		log, _ := os.ReadFile(m.logFile)
+		require.NoError(t, err, "rsfs mount: %s\nrsfs log:\n%s", stderr, log)
+	}
 	t.Cleanup(func() { m.unmount(t) })
 	return m
 }
