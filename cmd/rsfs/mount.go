@@ -23,6 +23,7 @@ import (
 	"rsfs/fs"
 	"rsfs/mountutil"
 	"rsfs/notify"
+	"rsfs/origin"
 	"rsfs/protocol"
 	"rsfs/remember"
 )
@@ -165,6 +166,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		if err := logOut.toFile(mf.logFile, false); err != nil {
 			return err
 		}
+	}
+	// Credentials in the URL are never sent (fetch strips them), so they
+	// are not kept either: not in logs, status, metrics or the state key.
+	if stripped, host, had := origin.StripUserinfo(rawURL); had {
+		slog.Warn("user information in the URL is never sent; pass credentials with --header or --bearer-token-env", "host", host)
+		rawURL = stripped
 	}
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))

@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"net"
+	"os"
 	"path/filepath"
+	"rsfs/tests/sourcetest"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,4 +39,21 @@ func TestAMountSaysWhatItIsWaitingFor(t *testing.T) {
 	assert.Contains(t, stderr, "waiting for "+url+".well-known/resourcesync: attempt 1 of 3 failed")
 	assert.Contains(t, stderr, "attempt 2 of 3 failed")
 	assert.False(t, isMountPoint(dir))
+}
+
+// A URL typed with user information: it is never sent (no Authorization
+// header reaches the Source) and never written: not in the log, not in
+// status.
+func TestCredentialsInTheMountURLAreNeitherSentNorLogged(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	url := strings.Replace(src.URL(), "http://", "http://user:secret@", 1)
+	m := mount(t, url)
+	out, _, err := run(t, 30*time.Second, rsfsBin, "status", "--json", m.dir)
+	require.NoError(t, err)
+	assert.NotContains(t, out, "secret")
+	assert.Contains(t, out, src.URL())
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	assert.NotContains(t, string(log), "secret")
+	assert.Contains(t, string(log), "user information in the URL is never sent")
 }
