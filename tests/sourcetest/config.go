@@ -64,6 +64,10 @@ type Config struct {
 	// a client can reach it through an HTTP proxy (Go's client never
 	// proxies requests to 127.0.0.1 or localhost).
 	Host string
+	// Base, if set, is the base URL the Source's URIs and documents name
+	// ("http://127.0.0.1:8080/"), overriding Host: a reverse proxy in
+	// front of the Source (a shared cache), which forwards to Addr().
+	Base string
 	// Resources is the number of generated resources, at paths like
 	// /data/d017/r001723.txt, 100 per directory.
 	Resources int

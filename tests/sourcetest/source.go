@@ -24,6 +24,7 @@ type Source struct {
 
 	base       string // http://127.0.0.1:PORT/
 	localBase  string // http://localhost:PORT/ (the other host form)
+	addr       string // the primary server's listen address, 127.0.0.1:PORT
 	mirrorBase string // http://127.0.0.1:PORT2/ or ""
 
 	startAt     time.Time // documents' from= and the initial at=
@@ -97,6 +98,10 @@ func Start(cfg Config) (*Source, error) {
 	if cfg.Host != "" {
 		s.base = fmt.Sprintf("http://%s/", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
 	}
+	if cfg.Base != "" {
+		s.base = strings.TrimSuffix(cfg.Base, "/") + "/"
+	}
+	s.addr = ln.Addr().String()
 	s.localBase = fmt.Sprintf("http://localhost:%d/", port)
 	var mln net.Listener
 	if cfg.Mirror {
@@ -169,8 +174,12 @@ func (s *Source) Close() {
 }
 
 // URL returns the primary server's base URL, "http://127.0.0.1:PORT/" (with
-// Config.Host, "http://HOST:PORT/").
+// Config.Host, "http://HOST:PORT/"; with Config.Base, Base).
 func (s *Source) URL() string { return s.base }
+
+// Addr returns the primary server's listen address, "127.0.0.1:PORT",
+// which a reverse proxy at Config.Base forwards to.
+func (s *Source) Addr() string { return s.addr }
 
 // MirrorURL returns the mirror server's base URL, or "" without a mirror.
 // Resources are served under MirrorURL()+"mirror/...".
