@@ -115,8 +115,16 @@ backend default {
 }
 
 sub vcl_recv {
-    if (req.http.Cache-Control ~ "no-cache|max-age=0" || req.http.Pragma ~ "no-cache") {
+    if (req.http.Cache-Control ~ "no-cache" || req.http.Pragma ~ "no-cache") {
         set req.hash_always_miss = true;
+    } elsif (req.http.Cache-Control ~ "max-age=0") {
+        return (pass);
+    }
+}
+
+sub vcl_backend_response {
+    if (beresp.status == 200 && !beresp.http.Cache-Control && !beresp.http.Expires) {
+        set beresp.ttl = 1d;
     }
 }
 `, host, port)
