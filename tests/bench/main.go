@@ -65,6 +65,7 @@ func main() {
 	squidReps := flag.Int("squid-reps", 3, "-squid: runs (the median is reported)")
 	squidChanges := flag.Int("squid-changes", 4, "-squid: changes timed per run")
 	squidPoll := flag.Duration("squid-poll", 10*time.Second, "-squid: --poll-interval of the mounts")
+	squidCache := flag.String("cache", "squid", "-squid: the shared cache: squid (a forward proxy), nginx (proxy_cache with slice) or varnish (reverse proxies, tests/revcache)")
 	flag.Parse()
 
 	b, err := newBench(*prebuiltBin)
@@ -75,7 +76,7 @@ func main() {
 	defer b.cleanup()
 	if *squidMounts > 0 {
 		b.sharedCache(sharedCacheConfig{mounts: *squidMounts, files: *squidFiles, reps: *squidReps,
-			changes: *squidChanges, poll: *squidPoll, base: *base})
+			changes: *squidChanges, poll: *squidPoll, base: *base, cache: *squidCache})
 		b.report(*out)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"rsfs/tests/revcache"
 	"rsfs/tests/sourcetest"
 	"rsfs/tests/squid"
 )
@@ -25,14 +26,24 @@ type sharedCacheConfig struct {
 	mounts, files, reps, changes int
 	poll                         time.Duration
 	base                         string
+	cache                        string // squid (default), nginx or varnish (tests/revcache)
 }
 
 func (b *bench) sharedCache(cfg sharedCacheConfig) {
-	if squid.Binary() == "" {
-		log.Fatal("-squid: squid is not installed (Debian: apt-get install squid)")
+	if cfg.cache == "" {
+		cfg.cache = "squid"
 	}
-	host, err := squid.LoopbackName()
-	must(err)
+	var host string
+	if cfg.cache == "squid" {
+		if squid.Binary() == "" {
+			log.Fatal("-squid: squid is not installed (Debian: apt-get install squid)")
+		}
+		var err error
+		host, err = squid.LoopbackName()
+		must(err)
+	} else if revcache.Binary(revcache.Kind(cfg.cache)) == "" {
+		log.Fatalf("-cache %s: not installed", cfg.cache)
+	}
 	bins := []struct{ label, path string }{{"", b.rsfs}}
 	if cfg.base != "" {
 		bins = append(bins, struct{ label, path string }{", base", cfg.base})
@@ -50,10 +61,10 @@ func (b *bench) sharedCache(cfg sharedCacheConfig) {
 			eio, stale = eio+e, stale+s
 		}
 		b.rsfs = cur
-		sec := fmt.Sprintf("%d mounts behind squid%s", cfg.mounts, bin.label)
+		sec := fmt.Sprintf("%d mounts behind %s%s", cfg.mounts, cfg.cache, bin.label)
 		b.add(sec, fmt.Sprintf("Source content requests, each mount grepping %d small files", cfg.files),
 			"median %.0f (of %d runs: %v)", median(reqs), cfg.reps, reqs)
-		b.add(sec, "squid hit ratio, content requests", "median %.1f%%", 100*median(hits))
+		b.add(sec, cfg.cache+" hit ratio, content requests", "median %.1f%%", 100*median(hits))
 		if len(lat) > 0 {
 			slices.Sort(lat)
 			b.add(sec, fmt.Sprintf("a change read by every mount, --poll-interval %s", cfg.poll),
@@ -68,6 +79,9 @@ func (b *bench) sharedCache(cfg sharedCacheConfig) {
 // ratio on content, the change latencies, the failed reads and the
 // changes not seen.
 func (b *bench) sharedCacheOnce(cfg sharedCacheConfig, host string) (int64, float64, []time.Duration, int, int) {
+	if cfg.cache != "squid" {
+		return b.revCacheOnce(cfg)
+	}
 	proxy, err := squid.Start(squid.Options{})
 	must(err)
 	defer proxy.Stop()
@@ -78,6 +92,60 @@ func (b *bench) sharedCacheOnce(cfg sharedCacheConfig, host string) (int64, floa
 		must(os.Setenv(k, proxy.URL))
 		defer os.Unsetenv(k)
 	}
+	reqs, lat, eio, stale := b.sharedCacheRun(cfg, src)
+	time.Sleep(500 * time.Millisecond) // squid writes its access log
+	counts, lines, err := proxy.Log()
+	must(err)
+	hit, all := 0, 0
+	for _, l := range lines {
+		if !strings.Contains(l, "/data/") {
+			continue
+		}
+		all++
+		if strings.Contains(l, "_HIT/") {
+			hit++
+		}
+	}
+	log.Printf("squid: %v; Source content requests %d", counts, reqs)
+	ratio := 0.0
+	if all > 0 {
+		ratio = float64(hit) / float64(all)
+	}
+	return reqs, ratio, lat, eio, stale
+}
+
+// revCacheOnce is sharedCacheOnce behind nginx or Varnish (tests/revcache,
+// the docs/caches.md configurations), reached as the Source's URL.
+func (b *bench) revCacheOnce(cfg sharedCacheConfig) (int64, float64, []time.Duration, int, int) {
+	k := revcache.Kind(cfg.cache)
+	port, err := revcache.FreePort()
+	must(err)
+	src, err := sourcetest.Start(sourcetest.Config{Resources: cfg.files, Base: fmt.Sprintf("http://127.0.0.1:%d/", port)})
+	must(err)
+	defer src.Close()
+	c, err := revcache.Start(k, port, src.Addr())
+	must(err)
+	defer c.Stop()
+	reqs, lat, eio, stale := b.sharedCacheRun(cfg, src)
+	stats, err := c.Stats()
+	must(err)
+	hit, miss := stats["HIT"], stats["MISS"]+stats["EXPIRED"]
+	if k == revcache.Varnish {
+		hit, miss = stats["cache_hit"], stats["cache_miss"]
+	}
+	log.Printf("%s: %v; Source content requests %d", k, stats, reqs)
+	ratio := 0.0
+	if hit+miss > 0 {
+		ratio = float64(hit) / float64(hit+miss)
+	}
+	return reqs, ratio, lat, eio, stale
+}
+
+// sharedCacheRun mounts cfg.mounts mounts of src, greps each, then times
+// cfg.changes changes; it returns the Source's content requests during
+// the greps, the change latencies, the failed reads and the changes not
+// seen. The mounts are unmounted.
+func (b *bench) sharedCacheRun(cfg sharedCacheConfig, src *sourcetest.Source) (int64, []time.Duration, int, int) {
 	var dirs []string
 	for i := 0; i < cfg.mounts; i++ {
 		dir, _, _ := b.mount(src.URL(), "--poll-interval", cfg.poll.String())
@@ -129,23 +197,5 @@ func (b *bench) sharedCacheOnce(cfg sharedCacheConfig, host string) (int64, floa
 	for _, dir := range dirs {
 		b.unmount(dir)
 	}
-	time.Sleep(500 * time.Millisecond) // squid writes its access log
-	counts, lines, err := proxy.Log()
-	must(err)
-	hit, all := 0, 0
-	for _, l := range lines {
-		if !strings.Contains(l, "/data/") {
-			continue
-		}
-		all++
-		if strings.Contains(l, "_HIT/") {
-			hit++
-		}
-	}
-	log.Printf("squid: %v; Source content requests %d", counts, reqs)
-	ratio := 0.0
-	if all > 0 {
-		ratio = float64(hit) / float64(all)
-	}
-	return reqs, ratio, lat, eio, stale
+	return reqs, lat, eio, stale
 }
