@@ -95,7 +95,13 @@ func TestStreamStopsAtCachedBlockAndResumesAfterIt(t *testing.T) {
 		require.NoError(t, err, "read %d", i)
 	}
 	assert.Equal(t, data, got)
-	assert.Equal(t, []int64{5 * testBlock, 0, testBlock, 6 * testBlock}, fetcher.offsets(),
+	offsets := fetcher.offsets()
+	require.GreaterOrEqual(t, len(offsets), 4)
+	// What follows block 6's stream depends on scheduling: on a loaded
+	// machine under -race the reader can outrun it, and later blocks are
+	// then filled one by one. The stream stopping at block 5 and resuming
+	// at 6 does not.
+	assert.Equal(t, []int64{5 * testBlock, 0, testBlock, 6 * testBlock}, offsets[:4],
 		"a stream for blocks 1-4, then one from block 6")
 }
 
