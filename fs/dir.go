@@ -26,7 +26,15 @@ var (
 	_ gofs.NodeStatfser       = (*dirNode)(nil)
 	_ gofs.NodeGetxattrer     = (*dirNode)(nil)
 	_ gofs.NodeListxattrer    = (*dirNode)(nil)
+	_ gofs.NodeOnAdder        = (*dirNode)(nil)
+	_ gofs.NodeOnForgetter    = (*dirNode)(nil)
 )
+
+// OnAdd counts the inode (memory.go).
+func (d *dirNode) OnAdd(context.Context) { d.fsys.inodes.added() }
+
+// OnForget counts the inode forgotten (memory.go).
+func (d *dirNode) OnForget() { d.fsys.inodes.forgot(d.fsys) }
 
 // Lookup answers LOOKUP. A process that looks up a file by name is taken to
 // stat what it lists (plus.go).

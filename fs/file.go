@@ -34,6 +34,7 @@ var (
 	_ gofs.NodeGetxattrer  = (*fileNode)(nil)
 	_ gofs.NodeListxattrer = (*fileNode)(nil)
 	_ gofs.NodeOnForgetter = (*fileNode)(nil)
+	_ gofs.NodeOnAdder     = (*fileNode)(nil)
 )
 
 func newFileNode(f *FS, id catalog.NodeID, a catalog.Attr) *fileNode {
@@ -171,5 +172,11 @@ func (n *fileNode) Flush(ctx context.Context, fh gofs.FileHandle) syscall.Errno 
 	return syscall.ENOSYS
 }
 
+// OnAdd counts the inode (memory.go).
+func (n *fileNode) OnAdd(context.Context) { n.fsys.inodes.added() }
+
 // OnForget drops the node's version: the kernel forgot the inode.
-func (n *fileNode) OnForget() { n.fsys.forget(n) }
+func (n *fileNode) OnForget() {
+	n.fsys.forget(n)
+	n.fsys.inodes.forgot(n.fsys)
+}

@@ -63,6 +63,7 @@ type FS struct {
 	readErrors status.Events
 	status     statusCache
 	statters   statters
+	inodes     inodes
 }
 
 // New returns a file system over cfg's catalog.
@@ -76,6 +77,7 @@ func New(cfg Config) *FS {
 	}
 	closing, shutdown := context.WithCancel(context.Background())
 	f := &FS{cfg: cfg, log: log, closing: closing, shutdown: shutdown}
+	f.inodes.init()
 	f.root = &dirNode{fsys: f, id: catalog.RootID}
 	f.notes.cond = sync.NewCond(&f.notes.mu)
 	go f.runNotifier()

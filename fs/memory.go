@@ -1,0 +1,107 @@
+package fs
+
+import (
+	"context"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// inodes counts the go-fuse inodes rsfs made that the kernel has not
+// forgotten, and gives the heap back to the OS after the kernel forgets
+// many of them (DESIGN §11). The Go runtime keeps freed heap for reuse:
+// after a collection it returns to the OS only what lies above about
+// twice the live heap, slowly, and no collection runs while nothing is
+// allocated. go-fuse returns memory itself only once the inodes fall to a
+// hundredth of their peak; a kernel that evicts part of its inodes (memory
+// pressure, or drop_caches with some held) would leave the mount holding
+// the heap of those it forgot.
+type inodes struct {
+	live, high atomic.Int64 // inodes now; most since the last return
+	forgotten  atomic.Int64 // forgets so far
+	started    atomic.Bool  // the returner runs
+	kick       chan struct{}
+
+	// Set by New; tests shorten them before the first inode is made.
+	min    int64         // the least fall that is returned
+	settle time.Duration // forgets stopped this long: the burst is over
+	every  time.Duration // at most one return this often
+	free   func()
+}
+
+// The defaults: a fall of a quarter of the peak, and of at least 100,000
+// inodes (about 50 MB of heap), returned once the forgets have stopped for
+// a second, at most every 5 s.
+const (
+	returnMin    = 100_000
+	returnSettle = time.Second
+	returnEvery  = 5 * time.Second
+	returnMaxLag = 5 * time.Second // a burst that goes on is returned meanwhile
+)
+
+func (c *inodes) init() {
+	c.kick = make(chan struct{}, 1)
+	c.min, c.settle, c.every, c.free = returnMin, returnSettle, returnEvery, debug.FreeOSMemory
+}
+
+// added counts an inode made (OnAdd).
+func (c *inodes) added() {
+	l := c.live.Add(1)
+	for h := c.high.Load(); l > h && !c.high.CompareAndSwap(h, l); h = c.high.Load() {
+	}
+}
+
+// forgot counts an inode forgotten (OnForget), and wakes the returner once
+// the count has fallen by a quarter of its peak and by at least min. It
+// runs on go-fuse's reader loop: two atomics and a send that does not wait.
+func (c *inodes) forgot(f *FS) {
+	c.forgotten.Add(1)
+	l := c.live.Add(-1)
+	h := c.high.Load()
+	if fall := h - l; fall < c.min || 4*fall < h {
+		return
+	}
+	if !c.started.Load() && c.started.CompareAndSwap(false, true) {
+		go c.returner(f.closing)
+	}
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// returner gives the heap back after each large fall: once the forgets
+// have stopped for settle (or after returnMaxLag of them), at most every
+// every, until closing.
+func (c *inodes) returner(closing context.Context) {
+	var last time.Time
+	for {
+		select {
+		case <-c.kick:
+		case <-closing.Done():
+			return
+		}
+		wait := time.Until(last.Add(c.every))
+		start := time.Now()
+		for n := c.forgotten.Load(); ; {
+			select {
+			case <-time.After(max(wait, c.settle)):
+			case <-closing.Done():
+				return
+			}
+			wait = 0
+			m := c.forgotten.Load()
+			if m == n || time.Since(start) >= returnMaxLag {
+				break
+			}
+			n = m
+		}
+		c.high.Store(c.live.Load())
+		select { // a kick for the fall being returned
+		case <-c.kick:
+		default:
+		}
+		c.free()
+		last = time.Now()
+	}
+}
