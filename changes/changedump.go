@@ -69,33 +69,44 @@ func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resour
 
 // collectPackage reads a Change Dump package's manifest.
 func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL string) error {
-	pkg, err := f.s.OpenPackage(ctx, pkgURL)
+	h, entries, err := packageEntries(ctx, f.s, pkgURL)
 	if err != nil {
-		return fmt.Errorf("change dump package: %w", err)
+		return err
+	}
+	f.collect(r, pkgURL, h, entries)
+	return nil
+}
+
+// packageEntries reads a Change Dump package's manifest and returns its
+// header and entries: a created or updated resource gets its member as a
+// copy of that version, read first (Pri 1; the URI is the fallback,
+// copies.DumpRel), and the member's size where the manifest gives no
+// length. The follower and Truth both read packages through it.
+func packageEntries(ctx context.Context, s *source.Source, pkgURL string) (*resourcesync.Header, []resourcesync.Entry, error) {
+	pkg, err := s.OpenPackage(ctx, pkgURL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("change dump package: %w", err)
 	}
 	man, err := source.ReadManifest(ctx, pkg)
 	if err != nil {
-		return fmt.Errorf("change dump package %s: %w", pkgURL, err)
+		return nil, nil, fmt.Errorf("change dump package %s: %w", pkgURL, err)
 	}
 	entries := make([]resourcesync.Entry, 0, len(man.Entries))
 	for i := range man.Entries {
 		e := man.Entries[i]
 		if e.MD.Change != resourcesync.ChangeDeleted && e.MD.Path != "" {
 			if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
-				// Pri 1: the member is the first copy to read, the URI a
-				// fallback (copies.DumpRel).
 				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: copies.DumpRel, Href: pkgURL,
 					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type, Pri: 1})
 				if e.MD.Length < 0 {
 					e.MD.Length = m.Size
 				}
 			} else {
-				f.s.Logger().Warn("change dump manifest names a member the package lacks or of another size; the resource is read from its URI",
+				s.Logger().Warn("change dump manifest names a member the package lacks or of another size; the resource is read from its URI",
 					"package", pkgURL, "path", e.MD.Path, "uri", e.Loc)
 			}
 		}
 		entries = append(entries, e)
 	}
-	f.collect(r, pkgURL, &man.Header, entries)
-	return nil
+	return &man.Header, entries, nil
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"rsfs/catalog"
-	"rsfs/copies"
 	"rsfs/fetch"
 	"rsfs/resourcesync"
 	"rsfs/source"
@@ -39,9 +38,10 @@ import (
 // length is left unknown (resourcesync.NoLength) and Compare then judges
 // it by hash, else by lastmod alone.
 //
-// src is used as a load uses it (its Resource Lists' validators are
-// reset), so it should be a Source discovered for the purpose, not one a
-// mount follows. Gaps (Change Lists that start after the lists' time) are
+// src is used as a load uses it: its Resource Lists' validators and times
+// are replaced by those just read, which is what drift repair (drift.go),
+// passing the followed Source, wants as its next baseline; audit passes a
+// Source discovered for the purpose. Gaps (Change Lists that start after the lists' time) are
 // not checked: what changed between cannot be known, here as in the
 // follower.
 func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
@@ -185,34 +185,14 @@ func (t *truthRead) readChangeDump(ctx context.Context, u string, depth int) err
 	return nil
 }
 
-// readPackage reads a Change Dump package's manifest as the follower's
-// collectPackage does: a created or updated resource gets its member as a
-// copy of that version, and the member's size where the manifest gives
-// no length.
+// readPackage reads a Change Dump package's manifest as the follower does
+// (packageEntries).
 func (t *truthRead) readPackage(ctx context.Context, pkgURL string) error {
-	pkg, err := t.s.OpenPackage(ctx, pkgURL)
+	h, entries, err := packageEntries(ctx, t.s, pkgURL)
 	if err != nil {
-		return fmt.Errorf("change dump package: %w", err)
+		return err
 	}
-	man, err := source.ReadManifest(ctx, pkg)
-	if err != nil {
-		return fmt.Errorf("change dump package %s: %w", pkgURL, err)
-	}
-	entries := make([]resourcesync.Entry, 0, len(man.Entries))
-	for i := range man.Entries {
-		e := man.Entries[i]
-		if e.MD.Change != resourcesync.ChangeDeleted && e.MD.Path != "" {
-			if m, ok := pkg.Lookup(e.MD.Path); ok && (e.MD.Length < 0 || e.MD.Length == m.Size) {
-				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: copies.DumpRel, Href: pkgURL,
-					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type})
-				if e.MD.Length < 0 {
-					e.MD.Length = m.Size
-				}
-			}
-		}
-		entries = append(entries, e)
-	}
-	t.collect(pkgURL, &man.Header, entries)
+	t.collect(pkgURL, h, entries)
 	return nil
 }
 
