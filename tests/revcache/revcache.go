@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"rsfs/tests/daemon"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,14 +57,7 @@ func Binary(k Kind) string {
 
 // FreePort returns a free port of 127.0.0.1, for the cache's URL before
 // the Source it forwards to is started.
-func FreePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
+func FreePort() (int, error) { return daemon.FreePort() }
 
 // NginxConf is the configuration of docs/caches.md, on 127.0.0.1:port,
 // forwarding to origin (host:port), with its files in dir.
@@ -177,28 +171,22 @@ func Start(k Kind, port int, origin string) (*Cache, error) {
 	c.cmd = cmd
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait(); close(c.done) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			conn.Close()
-			go func() { <-exited }()
-			return c, nil
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
-			elog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			_ = os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s exited (%v): %s%s", k, err, log, elog)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
-			_ = os.RemoveAll(dir)
-			return nil, fmt.Errorf("%s did not listen within 30 s", k)
-		}
+	err = daemon.WaitListening(port, exited, 30*time.Second)
+	var gone *daemon.ExitedError
+	switch {
+	case err == nil:
+		go func() { <-exited }()
+		return c, nil
+	case errors.As(err, &gone):
+		log, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
+		elog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s %w: %s%s", k, err, log, elog)
+	default:
+		_ = cmd.Process.Kill()
+		<-exited
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("%s %w", k, err)
 	}
 }
 

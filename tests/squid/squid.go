@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"rsfs/tests/daemon"
 	"strconv"
 	"strings"
 	"syscall"
@@ -64,7 +65,7 @@ func Start(opts Options) (*Proxy, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
+	port, err := daemon.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -114,25 +115,19 @@ func Start(opts Options) (*Proxy, error) {
 	p := &Proxy{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: dir, cmd: cmd}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
-		if err == nil {
-			c.Close()
-			go func() { <-exited }()
-			return p, nil
-		}
-		select {
-		case err := <-exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
-			clog, _ := os.ReadFile(filepath.Join(dir, "cache.log"))
-			return nil, fmt.Errorf("squid exited (%v): %s%s", err, log, clog)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			return nil, errors.New("squid did not listen within 20 s")
-		}
+	err = daemon.WaitListening(port, exited, 20*time.Second)
+	var gone *daemon.ExitedError
+	switch {
+	case err == nil:
+		go func() { <-exited }()
+		return p, nil
+	case errors.As(err, &gone):
+		log, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
+		clog, _ := os.ReadFile(filepath.Join(dir, "cache.log"))
+		return nil, fmt.Errorf("squid %w: %s%s", err, log, clog)
+	default:
+		_ = cmd.Process.Kill()
+		return nil, fmt.Errorf("squid %w", err)
 	}
 }
 
@@ -223,13 +218,4 @@ func LoopbackName() (string, error) {
 		}
 	}
 	return "", errors.New("no host name other than localhost resolves to 127.0.0.0/8 only (add one to /etc/hosts, e.g. '127.0.1.1 rsfs-source')")
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
