@@ -219,10 +219,10 @@ func (d *diskStore) enqueue(k blockKey) {
 		return
 	}
 	w := &diskWrite{key: k, dk: dk, queued: time.Now()}
+	d.busy() // before the writer can take w: noted after, the writer could find the store quiet since it opened
 	select {
 	case d.queue <- w:
 		d.pending[dk] = w
-		d.busy()
 	default:
 		d.drops.Add(1)
 	}
