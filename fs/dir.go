@@ -1,104 +1,160 @@
 package fs
 
 import (
-	"context"
+	"sync"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"rsfs/catalog"
 )
 
-// dirNode is a directory of the catalog. Its children are not kept: each
-// lookup asks the catalog, and the kernel's forgets free the nodes.
-type dirNode struct {
-	gofs.Inode
-	readOnly
-	fsys *FS
-	id   catalog.NodeID
-}
-
-var (
-	_ gofs.NodeLookuper       = (*dirNode)(nil)
-	_ gofs.NodeGetattrer      = (*dirNode)(nil)
-	_ gofs.NodeOpendirHandler = (*dirNode)(nil)
-	_ gofs.NodeStatfser       = (*dirNode)(nil)
-	_ gofs.NodeGetxattrer     = (*dirNode)(nil)
-	_ gofs.NodeListxattrer    = (*dirNode)(nil)
-	_ gofs.NodeOnAdder        = (*dirNode)(nil)
-	_ gofs.NodeOnForgetter    = (*dirNode)(nil)
-)
-
-// OnAdd counts the inode (memory.go).
-func (d *dirNode) OnAdd(context.Context) { d.fsys.inodes.added() }
-
-// OnForget counts the inode forgotten (memory.go).
-func (d *dirNode) OnForget() { d.fsys.inodes.forgot(d.fsys) }
-
-// Lookup answers LOOKUP. A process that looks up a file by name is taken to
-// stat what it lists (plus.go).
-func (d *dirNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	d.fsys.cfg.Cache.Busy() // a tree walk: disk-cache writes wait
-	id, a, ok := d.fsys.cfg.Catalog.Lookup(d.id, name)
+// Lookup answers LOOKUP from the catalog. A process that looks up a file
+// by name is taken to stat what it lists (plus.go).
+func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	f.cfg.Cache.Busy() // a tree walk: disk-cache writes wait
+	id, a, ok := f.cfg.Catalog.Lookup(catalogID(h.NodeId), name)
 	if !ok {
-		out.SetEntryTimeout(d.fsys.cfg.Timeout)
-		return nil, syscall.ENOENT
+		return fuse.ENOENT
 	}
 	if !a.Dir {
-		d.fsys.statters.mark(ctx)
+		f.statters.mark(h.Caller.Pid)
 	}
-	return d.child(ctx, id, a, out), 0
+	f.entry(id, a, out)
+	return fuse.OK
 }
 
-func (d *dirNode) child(ctx context.Context, id catalog.NodeID, a catalog.Attr, out *fuse.EntryOut) *gofs.Inode {
-	d.fsys.fillEntry(a, out)
-	return d.NewInode(ctx, d.fsys.newNode(id, a), stableAttr(a))
+// entry answers a lookup of version a of catalog node id: the kernel holds
+// one more reference to its inode.
+func (f *FS) entry(id catalog.NodeID, a catalog.Attr, out *fuse.EntryOut) {
+	nid, fresh := f.nodes.ref(id, a)
+	if fresh {
+		f.inodes.added()
+	}
+	f.fillEntry(nid, a, out)
 }
 
-func (d *dirNode) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	a, ok := d.fsys.cfg.Catalog.Attr(d.id)
+// Forget drops n of the kernel's references to inode nid; at none, the
+// inode and the version kept for it go.
+func (f *FS) Forget(nid, n uint64) {
+	h, gone := f.nodes.forget(nid, n)
+	if !gone {
+		return
+	}
+	if id := catalogID(nid); !id.IsDir() {
+		f.forget(fileRef{nid: nid, id: id, gen: h.gen})
+	}
+	f.inodes.forgot(f)
+}
+
+func (f *FS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
+	id := catalogID(in.NodeId)
+	if !id.IsDir() {
+		return f.fileAttr(in.NodeId, out)
+	}
+	a, ok := f.cfg.Catalog.Attr(id)
 	if !ok {
-		return syscall.ENOENT
+		return fuse.ENOENT
 	}
-	d.fsys.fillAttr(a, &out.Attr)
-	out.SetTimeout(d.fsys.cfg.Timeout)
-	return 0
+	f.fillAttr(a, &out.Attr)
+	out.SetTimeout(f.cfg.Timeout)
+	return fuse.OK
 }
 
-// OpendirHandle lets the kernel cache the listing for a process that does
-// not stat what it lists (find): its names are all it needs. For one that
+// OpenDir lets the kernel cache the listing for a process that does not
+// stat what it lists (find): its names are all it needs. For one that
 // does, the cached names would cost a LOOKUP per file, one round trip each,
 // where a READDIRPLUS answered in full (plus.go) costs one per hundred: its
-// open drops the cached listing (go-fuse sets FOPEN_CACHE_DIR and
-// FOPEN_KEEP_CACHE together, so it is both or neither) and reads the
-// directory through rsfs. The handle snapshots the directory when it is
-// first read, so a listing is consistent; an open the kernel answers from
-// its cache costs no snapshot.
-func (d *dirNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	d.fsys.cfg.Cache.Busy() // a tree walk, grep -r's second pass among them: disk-cache writes wait
-	if a, ok := d.fsys.cfg.Catalog.Attr(d.id); !ok || !a.Dir {
-		return nil, 0, syscall.ENOENT
+// open reads the directory through rsfs. The handle snapshots the
+// directory when it is first read, so a listing is consistent; an open the
+// kernel answers from its cache costs no snapshot.
+func (f *FS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
+	f.cfg.Cache.Busy() // a tree walk, grep -r's second pass among them: disk-cache writes wait
+	id := catalogID(in.NodeId)
+	if a, ok := f.cfg.Catalog.Attr(id); !ok || !a.Dir {
+		return fuse.ENOENT
 	}
-	open := uint32(fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE)
-	if d.fsys.statters.has(ctx) {
-		open = 0
+	out.OpenFlags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	if f.statters.has(in.Caller.Pid) {
+		out.OpenFlags = 0
 	}
-	return &dirHandle{dir: d}, open, 0
+	out.Fh = f.dirs.open(id)
+	return fuse.OK
 }
 
-func (d *dirNode) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	st := d.fsys.cfg.Catalog.Stats()
+func (f *FS) ReleaseDir(in *fuse.ReleaseIn) { f.dirs.release(in.Fh) }
+
+func (f *FS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return f.readDir(in, out, false)
+}
+
+// ReadDirPlus answers directories in full, and files in full only to a
+// process that stats what it lists (plus.go); a file answered with node ID
+// 0 is a plain entry to the kernel.
+func (f *FS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
+	return f.readDir(in, out, true)
+}
+
+func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
+	h := f.dirs.get(in.Fh)
+	if h == nil {
+		return fuse.EBADF
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.loaded {
+		if !f.cfg.Catalog.ReadDir(h.dir, h.add) {
+			return fuse.ENOENT
+		}
+		h.loaded = true
+	}
+	if in.Offset > uint64(len(h.entries)) {
+		return fuse.EINVAL
+	}
+	files := plus && f.statters.has(in.Caller.Pid)
+	for i := int(in.Offset); i < len(h.entries); i++ {
+		e := &h.entries[i]
+		de := fuse.DirEntry{Name: e.name, Mode: syscall.S_IFREG, Ino: e.attr.Ino, Off: uint64(i + 1)}
+		if e.attr.Dir {
+			de.Mode = syscall.S_IFDIR
+		}
+		if !plus {
+			if !out.AddDirEntry(de) {
+				break
+			}
+			continue
+		}
+		eo := out.AddDirLookupEntry(de)
+		if eo == nil {
+			break
+		}
+		if !e.attr.Dir && !files {
+			continue
+		}
+		if a, ok := f.cfg.Catalog.Attr(e.id); ok && a.Dir == e.attr.Dir {
+			f.entry(e.id, a, eo)
+		}
+	}
+	return fuse.OK
+}
+
+func (f *FS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
+	st := f.cfg.Catalog.Stats()
 	out.Bsize = 4096
 	out.Frsize = 4096
 	out.Blocks = uint64(st.Bytes+4095) / 4096
 	out.Files = uint64(st.Resources + st.Directories)
 	out.NameLen = 255
-	return 0
+	return fuse.OK
 }
 
-func (d *dirNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	return 0, 0
+// dirHandle is an open directory: a snapshot of its entries, taken at the
+// first read.
+type dirHandle struct {
+	dir     catalog.NodeID
+	mu      sync.Mutex
+	loaded  bool
+	entries []dirEntry
 }
 
 type dirEntry struct {
@@ -107,91 +163,37 @@ type dirEntry struct {
 	attr catalog.Attr
 }
 
-// dirHandle is an open directory: a snapshot of its entries, taken at the
-// first read. It answers READDIRPLUS lookups from the snapshot, without
-// searching the catalog.
-type dirHandle struct {
-	dir     *dirNode
-	loaded  bool
-	entries []dirEntry
-	next    int
+func (h *dirHandle) add(name string, id catalog.NodeID, a catalog.Attr) bool {
+	h.entries = append(h.entries, dirEntry{name: name, id: id, attr: a})
+	return true
 }
 
-// load takes the snapshot once.
-func (h *dirHandle) load() syscall.Errno {
-	if h.loaded {
-		return 0
-	}
-	ok := h.dir.fsys.cfg.Catalog.ReadDir(h.dir.id, func(name string, id catalog.NodeID, a catalog.Attr) bool {
-		h.entries = append(h.entries, dirEntry{name: name, id: id, attr: a})
-		return true
-	})
-	if !ok {
-		return syscall.ENOENT
-	}
-	h.loaded = true
-	return 0
+// dirHandles are the open directories, by file handle.
+type dirHandles struct {
+	mu   sync.Mutex
+	m    map[uint64]*dirHandle
+	next uint64
 }
 
-var (
-	_ gofs.FileReaddirenter = (*dirHandle)(nil)
-	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
-	_ gofs.FileLookuper     = (*dirHandle)(nil)
-	_ gofs.FileReleasedirer = (*dirHandle)(nil)
-)
-
-func (h *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
-	if errno := h.load(); errno != 0 {
-		return nil, errno
+func (d *dirHandles) open(id catalog.NodeID) uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.m == nil {
+		d.m = map[uint64]*dirHandle{}
 	}
-	if h.next >= len(h.entries) {
-		return nil, 0
-	}
-	e := &h.entries[h.next]
-	h.next++
-	mode := uint32(syscall.S_IFREG)
-	if e.attr.Dir {
-		mode = syscall.S_IFDIR
-	}
-	return &fuse.DirEntry{Name: e.name, Mode: mode, Ino: e.attr.Ino, Off: uint64(h.next)}, 0
+	d.next++
+	d.m[d.next] = &dirHandle{dir: id}
+	return d.next
 }
 
-func (h *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
-	if errno := h.load(); errno != 0 {
-		return errno
-	}
-	if off > uint64(len(h.entries)) {
-		return syscall.EINVAL
-	}
-	h.next = int(off)
-	return 0
+func (d *dirHandles) get(fh uint64) *dirHandle {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.m[fh]
 }
 
-// errNoPlus is the answer that leaves a READDIRPLUS entry without
-// attributes: go-fuse then sends node ID 0, which the kernel takes as a
-// plain entry (plus.go).
-const errNoPlus = syscall.EAGAIN
-
-// Lookup is called by READDIRPLUS, for the entry Readdirent returned last
-// (or, when go-fuse replays an interrupted read, another).
-func (h *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	fsys := h.dir.fsys
-	var id catalog.NodeID
-	var a catalog.Attr
-	ok := false
-	if i := h.next - 1; i >= 0 && i < len(h.entries) && h.entries[i].name == name {
-		id = h.entries[i].id
-		a, ok = fsys.cfg.Catalog.Attr(id)
-	} else {
-		id, a, ok = fsys.cfg.Catalog.Lookup(h.dir.id, name)
-	}
-	switch {
-	case !ok:
-		return nil, syscall.ENOENT
-	case !a.Dir && !fsys.statters.has(ctx):
-		return nil, errNoPlus
-	}
-	return h.dir.child(ctx, id, a, out), 0
+func (d *dirHandles) release(fh uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.m, fh)
 }
-
-func (h *dirHandle) Releasedir(ctx context.Context, flags uint32) { h.entries = nil }

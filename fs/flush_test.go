@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,9 +54,9 @@ func (l *opLog) count(op string) int {
 func mountLogged(t *testing.T, tf *testFS) (string, *opLog) {
 	t.Helper()
 	ops := &opLog{}
-	dir := mountTestFSWith(t, tf, true, func(o *gofs.Options) {
-		o.MountOptions.Debug = true
-		o.MountOptions.Logger = log.New(ops, "", 0)
+	dir := mountTestFSWith(t, tf, true, func(o *fuse.MountOptions) {
+		o.Debug = true
+		o.Logger = log.New(ops, "", 0)
 	})
 	ops.reset()
 	return dir, ops
@@ -71,9 +70,9 @@ func mountLogged(t *testing.T, tf *testFS) (string, *opLog) {
 func TestCloseSendsFLUSHOnlyOnce(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "top.txt")
-	assert.Equal(t, syscall.ENOSYS, n.Flush(testCtx(t), nil), "FLUSH, straight to the node")
+	assert.Equal(t, fuse.ENOSYS, tf.fs.Flush(nil, &fuse.FlushIn{InHeader: header(n)}), "FLUSH, straight to rsfs")
 
-	tf = newUnmountedFS(t)
+	tf = newTestFS(t)
 	dir, ops := mountLogged(t, tf)
 	const closes = 4
 	for i := range closes {

@@ -1,7 +1,10 @@
-// Package fs is the go-fuse adapter: a lazy tree of nodes over the catalog,
-// reads through the block cache from an origin it is handed, xattrs, and
-// read-only answers to every mutating call. Metadata never waits on the
-// network: lookup, readdir, getattr and getxattr answer from the catalog.
+// Package fs is the FUSE file system: go-fuse's raw protocol answered from
+// the catalog, with reads through the block cache from an origin it is
+// handed, xattrs, and read-only answers to every mutating call. Metadata
+// never waits on the network: lookup, readdir, getattr and getxattr answer
+// from the catalog. rsfs keeps no tree of nodes: a kernel node ID is a
+// catalog ID (nodes.go), and per inode the kernel holds rsfs keeps only a
+// lookup count and the version it was given.
 package fs
 
 import (
@@ -12,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"rsfs/cache"
@@ -46,14 +48,17 @@ type Config struct {
 // DefaultTimeout is the kernel entry and attribute timeout.
 const DefaultTimeout = time.Hour
 
-// FS is a mounted Source.
+// FS is a mounted Source: the fuse.RawFileSystem go-fuse serves.
 type FS struct {
-	cfg Config
-	log *slog.Logger
+	base // what FS does not answer (readonly.go)
+	cfg  Config
+	log  *slog.Logger
 	// closing is cancelled by Shutdown: reads in flight fail at once.
 	closing  context.Context
 	shutdown context.CancelFunc
-	root     *dirNode
+	server   atomic.Pointer[fuse.Server] // set by Init
+	nodes    nodeTable
+	dirs     dirHandles
 	notes    notifier
 	warm     warmer
 	versions versions
@@ -76,9 +81,10 @@ func New(cfg Config) *FS {
 		log = slog.Default()
 	}
 	closing, shutdown := context.WithCancel(context.Background())
-	f := &FS{cfg: cfg, log: log, closing: closing, shutdown: shutdown}
+	f := &FS{base: base{fuse.NewDefaultRawFileSystem()}, cfg: cfg, log: log, closing: closing, shutdown: shutdown}
 	f.inodes.init()
-	f.root = &dirNode{fsys: f, id: catalog.RootID}
+	f.nodes.init()
+	f.inodes.shrink = f.nodes.shrink
 	f.notes.cond = sync.NewCond(&f.notes.mu)
 	go f.runNotifier()
 	return f
@@ -100,7 +106,7 @@ func (f *FS) opContext(ctx context.Context) (context.Context, context.CancelFunc
 }
 
 // Mounted tells the file system what the kernel it is mounted in can do;
-// call it once gofs.Mount has returned. Where the kernel opens files
+// call it once the mount has been made (fuse.Server.KernelSettings). Where the kernel opens files
 // without asking (FUSE_NO_OPEN_SUPPORT), OPEN is answered ENOSYS and an
 // open costs no round trip; until then, and in older kernels, files open
 // with no handle (file.go).
@@ -108,21 +114,15 @@ func (f *FS) Mounted(kernel *fuse.InitIn) {
 	f.noOpen.Store(kernel != nil && kernel.Flags64()&fuse.CAP_NO_OPEN_SUPPORT != 0)
 }
 
-// Root returns the root node, for gofs.Mount.
-func (f *FS) Root() gofs.InodeEmbedder { return f.root }
+// Init keeps the server, for kernel notifications (notify.go).
+func (f *FS) Init(server *fuse.Server) { f.server.Store(server) }
+
+func (f *FS) String() string { return "rsfs" }
 
 // MountOptions returns the options rsfs mounts with: read-only, long
-// kernel caches, 1 MiB reads.
-func (f *FS) MountOptions(name string, allowOther bool) *gofs.Options {
-	t := f.cfg.Timeout
-	opts := &gofs.Options{
-		EntryTimeout:    &t,
-		AttrTimeout:     &t,
-		NegativeTimeout: &t,
-		UID:             f.cfg.UID,
-		GID:             f.cfg.GID,
-	}
-	opts.MountOptions = fuse.MountOptions{
+// kernel caches (Config.Timeout), 1 MiB reads.
+func (f *FS) MountOptions(name string, allowOther bool) *fuse.MountOptions {
+	return &fuse.MountOptions{
 		AllowOther:       allowOther,
 		FsName:           name,
 		Name:             "rsfs",
@@ -142,7 +142,6 @@ func (f *FS) MountOptions(name string, allowOther bool) *gofs.Options {
 		// what it lists (plus.go): a plain find creates no inode per file.
 		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
 	}
-	return opts
 }
 
 // fillAttr turns catalog attributes into what the kernel sees.
@@ -167,24 +166,17 @@ func (f *FS) fillAttr(a catalog.Attr, out *fuse.Attr) {
 	}
 }
 
-func (f *FS) fillEntry(a catalog.Attr, out *fuse.EntryOut) {
+// fillEntry answers a lookup of node nid, the version a of a catalog node.
+func (f *FS) fillEntry(nid uint64, a catalog.Attr, out *fuse.EntryOut) {
+	out.NodeId = nid
+	out.Generation = a.Gen
 	f.fillAttr(a, &out.Attr)
 	out.SetEntryTimeout(f.cfg.Timeout)
 	out.SetAttrTimeout(f.cfg.Timeout)
 }
 
-func stableAttr(a catalog.Attr) gofs.StableAttr {
-	mode := uint32(syscall.S_IFREG)
-	if a.Dir {
-		mode = syscall.S_IFDIR
-	}
-	return gofs.StableAttr{Mode: mode, Ino: a.Ino, Gen: a.Gen}
-}
-
-// newNode returns the node embedder for a catalog node.
-func (f *FS) newNode(id catalog.NodeID, a catalog.Attr) gofs.InodeEmbedder {
-	if a.Dir {
-		return &dirNode{fsys: f, id: id}
-	}
-	return newFileNode(f, id, a)
+// ctxOf is the context of a request: its caller, cancelled when the kernel
+// interrupts it.
+func ctxOf(cancel <-chan struct{}, caller fuse.Caller) context.Context {
+	return &fuse.Context{Caller: caller, Cancel: cancel}
 }

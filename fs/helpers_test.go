@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/md5"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -13,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/require"
 
@@ -122,26 +123,15 @@ func testCatalog() *catalog.Catalog {
 	return c
 }
 
-// testFS is a file system over the sample Source, with no kernel: its root
-// is given a go-fuse bridge (as a mount would) so that nodes can create
-// children.
+// testFS is a file system over the sample Source, with no kernel: tests
+// call its FUSE methods as go-fuse would, from a caller of thread ID 0.
 type testFS struct {
 	fs     *FS
 	cat    *catalog.Catalog
 	origin *memOrigin
-	root   *dirNode
 }
 
 func newTestFS(t *testing.T) *testFS {
-	t.Helper()
-	tf := newUnmountedFS(t)
-	gofs.NewNodeFS(tf.fs.Root(), tf.fs.MountOptions("test", false))
-	return tf
-}
-
-// newUnmountedFS is a file system over the sample Source whose root has
-// no bridge yet: for gofs.Mount.
-func newUnmountedFS(t *testing.T) *testFS {
 	t.Helper()
 	cat := testCatalog()
 	origin := newMemOrigin()
@@ -158,54 +148,63 @@ func newUnmountedFS(t *testing.T) *testFS {
 		Logger:  quiet,
 	})
 	t.Cleanup(f.Shutdown)
-	return &testFS{fs: f, cat: cat, origin: origin, root: f.root}
+	return &testFS{fs: f, cat: cat, origin: origin}
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// header is a request's header for node nid.
+func header(nid uint64) fuse.InHeader { return fuse.InHeader{NodeId: nid} }
 
-// lookup looks path up from the root, one name at a time, through the
-// nodes' own Lookup.
-func (tf *testFS) lookup(t *testing.T, path ...string) (gofs.InodeEmbedder, fuse.EntryOut) {
+// lookup looks path up from the root, one name at a time, as the kernel
+// does, and returns the last node ID and entry.
+func (tf *testFS) lookup(t *testing.T, path ...string) (uint64, fuse.EntryOut) {
 	t.Helper()
-	var n gofs.InodeEmbedder = tf.root
+	nid := uint64(fuse.FUSE_ROOT_ID)
 	var out fuse.EntryOut
 	for _, name := range path {
-		d, ok := n.(*dirNode)
-		require.True(t, ok, "%s: not a directory", name)
 		out = fuse.EntryOut{}
-		child, errno := d.Lookup(testCtx(t), name, &out)
-		require.Equal(t, syscall.Errno(0), errno, "lookup %s", name)
-		n = child.Operations()
+		h := header(nid)
+		require.Equal(t, fuse.OK, tf.fs.Lookup(nil, &h, name, &out), "lookup %s", name)
+		require.NotZero(t, out.NodeId, "lookup %s", name)
+		nid = out.NodeId
 	}
-	return n, out
+	return nid, out
 }
 
-func (tf *testFS) file(t *testing.T, path ...string) *fileNode {
+func (tf *testFS) file(t *testing.T, path ...string) uint64 {
 	t.Helper()
-	n, _ := tf.lookup(t, path...)
-	f, ok := n.(*fileNode)
-	require.True(t, ok, "%v is not a file", path)
-	return f
+	nid, out := tf.lookup(t, path...)
+	require.Equal(t, uint32(syscall.S_IFREG), out.Attr.Mode&syscall.S_IFMT, "%v is not a file", path)
+	return nid
 }
 
-func (tf *testFS) dir(t *testing.T, path ...string) *dirNode {
+func (tf *testFS) dir(t *testing.T, path ...string) uint64 {
 	t.Helper()
-	n, _ := tf.lookup(t, path...)
-	d, ok := n.(*dirNode)
-	require.True(t, ok, "%v is not a directory", path)
-	return d
+	nid, out := tf.lookup(t, path...)
+	require.Equal(t, uint32(syscall.S_IFDIR), out.Attr.Mode&syscall.S_IFMT, "%v is not a directory", path)
+	return nid
 }
 
-// readAll reads a whole open file in reads of size chunk.
-func readAll(t *testing.T, n *fileNode, fh gofs.FileHandle, chunk int) ([]byte, syscall.Errno) {
+// getattr answers GETATTR for nid.
+func (tf *testFS) getattr(t *testing.T, nid uint64) (fuse.AttrOut, fuse.Status) {
+	t.Helper()
+	var out fuse.AttrOut
+	st := tf.fs.GetAttr(nil, &fuse.GetAttrIn{InHeader: header(nid)}, &out)
+	return out, st
+}
+
+// open answers OPEN for nid with flags.
+func (tf *testFS) open(nid uint64, flags uint32) (uint32, fuse.Status) {
+	var out fuse.OpenOut
+	st := tf.fs.Open(nil, &fuse.OpenIn{InHeader: header(nid), Flags: flags}, &out)
+	return out.OpenFlags, st
+}
+
+// readAll reads a whole file in reads of size chunk.
+func (tf *testFS) readAll(t *testing.T, nid uint64, chunk int) ([]byte, syscall.Errno) {
 	t.Helper()
 	var got []byte
 	for off := int64(0); ; {
-		b, errno := readOnce(t, n, fh, chunk, off)
+		b, errno := tf.readOnce(t, nid, chunk, off)
 		if errno != 0 {
 			return got, errno
 		}
@@ -219,16 +218,44 @@ func readAll(t *testing.T, n *fileNode, fh gofs.FileHandle, chunk int) ([]byte, 
 
 // readOnce reads size bytes at off as go-fuse does: Read, then the
 // result's bytes, then Done once they are "written".
-func readOnce(t *testing.T, n *fileNode, fh gofs.FileHandle, size int, off int64) ([]byte, syscall.Errno) {
+func (tf *testFS) readOnce(t *testing.T, nid uint64, size int, off int64) ([]byte, syscall.Errno) {
 	t.Helper()
-	res, errno := n.Read(testCtx(t), fh, make([]byte, size), off)
-	if errno != 0 {
-		return nil, errno
+	res, st := tf.read(nid, size, off)
+	if st != fuse.OK {
+		return nil, syscall.Errno(st)
 	}
 	defer res.Done()
 	b, status := res.Bytes(make([]byte, size))
 	require.Equal(t, fuse.OK, status)
 	return b, 0
+}
+
+// read answers READ for nid; the caller calls Done on a result.
+func (tf *testFS) read(nid uint64, size int, off int64) (fuse.ReadResult, fuse.Status) {
+	in := &fuse.ReadIn{InHeader: header(nid), Offset: uint64(off), Size: uint32(size)}
+	return tf.fs.Read(nil, in, make([]byte, size))
+}
+
+// getxattr answers GETXATTR for nid into a buffer of size bytes.
+func (tf *testFS) getxattr(nid uint64, name string, size int) (string, uint32, syscall.Errno) {
+	h := header(nid)
+	buf := make([]byte, size)
+	n, st := tf.fs.GetXAttr(nil, &h, name, buf)
+	if st != fuse.OK || size == 0 {
+		return "", n, syscall.Errno(st)
+	}
+	return string(buf[:n]), n, 0
+}
+
+// listxattr answers LISTXATTR for nid into a buffer of size bytes.
+func (tf *testFS) listxattr(nid uint64, size int) (string, uint32, syscall.Errno) {
+	h := header(nid)
+	buf := make([]byte, size)
+	n, st := tf.fs.ListXAttr(nil, &h, buf)
+	if st != fuse.OK || size == 0 {
+		return "", n, syscall.Errno(st)
+	}
+	return string(buf[:n]), n, 0
 }
 
 // waitFor polls cond until it holds; the bound only keeps a broken build
@@ -241,5 +268,80 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// opendir opens directory nid for the process of thread pid and returns
+// the handle and the open flags.
+func (tf *testFS) opendir(t *testing.T, nid uint64, pid uint32) (uint64, uint32) {
+	t.Helper()
+	in := &fuse.OpenIn{InHeader: header(nid)}
+	in.Caller.Pid = pid
+	var out fuse.OpenOut
+	require.Equal(t, fuse.OK, tf.fs.OpenDir(nil, in, &out))
+	t.Cleanup(func() { tf.fs.ReleaseDir(&fuse.ReleaseIn{InHeader: header(nid), Fh: out.Fh}) })
+	return out.Fh, out.OpenFlags
+}
+
+// listed is one entry of a READDIR or READDIRPLUS answer; entry is the
+// lookup answer READDIRPLUS gave with it (node ID 0: a plain entry).
+type listed struct {
+	fuse.DirEntry
+	entry fuse.EntryOut
+}
+
+// readdir reads handle fh of directory nid from offset off, into a buffer
+// of size bytes, as the process of thread pid (plus: READDIRPLUS), and
+// decodes what the kernel would be sent.
+func (tf *testFS) readdir(t *testing.T, nid, fh, off uint64, size int, plus bool, pid uint32) ([]listed, fuse.Status) {
+	t.Helper()
+	in := &fuse.ReadIn{InHeader: header(nid), Fh: fh, Offset: off, Size: uint32(size)}
+	in.Caller.Pid = pid
+	out := fuse.NewDirEntryList(make([]byte, size), off)
+	var st fuse.Status
+	if plus {
+		st = tf.fs.ReadDirPlus(nil, in, out)
+	} else {
+		st = tf.fs.ReadDir(nil, in, out)
+	}
+	if st != fuse.OK {
+		return nil, st
+	}
+	var got []listed
+	buf := out.Bytes()
+	for len(buf) > 0 {
+		var l listed
+		if plus {
+			l.entry = *(*fuse.EntryOut)(unsafe.Pointer(&buf[0]))
+			buf = buf[unsafe.Sizeof(fuse.EntryOut{}):]
+		}
+		ino := binary.LittleEndian.Uint64(buf[0:])
+		next := binary.LittleEndian.Uint64(buf[8:])
+		n := int(binary.LittleEndian.Uint32(buf[16:]))
+		typ := binary.LittleEndian.Uint32(buf[20:])
+		l.DirEntry = fuse.DirEntry{Ino: ino, Off: next, Name: string(buf[24 : 24+n]), Mode: typ << 12}
+		got = append(got, l)
+		buf = buf[(24+n+7)&^7:]
+	}
+	return got, fuse.OK
+}
+
+// list reads the whole of directory nid through a handle of its own, with
+// READDIR, as thread 0.
+func (tf *testFS) list(t *testing.T, nid uint64) []fuse.DirEntry {
+	t.Helper()
+	fh, flags := tf.opendir(t, nid, 0)
+	require.Contains(t, []uint32{0, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE}, flags, "a listing is cached, or not kept (plus.go)")
+	var all []fuse.DirEntry
+	for off := uint64(0); ; {
+		got, st := tf.readdir(t, nid, fh, off, 4096, false, 0)
+		require.Equal(t, fuse.OK, st)
+		if len(got) == 0 {
+			return all
+		}
+		for _, l := range got {
+			all = append(all, l.DirEntry)
+		}
+		off = got[len(got)-1].Off
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -68,20 +67,17 @@ func TestLinkXattrsServedAndChanged(t *testing.T) {
 	f := New(Config{Catalog: cat, Cache: blocks, Logger: quiet,
 		Fetcher: func(r *catalog.Resource) cache.Fetcher { return newMemOrigin().of(r.URI) }})
 	t.Cleanup(f.Shutdown)
-	gofs.NewNodeFS(f.Root(), f.MountOptions("test", false))
-	tf := &testFS{fs: f, cat: cat, root: f.root}
+	tf := &testFS{fs: f, cat: cat}
 	n := tf.file(t, "res1")
 
 	get := func(name string) (string, syscall.Errno) {
-		buf := make([]byte, 4096)
-		size, errno := n.Getxattr(testCtx(t), name, buf)
-		return string(buf[:size]), errno
+		v, _, errno := tf.getxattr(n, name, 4096)
+		return v, errno
 	}
 	list := func() string {
-		buf := make([]byte, 4096)
-		size, errno := n.Listxattr(testCtx(t), buf)
+		v, _, errno := tf.listxattr(n, 4096)
 		require.Equal(t, syscall.Errno(0), errno)
-		return strings.ReplaceAll(string(buf[:size]), "\x00", " ")
+		return strings.ReplaceAll(v, "\x00", " ")
 	}
 	v, errno := get("user.resourcesync.link.collection")
 	require.Equal(t, syscall.Errno(0), errno)
@@ -94,6 +90,8 @@ func TestLinkXattrsServedAndChanged(t *testing.T) {
 	require.Len(t, effects, 1, "a link-only change is a change")
 	assert.Equal(t, catalog.ContentChanged, effects[0].Kind)
 	assert.Nil(t, effects[0].Old, "the same version: the file keeps its inode")
+	again, _ := tf.lookup(t, "res1")
+	assert.Equal(t, n, again, "a lookup by name gives the same inode")
 	_, errno = get("user.resourcesync.link.collection")
 	assert.Equal(t, syscall.ENODATA, errno)
 	v, errno = get("user.resourcesync.link.via.json")

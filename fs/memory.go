@@ -7,15 +7,13 @@ import (
 	"time"
 )
 
-// inodes counts the go-fuse inodes rsfs made that the kernel has not
-// forgotten, and gives the heap back to the OS after the kernel forgets
-// many of them (DESIGN §11). The Go runtime keeps freed heap for reuse:
-// after a collection it returns to the OS only what lies above about
-// twice the live heap, slowly, and no collection runs while nothing is
-// allocated. go-fuse returns memory itself only once the inodes fall to a
-// hundredth of their peak; a kernel that evicts part of its inodes (memory
-// pressure, or drop_caches with some held) would leave the mount holding
-// the heap of those it forgot.
+// inodes counts the inodes the kernel holds, and gives the heap back to
+// the OS after the kernel forgets many of them (DESIGN §11). The Go runtime
+// keeps freed heap for reuse: after a collection it returns to the OS only
+// what lies above about twice the live heap, slowly, and no collection
+// runs while nothing is allocated. And a Go map never shrinks: the node
+// table is made anew once it holds under a quarter of its peak
+// (nodeTable.shrink), just before the heap is returned.
 type inodes struct {
 	live, high atomic.Int64 // inodes now; most since the last return
 	forgotten  atomic.Int64 // forgets so far
@@ -27,6 +25,7 @@ type inodes struct {
 	settle time.Duration // forgets stopped this long: the burst is over
 	every  time.Duration // at most one return this often
 	free   func()
+	shrink func() // before free: the node table made anew
 }
 
 // The defaults: a fall of a quarter of the peak, and of at least 100,000
@@ -44,14 +43,14 @@ func (c *inodes) init() {
 	c.min, c.settle, c.every, c.free = returnMin, returnSettle, returnEvery, debug.FreeOSMemory
 }
 
-// added counts an inode made (OnAdd).
+// added counts an inode made.
 func (c *inodes) added() {
 	l := c.live.Add(1)
 	for h := c.high.Load(); l > h && !c.high.CompareAndSwap(h, l); h = c.high.Load() {
 	}
 }
 
-// forgot counts an inode forgotten (OnForget), and wakes the returner once
+// forgot counts an inode forgotten, and wakes the returner once
 // the count has fallen by a quarter of its peak and by at least min. It
 // runs on go-fuse's reader loop: two atomics and a send that does not wait.
 func (c *inodes) forgot(f *FS) {
@@ -100,6 +99,9 @@ func (c *inodes) returner(closing context.Context) {
 		select { // a kick for the fall being returned
 		case <-c.kick:
 		default:
+		}
+		if c.shrink != nil {
+			c.shrink()
 		}
 		c.free()
 		last = time.Now()

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -33,7 +33,7 @@ func mountTestFS(t *testing.T, tf *testFS, readOnly bool) string {
 
 // mountTestFSWith is mountTestFS with a last say on the options: edit, if
 // not nil, sees them just before the mount.
-func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*gofs.Options)) string {
+func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*fuse.MountOptions)) string {
 	t.Helper()
 	dev, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
 	if err != nil {
@@ -42,15 +42,17 @@ func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*gofs.Op
 	dev.Close()
 	opts := tf.fs.MountOptions("rsfs-test", false)
 	if !readOnly {
-		opts.MountOptions.Options = slices.DeleteFunc(opts.MountOptions.Options, func(o string) bool { return o == "ro" })
-		opts.MountOptions.DirectMountFlags &^= syscall.MS_RDONLY
+		opts.Options = slices.DeleteFunc(opts.Options, func(o string) bool { return o == "ro" })
+		opts.DirectMountFlags &^= syscall.MS_RDONLY
 	}
 	if edit != nil {
 		edit(opts)
 	}
 	dir := t.TempDir()
-	server, err := gofs.Mount(dir, tf.fs.Root(), opts)
+	server, err := fuse.NewServer(tf.fs, dir, opts)
 	require.NoError(t, err)
+	go server.Serve()
+	require.NoError(t, server.WaitMount())
 	tf.fs.Mounted(server.KernelSettings())
 	t.Cleanup(func() {
 		if err := server.Unmount(); err != nil {
@@ -62,7 +64,7 @@ func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*gofs.Op
 }
 
 func TestMountedTree(t *testing.T) {
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, true)
 	entries, err := os.ReadDir(filepath.Join(dir, "data"))
 	require.NoError(t, err)
@@ -102,7 +104,7 @@ func TestMountedMutationsReachRsfs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the files are 0444, so the kernel would answer EACCES first")
 	}
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, false)
 	a := filepath.Join(dir, "data", "a.txt")
 	data := filepath.Join(dir, "data")
@@ -135,7 +137,7 @@ func TestMountedMutationsReachRsfs(t *testing.T) {
 // caches last a minute: only rsfs's notifications can make the changes
 // show within the test.
 func TestNotifyReachesTheKernel(t *testing.T) {
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, true)
 	a := filepath.Join(dir, "data", "a.txt")
 	created := filepath.Join(dir, "data", "new.txt")
@@ -188,7 +190,7 @@ func TestNotifyReachesTheKernel(t *testing.T) {
 // pages dropped from the kernel's cache), while its name leads to the new
 // version; the old inode is unlinked and goes with its last close.
 func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, true)
 	uri := testOrigin + "/data/three-blocks.bin"
 	oldBody := bytes.Repeat([]byte("old."), 3*4096/4)
@@ -249,7 +251,7 @@ func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
 // its new listing describes, so the old version, and only it, can be read
 // whole.
 func TestFileOpenedBeforeAChangeReadsItsVersion(t *testing.T) {
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, true)
 	path := filepath.Join(dir, "top.txt")
 	f, err := os.Open(path)

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,14 +13,16 @@ import (
 	"rsfs/catalog"
 )
 
-// These tests call the nodes' methods directly, with no kernel: what each
-// answers is what the kernel would be told.
+// These tests call the file system's FUSE methods directly, with no
+// kernel: what each answers is what the kernel would be told.
 
 func TestLookupFile(t *testing.T) {
 	tf := newTestFS(t)
-	n, out := tf.lookup(t, "data", "a.txt")
-	require.IsType(t, &fileNode{}, n)
+	nid, out := tf.lookup(t, "data", "a.txt")
 	a := out.Attr
+	assert.Equal(t, uint32(syscall.S_IFREG), a.Mode&syscall.S_IFMT, "a file")
+	assert.Equal(t, nid, out.NodeId)
+	assert.NotEqual(t, uint64(fuse.FUSE_ROOT_ID), nid)
 	assert.Equal(t, uint64(aIno), a.Ino, "inode from the URI")
 	assert.Equal(t, uint32(syscall.S_IFREG|0o444), a.Mode)
 	assert.Equal(t, uint64(11), a.Size)
@@ -35,46 +36,56 @@ func TestLookupFile(t *testing.T) {
 	assert.Equal(t, [3]uint32{5e8, 5e8, 5e8}, [3]uint32{a.Mtimensec, a.Ctimensec, a.Atimensec})
 	assert.Equal(t, testTimeout, out.EntryTimeout())
 	assert.Equal(t, testTimeout, out.AttrTimeout())
+
+	again, out2 := tf.lookup(t, "data", "a.txt")
+	assert.Equal(t, nid, again, "the same version: the same inode")
+	assert.Equal(t, out.Generation, out2.Generation)
 }
 
 func TestLookupDirectory(t *testing.T) {
 	tf := newTestFS(t)
-	n, out := tf.lookup(t, "data")
-	require.IsType(t, &dirNode{}, n)
+	_, out := tf.lookup(t, "data")
+	assert.Equal(t, uint32(syscall.S_IFDIR), out.Attr.Mode&syscall.S_IFMT, "a directory")
 	assert.Equal(t, uint64(dataIno), out.Attr.Ino, "inode from the path")
 	assert.Equal(t, uint32(syscall.S_IFDIR|0o555), out.Attr.Mode)
 	assert.Equal(t, uint32(3), out.Attr.Nlink, "2 + one subdirectory")
 	assert.Equal(t, uint64(aMtime.Unix()), out.Attr.Mtime, "the newest mtime below")
 }
 
-func TestLookupMissingIsENOENTAndCachedNegative(t *testing.T) {
+// The old node API also set an entry timeout on the ENOENT answer, for the
+// kernel to cache the negative entry; but go-fuse sends the kernel only the
+// error for a status other than OK, and the kernel ignores the entry, so
+// that is no longer asserted.
+func TestLookupMissingIsENOENT(t *testing.T) {
 	tf := newTestFS(t)
 	var out fuse.EntryOut
-	child, errno := tf.root.Lookup(testCtx(t), "nothing", &out)
-	assert.Nil(t, child)
-	assert.Equal(t, syscall.ENOENT, errno)
-	assert.Equal(t, testTimeout, out.EntryTimeout(), "the kernel may cache the negative entry")
+	h := header(fuse.FUSE_ROOT_ID)
+	assert.Equal(t, fuse.ENOENT, tf.fs.Lookup(nil, &h, "nothing", &out))
+	assert.Zero(t, out.NodeId, "no inode")
 	data := tf.dir(t, "data")
-	_, errno = data.Lookup(testCtx(t), "A.txt", &out)
-	assert.Equal(t, syscall.ENOENT, errno, "names are case-sensitive")
+	h = header(data)
+	out = fuse.EntryOut{}
+	assert.Equal(t, fuse.ENOENT, tf.fs.Lookup(nil, &h, "A.txt", &out), "names are case-sensitive")
+	assert.Zero(t, out.NodeId)
+	assert.Equal(t, 1, tf.fs.nodes.len(), "only data is held: a failed lookup makes no inode")
 }
 
 func TestGetattr(t *testing.T) {
 	tf := newTestFS(t)
-	var out fuse.AttrOut
-	require.Equal(t, syscall.Errno(0), tf.file(t, "top.txt").Getattr(testCtx(t), nil, &out))
+	out, st := tf.getattr(t, tf.file(t, "top.txt"))
+	require.Equal(t, fuse.OK, st)
 	assert.Equal(t, uint32(syscall.S_IFREG|0o444), out.Mode)
 	assert.Equal(t, uint64(len(topBody)), out.Size)
 	assert.Equal(t, uint64(aMtime.Unix()), out.Mtime)
 	assert.Equal(t, testTimeout, out.Timeout())
 
-	out = fuse.AttrOut{}
-	require.Equal(t, syscall.Errno(0), tf.file(t, "data", "sub", "c.txt").Getattr(testCtx(t), nil, &out))
+	out, st = tf.getattr(t, tf.file(t, "data", "sub", "c.txt"))
+	require.Equal(t, fuse.OK, st)
 	assert.Equal(t, uint64(0), out.Mtime, "no lastmod published: the epoch")
 	assert.Equal(t, uint32(0), out.Mtimensec)
 
-	out = fuse.AttrOut{}
-	require.Equal(t, syscall.Errno(0), tf.root.Getattr(testCtx(t), nil, &out))
+	out, st = tf.getattr(t, fuse.FUSE_ROOT_ID)
+	require.Equal(t, fuse.OK, st)
 	assert.Equal(t, uint32(syscall.S_IFDIR|0o555), out.Mode)
 	assert.Equal(t, uint32(testUID), out.Uid)
 }
@@ -86,66 +97,57 @@ func TestRemovedResourceIsUnlinked(t *testing.T) {
 	tf := newTestFS(t)
 	top := tf.file(t, "top.txt")
 	tf.cat.Remove(topURI)
-	var out fuse.AttrOut
-	require.Equal(t, syscall.Errno(0), top.Getattr(testCtx(t), nil, &out))
+	out, st := tf.getattr(t, top)
+	require.Equal(t, fuse.OK, st)
 	assert.Equal(t, uint64(len(topBody)), out.Size)
 	assert.Equal(t, uint64(aMtime.Unix()), out.Mtime)
 	assert.Equal(t, uint32(0), out.Nlink)
-	_, errno := readOnce(t, top, nil, 64, 0)
+	_, errno := tf.readOnce(t, top, 64, 0)
 	assert.Equal(t, syscall.EIO, errno)
 	assert.Zero(t, tf.origin.count(topURI), "nothing fetched for a version that is gone")
 }
 
-// A node is one version: a new version of its resource unlinks it, and a
-// lookup by name makes another node, with the new size and Gen.
+// An inode is one version: a new version of its resource unlinks it, and a
+// lookup by name, while the kernel still holds the old inode, makes another
+// inode (another node ID), with the new size and generation and the same
+// inode number.
 func TestNewVersionIsANewNode(t *testing.T) {
 	tf := newTestFS(t)
-	old := tf.file(t, "top.txt")
+	old, oldOut := tf.lookup(t, "top.txt")
 	body := []byte("the second version\n")
 	tf.origin.set(topURI, body)
 	tf.cat.Upsert(&catalog.Resource{URI: topURI, Length: int64(len(body)), Lastmod: aMtime.Add(time.Hour)})
-	var out fuse.AttrOut
-	require.Equal(t, syscall.Errno(0), old.Getattr(testCtx(t), nil, &out))
-	assert.Equal(t, uint64(len(topBody)), out.Size, "the old node keeps its size")
+	out, st := tf.getattr(t, old)
+	require.Equal(t, fuse.OK, st)
+	assert.Equal(t, uint64(len(topBody)), out.Size, "the old inode keeps its size")
 	assert.Equal(t, uint32(0), out.Nlink)
 
-	n := tf.file(t, "top.txt")
-	assert.NotEqual(t, old.StableAttr().Gen, n.StableAttr().Gen)
-	assert.Equal(t, old.StableAttr().Ino, n.StableAttr().Ino, "one inode number per resource")
-	got, errno := readAll(t, n, nil, 64)
+	n, newOut := tf.lookup(t, "top.txt")
+	assert.NotEqual(t, old, n, "a new version is a new inode")
+	assert.NotEqual(t, oldOut.Generation, newOut.Generation)
+	assert.Equal(t, oldOut.Attr.Ino, newOut.Attr.Ino, "one inode number per resource")
+	assert.Equal(t, uint64(len(body)), newOut.Attr.Size)
+	assert.Equal(t, uint32(1), newOut.Attr.Nlink)
+	got, errno := tf.readAll(t, n, 64)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, string(body), string(got))
-}
 
-// readdir lists a directory through an open handle, as the kernel does.
-func readdir(t *testing.T, d *dirNode) []fuse.DirEntry {
-	t.Helper()
-	fh, flags, errno := d.OpendirHandle(testCtx(t), 0)
-	require.Equal(t, syscall.Errno(0), errno)
-	assert.Contains(t, []uint32{0, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE}, flags, "a listing is cached, or not kept (plus_test.go)")
-	h := fh.(*dirHandle)
-	defer h.Releasedir(testCtx(t), 0)
-	var got []fuse.DirEntry
-	for {
-		e, errno := h.Readdirent(testCtx(t))
-		require.Equal(t, syscall.Errno(0), errno)
-		if e == nil {
-			return got
-		}
-		got = append(got, *e)
-	}
+	out, st = tf.getattr(t, old)
+	require.Equal(t, fuse.OK, st)
+	assert.Equal(t, uint64(len(topBody)), out.Size, "the old inode is unchanged by the new one")
+	assert.Equal(t, 2, tf.fs.nodes.len(), "both versions are held")
 }
 
 func TestReaddir(t *testing.T) {
 	tf := newTestFS(t)
-	got := readdir(t, tf.root)
+	got := tf.list(t, fuse.FUSE_ROOT_ID)
 	require.Len(t, got, 2)
 	assert.Equal(t, fuse.DirEntry{Name: "data", Mode: syscall.S_IFDIR, Ino: dataIno, Off: 1}, got[0])
 	assert.Equal(t, "top.txt", got[1].Name)
 	assert.Equal(t, uint32(syscall.S_IFREG), got[1].Mode)
 	assert.Equal(t, uint64(2), got[1].Off)
 
-	got = readdir(t, tf.dir(t, "data"))
+	got = tf.list(t, tf.dir(t, "data"))
 	var names []string
 	for _, e := range got {
 		names = append(names, e.Name)
@@ -154,73 +156,93 @@ func TestReaddir(t *testing.T) {
 	assert.Equal(t, uint64(aIno), got[0].Ino, "the same inode as lookup gives")
 }
 
-func TestReaddirSeekAndLookupFromHandle(t *testing.T) {
+// names are the names of a READDIR or READDIRPLUS answer.
+func names(ls []listed) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, l.Name)
+	}
+	return out
+}
+
+// READDIRPLUS answers a file in full only for a process that has looked a
+// file up by name (plus.go), a directory always; a READDIR at offset off
+// lists from the entry after the one whose Off is off.
+func TestReaddirPlusAndOffsets(t *testing.T) {
 	tf := newTestFS(t)
-	fh, _, errno := tf.dir(t, "data").OpendirHandle(testCtx(t), 0)
-	require.Equal(t, syscall.Errno(0), errno)
-	h := fh.(*dirHandle)
-	first, errno := h.Readdirent(testCtx(t))
-	require.Equal(t, syscall.Errno(0), errno)
-	require.Equal(t, "a.txt", first.Name)
+	data := tf.dir(t, "data")
+	fh, _ := tf.opendir(t, data, 0)
+	got, st := tf.readdir(t, data, fh, 0, 4096, true, 0)
+	require.Equal(t, fuse.OK, st)
+	require.Equal(t, []string{"a.txt", "bad.bin", "sub"}, names(got))
+	assert.Zero(t, got[0].entry.NodeId, "a.txt: no process has looked up a file yet")
+	assert.Zero(t, got[1].entry.NodeId, "bad.bin")
+	assert.NotZero(t, got[2].entry.NodeId, "sub: a directory, in full")
+	assert.Equal(t, uint32(syscall.S_IFDIR), got[2].entry.Attr.Mode&syscall.S_IFMT)
 
-	// READDIRPLUS looks up the entry just returned: a file in full only for
-	// a process that has looked a file up by name (plus.go).
-	var out fuse.EntryOut
-	_, errno = h.Lookup(testCtx(t), "a.txt", &out)
-	require.Equal(t, errNoPlus, errno, "no process has looked up a file yet")
 	tf.file(t, "top.txt")
-	child, errno := h.Lookup(testCtx(t), "a.txt", &out)
-	require.Equal(t, syscall.Errno(0), errno)
-	assert.IsType(t, &fileNode{}, child.Operations())
-	assert.Equal(t, uint64(aIno), out.Attr.Ino)
-	assert.Equal(t, uint64(len(aBody)), out.Attr.Size)
-	// Any other name goes to the directory.
-	_, errno = h.Lookup(testCtx(t), "sub", &out)
-	assert.Equal(t, syscall.Errno(0), errno)
-	_, errno = h.Lookup(testCtx(t), "nothing", &out)
-	assert.Equal(t, syscall.ENOENT, errno)
+	got, st = tf.readdir(t, data, fh, 0, 4096, true, 0)
+	require.Equal(t, fuse.OK, st)
+	require.Equal(t, "a.txt", got[0].Name, "offset 0 lists again from the start")
+	a := got[0].entry
+	require.NotZero(t, a.NodeId, "a.txt, in full now")
+	assert.Equal(t, uint32(syscall.S_IFREG), a.Attr.Mode&syscall.S_IFMT)
+	assert.Equal(t, uint64(aIno), a.Attr.Ino)
+	assert.Equal(t, uint64(len(aBody)), a.Attr.Size)
+	assert.Equal(t, testTimeout, a.EntryTimeout())
+	nid, _ := tf.lookup(t, "data", "a.txt")
+	assert.Equal(t, nid, a.NodeId, "the inode a lookup by name gives")
 
-	require.Equal(t, syscall.Errno(0), h.Seekdir(testCtx(t), 0))
-	again, errno := h.Readdirent(testCtx(t))
-	require.Equal(t, syscall.Errno(0), errno)
-	assert.Equal(t, "a.txt", again.Name, "seek to 0 lists again from the start")
-	require.Equal(t, syscall.Errno(0), h.Seekdir(testCtx(t), 3))
-	end, errno := h.Readdirent(testCtx(t))
-	assert.Equal(t, syscall.Errno(0), errno)
-	assert.Nil(t, end, "offset 3 is past the last of 3 entries")
-	assert.Equal(t, syscall.EINVAL, h.Seekdir(testCtx(t), 4))
+	got, st = tf.readdir(t, data, fh, 1, 4096, false, 0)
+	require.Equal(t, fuse.OK, st)
+	assert.Equal(t, []string{"bad.bin", "sub"}, names(got), "offset 1: after a.txt")
+	assert.Equal(t, []uint64{2, 3}, []uint64{got[0].Off, got[1].Off})
+	got, st = tf.readdir(t, data, fh, 3, 4096, false, 0)
+	assert.Equal(t, fuse.OK, st)
+	assert.Empty(t, got, "offset 3 is past the last of 3 entries")
+	_, st = tf.readdir(t, data, fh, 4, 4096, false, 0)
+	assert.Equal(t, fuse.EINVAL, st)
+	_, st = tf.readdir(t, data, fh, 4, 4096, true, 0)
+	assert.Equal(t, fuse.EINVAL, st, "READDIRPLUS")
 }
 
 func TestReaddirIsASnapshot(t *testing.T) {
 	tf := newTestFS(t)
-	fh, _, _ := tf.root.OpendirHandle(testCtx(t), 0)
-	h := fh.(*dirHandle)
-	first, _ := h.Readdirent(testCtx(t))
-	require.Equal(t, "data", first.Name)
+	fh, _ := tf.opendir(t, fuse.FUSE_ROOT_ID, 0)
+	// A buffer of 32 bytes holds one entry: "data".
+	first, st := tf.readdir(t, fuse.FUSE_ROOT_ID, fh, 0, 32, false, 0)
+	require.Equal(t, fuse.OK, st)
+	require.Equal(t, []string{"data"}, names(first))
 	tf.cat.Remove(topURI)
-	second, errno := h.Readdirent(testCtx(t))
-	require.Equal(t, syscall.Errno(0), errno)
-	require.NotNil(t, second)
-	assert.Equal(t, "top.txt", second.Name, "an open listing does not change under its reader")
-	assert.Len(t, readdir(t, tf.root), 1, "a new open sees the change")
+	second, st := tf.readdir(t, fuse.FUSE_ROOT_ID, fh, first[0].Off, 4096, false, 0)
+	require.Equal(t, fuse.OK, st)
+	assert.Equal(t, []string{"top.txt"}, names(second), "an open listing does not change under its reader")
+	assert.Len(t, tf.list(t, fuse.FUSE_ROOT_ID), 1, "a new open sees the change")
+}
+
+// openOut answers OPEN for nid with flags, whole.
+func (tf *testFS) openOut(nid uint64, flags uint32) (fuse.OpenOut, fuse.Status) {
+	var out fuse.OpenOut
+	st := tf.fs.Open(nil, &fuse.OpenIn{InHeader: header(nid), Flags: flags}, &out)
+	return out, st
 }
 
 func TestOpenAndRead(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "data", "a.txt")
-	fh, flags, errno := n.Open(testCtx(t), syscall.O_RDONLY)
-	require.Equal(t, syscall.Errno(0), errno)
-	assert.Equal(t, uint32(fuse.FOPEN_KEEP_CACHE), flags)
-	assert.Nil(t, fh, "the inode is the version: an open has nothing to hold")
+	out, st := tf.openOut(n, syscall.O_RDONLY)
+	require.Equal(t, fuse.OK, st)
+	assert.Equal(t, uint32(fuse.FOPEN_KEEP_CACHE), out.OpenFlags)
+	assert.Zero(t, out.Fh, "the inode is the version: an open has nothing to hold")
 
-	got, errno := readAll(t, n, fh, 4)
+	got, errno := tf.readAll(t, n, 4)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, "hello world", string(got))
 
-	b, errno := readOnce(t, n, fh, 5, 6)
+	b, errno := tf.readOnce(t, n, 5, 6)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, "world", string(b))
-	b, errno = readOnce(t, n, fh, 5, 100)
+	b, errno = tf.readOnce(t, n, 5, 100)
 	require.Equal(t, syscall.Errno(0), errno, "past the end is EOF, not an error")
 	assert.Empty(t, b)
 	assert.Equal(t, 1, tf.origin.count(aURI), "one block, fetched once")
@@ -229,7 +251,7 @@ func TestOpenAndRead(t *testing.T) {
 func TestReadOfBytesThatDisagreeIsEIO(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "data", "bad.bin")
-	got, errno := readAll(t, n, nil, 64)
+	got, errno := tf.readAll(t, n, 64)
 	assert.Equal(t, syscall.EIO, errno)
 	assert.Empty(t, got, "not one byte that fails the hash")
 }
@@ -240,13 +262,13 @@ func TestOpenIsENOSYSWhereTheKernelAllows(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "top.txt")
 	tf.fs.Mounted(&fuse.InitIn{Flags: fuse.CAP_NO_OPEN_SUPPORT})
-	_, _, errno := n.Open(testCtx(t), syscall.O_RDONLY)
-	assert.Equal(t, syscall.ENOSYS, errno)
-	_, _, errno = n.Open(testCtx(t), syscall.O_WRONLY)
-	assert.Equal(t, syscall.EROFS, errno, "writing is refused all the same")
+	_, st := tf.open(n, syscall.O_RDONLY)
+	assert.Equal(t, fuse.ENOSYS, st)
+	_, st = tf.open(n, syscall.O_WRONLY)
+	assert.Equal(t, fuse.EROFS, st, "writing is refused all the same")
 	tf.fs.Mounted(&fuse.InitIn{})
-	_, flags, errno := n.Open(testCtx(t), syscall.O_RDONLY)
-	assert.Equal(t, syscall.Errno(0), errno, "a kernel that cannot open without asking")
+	flags, st := tf.open(n, syscall.O_RDONLY)
+	assert.Equal(t, fuse.OK, st, "a kernel that cannot open without asking")
 	assert.Equal(t, uint32(fuse.FOPEN_KEEP_CACHE), flags)
 }
 
@@ -254,9 +276,9 @@ func TestOpenForWritingIsEROFS(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "top.txt")
 	for _, flags := range []int{syscall.O_WRONLY, syscall.O_RDWR, syscall.O_RDONLY | syscall.O_TRUNC, syscall.O_WRONLY | syscall.O_APPEND} {
-		fh, _, errno := n.Open(testCtx(t), uint32(flags))
-		assert.Nil(t, fh)
-		assert.Equal(t, syscall.EROFS, errno, "flags %#o", flags)
+		out, st := tf.openOut(n, uint32(flags))
+		assert.Zero(t, out.Fh)
+		assert.Equal(t, fuse.EROFS, st, "flags %#o", flags)
 	}
 	assert.Zero(t, tf.origin.count(topURI))
 }
@@ -265,17 +287,17 @@ func TestShutdownFailsOpenAndRead(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "top.txt")
 	tf.fs.Shutdown()
-	_, errno := readOnce(t, n, nil, 10, 0)
+	_, errno := tf.readOnce(t, n, 10, 0)
 	assert.Equal(t, syscall.EIO, errno, "a read after shutdown")
-	_, _, errno = n.Open(testCtx(t), syscall.O_RDONLY)
-	assert.Equal(t, syscall.EIO, errno, "an open after shutdown")
+	_, st := tf.open(n, syscall.O_RDONLY)
+	assert.Equal(t, fuse.EIO, st, "an open after shutdown")
 	assert.Zero(t, tf.origin.count(topURI), "nothing fetched after the shutdown")
 }
 
 func TestFirstReadWarmsTheNextSmallFiles(t *testing.T) {
 	tf := newTestFS(t)
 	n := tf.file(t, "data", "a.txt")
-	_, errno := readOnce(t, n, nil, 64, 0)
+	_, errno := tf.readOnce(t, n, 64, 0)
 	require.Equal(t, syscall.Errno(0), errno)
 	waitFor(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.count(badURI) > 0 })
 }
@@ -290,51 +312,54 @@ func TestGetxattr(t *testing.T) {
 		"user.resourcesync.lastmod": "2024-05-01T10:20:30.5Z",
 	}
 	for name, v := range want {
-		size, errno := a.Getxattr(testCtx(t), name, nil)
+		_, size, errno := tf.getxattr(a, name, 0)
 		require.Equal(t, syscall.Errno(0), errno, name)
 		assert.Equal(t, uint32(len(v)), size, "%s: an empty buffer asks for the size", name)
-		buf := make([]byte, 200)
-		size, errno = a.Getxattr(testCtx(t), name, buf)
+		got, size, errno := tf.getxattr(a, name, 200)
 		require.Equal(t, syscall.Errno(0), errno, name)
-		assert.Equal(t, v, string(buf[:size]), name)
-		_, errno = a.Getxattr(testCtx(t), name, make([]byte, len(v)-1))
+		assert.Equal(t, v, got, name)
+		assert.Equal(t, uint32(len(v)), size, name)
+		_, _, errno = tf.getxattr(a, name, len(v)-1)
 		assert.Equal(t, syscall.ERANGE, errno, "%s: a short buffer", name)
 	}
-	_, errno := a.Getxattr(testCtx(t), "user.other", make([]byte, 100))
+	_, _, errno := tf.getxattr(a, "user.other", 100)
 	assert.Equal(t, syscall.ENODATA, errno)
 
 	c := tf.file(t, "data", "sub", "c.txt")
 	for _, name := range []string{"user.resourcesync.hash", "user.resourcesync.type", "user.resourcesync.lastmod"} {
-		_, errno := c.Getxattr(testCtx(t), name, make([]byte, 100))
+		_, _, errno := tf.getxattr(c, name, 100)
 		assert.Equal(t, syscall.ENODATA, errno, "%s: not published, so absent", name)
 	}
-	_, errno = tf.dir(t, "data").Getxattr(testCtx(t), "user.resourcesync.uri", make([]byte, 100))
+	_, _, errno = tf.getxattr(tf.dir(t, "data"), "user.resourcesync.uri", 100)
 	assert.Equal(t, syscall.ENODATA, errno, "a directory has no URI")
 }
 
 func TestListxattr(t *testing.T) {
 	tf := newTestFS(t)
-	list := func(n gofs.NodeListxattrer) string {
-		size, errno := n.Listxattr(testCtx(t), nil)
+	list := func(nid uint64) string {
+		_, size, errno := tf.listxattr(nid, 0)
 		require.Equal(t, syscall.Errno(0), errno)
-		buf := make([]byte, size)
-		got, errno := n.Listxattr(testCtx(t), buf)
+		if size == 0 {
+			return ""
+		}
+		got, n, errno := tf.listxattr(nid, int(size))
 		require.Equal(t, syscall.Errno(0), errno)
-		require.Equal(t, size, got)
-		return string(buf[:got])
+		require.Equal(t, size, n)
+		return got
 	}
 	assert.Equal(t, "user.resourcesync.uri\x00user.resourcesync.hash\x00user.resourcesync.type\x00user.resourcesync.lastmod\x00",
 		list(tf.file(t, "data", "a.txt")))
 	assert.Equal(t, "user.resourcesync.uri\x00", list(tf.file(t, "data", "sub", "c.txt")))
 	assert.Equal(t, "", list(tf.dir(t, "data")))
-	_, errno := tf.file(t, "data", "a.txt").Listxattr(testCtx(t), make([]byte, 10))
+	_, _, errno := tf.listxattr(tf.file(t, "data", "a.txt"), 10)
 	assert.Equal(t, syscall.ERANGE, errno)
 }
 
 func TestStatfs(t *testing.T) {
 	tf := newTestFS(t)
 	var out fuse.StatfsOut
-	require.Equal(t, syscall.Errno(0), tf.root.Statfs(testCtx(t), &out))
+	h := header(fuse.FUSE_ROOT_ID)
+	require.Equal(t, fuse.OK, tf.fs.StatFs(nil, &h, &out))
 	assert.Equal(t, uint32(4096), out.Bsize)
 	assert.Equal(t, uint64(1), out.Blocks, "11+23+1+16 bytes fit one 4 KiB block")
 	assert.Equal(t, uint64(4+3), out.Files, "4 files, 3 directories with the root")
@@ -351,15 +376,15 @@ func TestOnlyMultiBlockFilesKeepAStreamBetweenReads(t *testing.T) {
 		defer tf.fs.versions.mu.Unlock()
 		return len(tf.fs.versions.m)
 	}
-	got, errno := readAll(t, tf.file(t, "data", "a.txt"), nil, 4)
+	got, errno := tf.readAll(t, tf.file(t, "data", "a.txt"), 4)
 	require.Equal(t, syscall.Errno(0), errno)
 	require.Equal(t, "hello world", string(got))
 	assert.Zero(t, streams(), "a.txt, one block, read")
 
 	// A read at the end has no payload, and go-fuse calls Done only for a
 	// reply with one: the read must end without it.
-	res, errno := tf.file(t, "data", "a.txt").Read(testCtx(t), nil, make([]byte, 4), 11)
-	require.Equal(t, syscall.Errno(0), errno)
+	res, st := tf.read(tf.file(t, "data", "a.txt"), 4, 11)
+	require.Equal(t, fuse.OK, st)
 	assert.Zero(t, res.Size())
 	assert.Zero(t, streams(), "a.txt, read at its end")
 
@@ -368,8 +393,9 @@ func TestOnlyMultiBlockFilesKeepAStreamBetweenReads(t *testing.T) {
 	tf.origin.set(uri, body)
 	tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body))})
 	n := tf.file(t, "data", "two-blocks.bin")
-	res, errno = n.Read(testCtx(t), nil, make([]byte, 4096), 0)
-	require.Equal(t, syscall.Errno(0), errno)
+	res, st = tf.read(n, 4096, 0)
+	require.Equal(t, fuse.OK, st)
+	assert.Equal(t, 4096, res.Size())
 	assert.Equal(t, 1, streams(), "two-blocks.bin, being read")
 	res.Done()
 	assert.Equal(t, 1, streams(), "two-blocks.bin, half read")

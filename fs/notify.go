@@ -1,35 +1,13 @@
 package fs
 
 import (
-	"strings"
 	"sync"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"rsfs/catalog"
 )
-
-// inode returns the go-fuse inode of a catalog node if the kernel holds it,
-// by walking go-fuse's tree (which holds exactly the nodes the kernel knows)
-// along the node's path. No per-inode index is kept: at millions of files
-// it would cost more than the inodes.
-func (f *FS) inode(id catalog.NodeID) *gofs.Inode {
-	n := &f.root.Inode
-	if id == catalog.RootID {
-		return n
-	}
-	path := f.cfg.Catalog.Path(id)
-	if path == "" {
-		return nil
-	}
-	for _, name := range strings.Split(path, "/") {
-		if n = n.GetChild(name); n == nil {
-			return nil
-		}
-	}
-	return n
-}
 
 // notifier sends kernel notifications from a goroutine of its own, never
 // under a lock and never from inside a FUSE callback (that deadlocks). The
@@ -51,7 +29,7 @@ func (f *FS) Notify(effects []catalog.Effect) {
 	for i, e := range effects {
 		notes[i] = note{effect: e}
 		if e.Old != nil {
-			notes[i].parent, notes[i].old = f.keepOld(e)
+			notes[i].old = f.keepOld(e)
 		}
 	}
 	f.enqueue(notes)
@@ -61,27 +39,24 @@ func (f *FS) Notify(effects []catalog.Effect) {
 // the pages the kernel holds of a file version that failed.
 type note struct {
 	effect catalog.Effect
-	parent *gofs.Inode // the effect's directory, if already found
-	old    *fileNode   // the inode of the version the effect replaced or removed
-	drop   *gofs.Inode
+	old    uint64 // the inode of the version the effect replaced or removed, if held
+	drop   uint64
 }
 
 // keepOld finds the inode the kernel holds of the version e replaced or
 // removed, and keeps that version for it.
-func (f *FS) keepOld(e catalog.Effect) (parent *gofs.Inode, old *fileNode) {
-	if parent = f.inode(e.Parent); parent == nil {
-		return nil, nil
+func (f *FS) keepOld(e catalog.Effect) uint64 {
+	nid, ok := f.nodes.version(e.ID, e.Old.Attr.Gen)
+	if !ok {
+		return 0
 	}
-	child := parent.GetChild(e.Name)
-	if child == nil {
-		return parent, nil
+	ref := fileRef{nid: nid, id: e.ID, gen: e.Old.Attr.Gen}
+	f.keep(ref, *e.Old, true)
+	if h, ok := f.nodes.get(nid); !ok || h.gen != ref.gen {
+		f.forget(ref) // forgotten meanwhile: its FORGET may have come first
+		return 0
 	}
-	old, isFile := child.Operations().(*fileNode)
-	if !isFile || old.gen() != e.Old.Attr.Gen {
-		return parent, nil
-	}
-	f.keep(old, *e.Old, true)
-	return parent, old
+	return nid
 }
 
 func (f *FS) enqueue(notes []note) {
@@ -95,8 +70,8 @@ func (f *FS) enqueue(notes []note) {
 // dropPages asks the kernel, from the notifier's goroutine, to forget the
 // pages it cached of a file version: it failed verification or is gone,
 // and no later read may be answered from them.
-func (f *FS) dropPages(n *gofs.Inode) {
-	f.enqueue([]note{{drop: n}})
+func (f *FS) dropPages(nid uint64) {
+	f.enqueue([]note{{drop: nid}})
 }
 
 func (f *FS) runNotifier() {
@@ -113,12 +88,15 @@ func (f *FS) runNotifier() {
 		batch := n.queue
 		n.queue = nil
 		n.mu.Unlock()
+		server := f.server.Load()
 		for _, nt := range batch {
-			if nt.drop != nil {
-				f.check(nt.drop.NotifyContent(0, 0), catalog.Effect{Kind: catalog.ContentChanged})
-				continue
+			switch {
+			case server == nil: // not mounted: the kernel holds nothing
+			case nt.drop != 0:
+				f.check(server.InodeNotify(nt.drop, 0, 0), catalog.Effect{Kind: catalog.ContentChanged})
+			default:
+				f.send(server, nt)
 			}
-			f.send(nt)
 		}
 	}
 }
@@ -132,55 +110,50 @@ func (f *FS) stopNotifier() {
 
 // send tells the kernel about one effect. A node the kernel does not hold
 // needs nothing; ENOENT from the kernel means the same.
-func (f *FS) send(nt note) {
+func (f *FS) send(server *fuse.Server, nt note) {
 	e := nt.effect
-	parent := nt.parent
-	if parent == nil {
-		parent = f.inode(e.Parent)
-	}
+	parent, held := f.nodes.holds(e.Parent)
 	switch {
+	case !held:
 	case e.Kind == catalog.EntryAdded:
-		if parent != nil {
-			f.check(parent.NotifyEntry(e.Name), e)
-			f.check(parent.NotifyContent(0, 0), e) // cached listing and attributes
-		}
-	case nt.old != nil:
-		f.unlinkVersion(parent, nt.old, e)
-	case e.Kind == catalog.EntryRemoved && parent != nil:
-		if child := parent.GetChild(e.Name); child != nil {
-			f.check(parent.NotifyDelete(e.Name, child), e)
+		f.check(server.EntryNotify(parent, e.Name), e)
+		f.check(server.InodeNotify(parent, 0, 0), e) // cached listing and attributes
+	case nt.old != 0:
+		f.unlinkVersion(server, parent, nt.old, e)
+	case e.Kind == catalog.EntryRemoved && e.ID.IsDir():
+		if child, ok := f.nodes.holds(e.ID); ok {
+			f.check(server.DeleteNotify(parent, child, e.Name), e)
 		} else {
-			f.check(parent.NotifyEntry(e.Name), e)
+			f.check(server.EntryNotify(parent, e.Name), e)
 		}
-	case e.Kind == catalog.ContentChanged && e.Old != nil && parent != nil:
+	case e.Kind == catalog.EntryRemoved || e.Kind == catalog.ContentChanged && e.Old != nil:
 		// The kernel holds no inode of the old version under the name, or
 		// already one of the new: only the name is dropped.
-		f.check(parent.NotifyEntry(e.Name), e)
+		f.check(server.EntryNotify(parent, e.Name), e)
 	}
-	if e.Kind == catalog.EntryRemoved && parent != nil {
-		f.check(parent.NotifyContent(0, 0), e) // the cached listing
+	if e.Kind == catalog.EntryRemoved && held {
+		f.check(server.InodeNotify(parent, 0, 0), e) // the cached listing
 	}
 }
 
-// unlinkVersion tells the kernel that the name no longer leads to the
-// inode of old's version: the file is gone or has a new version. The
-// inode is unlinked, as a deleted file held open is on a local disk; it
-// lives on, with its version, while a process holds it open, and goes
-// with its last close. Where the name already leads elsewhere (the kernel
-// looked the new version up first), the inode's attributes are dropped
-// instead, so that the kernel asks again and learns it is unlinked.
-func (f *FS) unlinkVersion(parent *gofs.Inode, old *fileNode, e catalog.Effect) {
-	if parent != nil && parent.NotifyDelete(e.Name, &old.Inode) == 0 {
+// unlinkVersion tells the kernel that the name no longer leads to inode
+// old, of the version the effect replaced: the file is gone or has a new
+// version. The inode is unlinked, as a deleted file held open is on a
+// local disk; it lives on, with its version, while a process holds it
+// open, and goes with its last close. Where the name already leads
+// elsewhere (the kernel looked the new version up first), the inode's
+// attributes are dropped instead, so that the kernel asks again and learns
+// it is unlinked.
+func (f *FS) unlinkVersion(server *fuse.Server, parent, old uint64, e catalog.Effect) {
+	if server.DeleteNotify(parent, old, e.Name) == fuse.OK {
 		return
 	}
-	if parent != nil {
-		f.check(parent.NotifyEntry(e.Name), e)
-	}
-	f.check(old.NotifyContent(-1, 0), e)
+	f.check(server.EntryNotify(parent, e.Name), e)
+	f.check(server.InodeNotify(old, -1, 0), e)
 }
 
-func (f *FS) check(errno syscall.Errno, e catalog.Effect) {
-	if errno != 0 && errno != syscall.ENOENT {
+func (f *FS) check(st fuse.Status, e catalog.Effect) {
+	if errno := syscall.Errno(st); errno != 0 && errno != syscall.ENOENT {
 		f.log.Debug("kernel notification failed", "effect", e.Kind.String(), "name", e.Name, "errno", errno)
 	}
 }

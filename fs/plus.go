@@ -1,17 +1,12 @@
 package fs
 
-import (
-	"context"
-	"sync"
-
-	"github.com/hanwen/go-fuse/v2/fuse"
-)
+import "sync"
 
 // The kernel, in READDIRPLUS_AUTO mode, asks for READDIRPLUS on the first
 // read of every directory, whatever the program does next. Answering it in
 // full creates an inode per entry: a plain find over a million files would
-// then hold a million go-fuse inodes (about 500 bytes of RSS each, with the
-// collector's headroom) and spend most of its CPU making them. So READDIRPLUS
+// then make the kernel hold a million inodes (its own memory and rsfs's, and
+// a FORGET each later) for nothing. So READDIRPLUS
 // answers directories in full, and files in full only to a process known to
 // stat what it lists: one that has looked up a file by name (ls -l stats its
 // first directory's files one LOOKUP each, then gets every later listing in
@@ -28,17 +23,8 @@ type statters struct {
 	pids map[uint32]struct{}
 }
 
-// callerPid is the thread a request comes from (0 if unknown).
-func callerPid(ctx context.Context) uint32 {
-	if c, ok := fuse.FromContext(ctx); ok {
-		return c.Pid
-	}
-	return 0
-}
-
-// mark records that the caller of ctx looked up a file.
-func (s *statters) mark(ctx context.Context) {
-	pid := callerPid(ctx)
+// mark records that the thread pid looked up a file.
+func (s *statters) mark(pid uint32) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.pids[pid]; ok {
@@ -50,9 +36,8 @@ func (s *statters) mark(ctx context.Context) {
 	s.pids[pid] = struct{}{}
 }
 
-// has reports whether the caller of ctx stats what it lists.
-func (s *statters) has(ctx context.Context) bool {
-	pid := callerPid(ctx)
+// has reports whether the thread pid stats what it lists.
+func (s *statters) has(pid uint32) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, ok := s.pids[pid]

@@ -1,7 +1,6 @@
 package fs
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,64 +14,86 @@ import (
 	"rsfs/catalog"
 )
 
-// callerCtx is the context of a request from thread pid.
-func callerCtx(pid uint32) context.Context {
-	return &fuse.Context{Caller: fuse.Caller{Pid: pid}, Cancel: make(chan struct{})}
+// lookupAs looks name up in directory parent as the process of thread pid.
+func (tf *testFS) lookupAs(t *testing.T, pid uint32, parent uint64, name string) fuse.EntryOut {
+	t.Helper()
+	h := header(parent)
+	h.Caller.Pid = pid
+	var out fuse.EntryOut
+	require.Equal(t, fuse.OK, tf.fs.Lookup(nil, &h, name, &out), "lookup %s", name)
+	return out
+}
+
+// holds reports whether the kernel was given an inode of catalog node id,
+// at its current version.
+func (tf *testFS) holds(t *testing.T, id catalog.NodeID) bool {
+	t.Helper()
+	a, ok := tf.cat.Attr(id)
+	require.True(t, ok)
+	if a.Dir {
+		_, ok = tf.fs.nodes.holds(id)
+		return ok
+	}
+	_, ok = tf.fs.nodes.version(id, a.Gen)
+	return ok
 }
 
 func TestReaddirPlusAnswersFilesInFullOnlyToProcessesThatStat(t *testing.T) {
 	tf := newTestFS(t)
 	data := tf.dir(t, "data")
-	fh, _, errno := data.OpendirHandle(testCtx(t), 0)
-	require.Equal(t, syscall.Errno(0), errno)
-	h := fh.(*dirHandle)
-	plus := func(pid uint32, name string) (fuse.EntryOut, syscall.Errno) {
-		// go-fuse sends node ID 0 for an entry whose lookup fails.
+	aID, _, ok := tf.cat.Lookup(tf.dataID(t), "a.txt")
+	require.True(t, ok)
+	fh, _ := tf.opendir(t, data, 42)
+	// plus is the entry READDIRPLUS, read from the start, answers for name
+	// to the process of thread pid: node ID 0 (and nothing else) is a plain
+	// entry, for which the kernel makes no inode.
+	plus := func(pid uint32, name string) fuse.EntryOut {
 		t.Helper()
-		require.Equal(t, syscall.Errno(0), h.Seekdir(testCtx(t), 0))
-		for {
-			e, errno := h.Readdirent(testCtx(t))
-			require.Equal(t, syscall.Errno(0), errno)
-			require.NotNil(t, e, "%s not listed", name)
-			if e.Name == name {
-				break
+		got, st := tf.readdir(t, data, fh, 0, 4096, true, pid)
+		require.Equal(t, fuse.OK, st)
+		for _, l := range got {
+			if l.Name == name {
+				if l.entry.NodeId == 0 {
+					assert.Equal(t, fuse.EntryOut{}, l.entry, "%s: a plain entry carries no attributes", name)
+				}
+				return l.entry
 			}
 		}
-		var out fuse.EntryOut
-		child, errno := h.Lookup(callerCtx(pid), name, &out)
-		assert.Equal(t, errno == 0, child != nil)
-		return out, errno
+		require.Fail(t, "not listed", name)
+		return fuse.EntryOut{}
 	}
 
-	_, errno = plus(42, "a.txt")
-	assert.Equal(t, errNoPlus, errno, "a file, to a process that has looked up no file")
-	out, errno := plus(42, "sub")
-	assert.Equal(t, syscall.Errno(0), errno, "directories are always answered in full")
+	assert.Zero(t, plus(42, "a.txt").NodeId, "a file, to a process that has looked up no file")
+	assert.False(t, tf.holds(t, aID), "no inode made for a.txt")
+	out := plus(42, "sub")
+	assert.NotZero(t, out.NodeId, "directories are always answered in full")
 	assert.True(t, out.Attr.IsDir())
 
-	var lookOut fuse.EntryOut
-	_, errno = data.Lookup(callerCtx(42), "bad.bin", &lookOut)
-	require.Equal(t, syscall.Errno(0), errno)
-	out, errno = plus(42, "a.txt")
-	require.Equal(t, syscall.Errno(0), errno, "process 42 stats what it lists")
+	tf.lookupAs(t, 42, data, "bad.bin")
+	out = plus(42, "a.txt")
+	require.NotZero(t, out.NodeId, "process 42 stats what it lists")
 	assert.Equal(t, uint64(aIno), out.Attr.Ino)
 	assert.Equal(t, uint64(len(aBody)), out.Attr.Size)
-	_, errno = plus(43, "a.txt")
-	assert.Equal(t, errNoPlus, errno, "another process has not")
+	assert.Equal(t, uint32(syscall.S_IFREG|0o444), out.Attr.Mode)
+	assert.True(t, tf.holds(t, aID), "the kernel holds a.txt's inode")
+	assert.Zero(t, plus(43, "a.txt").NodeId, "another process has not")
 }
 
 func TestListingIsCachedOnlyForProcessesThatDoNotStat(t *testing.T) {
 	tf := newTestFS(t)
 	data := tf.dir(t, "data")
-	_, open, errno := data.OpendirHandle(callerCtx(42), 0)
-	require.Equal(t, syscall.Errno(0), errno)
+	_, open := tf.opendir(t, data, 42)
 	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), open, "names are all process 42 needs")
 
-	var out fuse.EntryOut
-	_, errno = data.Lookup(callerCtx(42), "a.txt", &out)
-	require.Equal(t, syscall.Errno(0), errno)
-	_, open, _ = data.OpendirHandle(callerCtx(42), 0)
+	tf.lookupAs(t, 42, data, "sub")
+	_, open = tf.opendir(t, data, 42)
+	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), open, "a lookup of a directory says nothing")
+
+	tf.lookupAs(t, 42, data, "a.txt")
+	_, open = tf.opendir(t, data, 42)
 	assert.Zero(t, open, "process 42 stats what it lists: its READDIRPLUS must reach rsfs")
+	_, open = tf.opendir(t, data, 43)
+	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), open, "process 43 has not")
 }
 
 // TestFindCreatesNoInodePerFile lists the mount with find, which never
@@ -83,7 +104,7 @@ func TestFindCreatesNoInodePerFile(t *testing.T) {
 			t.Skipf("needs %s", tool)
 		}
 	}
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, true)
 	id, a, ok := tf.cat.Lookup(tf.dataID(t), "a.txt")
 	require.True(t, ok)
@@ -91,8 +112,8 @@ func TestFindCreatesNoInodePerFile(t *testing.T) {
 	out, err := exec.Command("find", dir).Output()
 	require.NoError(t, err)
 	assert.Contains(t, string(out), filepath.Join(dir, "data", "a.txt"))
-	assert.Nil(t, tf.fs.inode(id), "find made go-fuse hold an inode for a file")
-	assert.NotNil(t, tf.fs.inode(tf.dataID(t)), "find descends into data")
+	assert.False(t, tf.holds(t, id), "find made the kernel hold an inode for a file")
+	assert.True(t, tf.holds(t, tf.dataID(t)), "find descends into data")
 	assert.Zero(t, tf.fs.statters.count(), "find looked up a file by name")
 
 	var st syscall.Stat_t
@@ -119,7 +140,7 @@ func (s *statters) count() int {
 	return len(s.pids)
 }
 
-// dataID is the node ID of the directory data.
+// dataID is the catalog node ID of the directory data.
 func (tf *testFS) dataID(t *testing.T) catalog.NodeID {
 	t.Helper()
 	id, _, ok := tf.cat.Lookup(catalog.RootID, "data")

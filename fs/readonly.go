@@ -1,75 +1,79 @@
 package fs
 
 import (
-	"context"
-	"syscall"
-
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// readOnly answers every mutating call with EROFS. The mount is MS_RDONLY,
-// so the kernel refuses most of them first; these answer the rest.
-type readOnly struct{}
+// base answers what FS does not: go-fuse's defaults (ENOSYS, which the
+// kernel takes as "not supported": it stops asking for access checks,
+// fsync, locks and the like).
+type base struct{ fuse.RawFileSystem }
 
-func (readOnly) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
-	return syscall.EROFS
+// The mount is MS_RDONLY, so the kernel refuses most mutating calls first;
+// these answer the rest with EROFS.
+
+func (f *FS) SetAttr(cancel <-chan struct{}, in *fuse.SetAttrIn, out *fuse.AttrOut) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Setxattr(ctx context.Context, attr string, data []byte, flags uint32) syscall.Errno {
-	return syscall.EROFS
+func (f *FS) Mknod(cancel <-chan struct{}, in *fuse.MknodIn, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Removexattr(ctx context.Context, attr string) syscall.Errno { return syscall.EROFS }
-
-func (readOnly) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+func (f *FS) Mkdir(cancel <-chan struct{}, in *fuse.MkdirIn, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Mknod(ctx context.Context, name string, mode, dev uint32, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+func (f *FS) Unlink(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Link(ctx context.Context, target gofs.InodeEmbedder, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+func (f *FS) Rmdir(cancel <-chan struct{}, h *fuse.InHeader, name string) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Symlink(ctx context.Context, target, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
+func (f *FS) Rename(cancel <-chan struct{}, in *fuse.RenameIn, oldName, newName string) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, syscall.EROFS
+func (f *FS) Link(cancel <-chan struct{}, in *fuse.LinkIn, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Unlink(ctx context.Context, name string) syscall.Errno { return syscall.EROFS }
-
-func (readOnly) Rmdir(ctx context.Context, name string) syscall.Errno { return syscall.EROFS }
-
-func (readOnly) Rename(ctx context.Context, name string, newParent gofs.InodeEmbedder, newName string, flags uint32) syscall.Errno {
-	return syscall.EROFS
+func (f *FS) Symlink(cancel <-chan struct{}, h *fuse.InHeader, target, name string, out *fuse.EntryOut) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Write(ctx context.Context, f gofs.FileHandle, data []byte, off int64) (uint32, syscall.Errno) {
-	return 0, syscall.EROFS
+func (f *FS) Create(cancel <-chan struct{}, in *fuse.CreateIn, name string, out *fuse.CreateOut) fuse.Status {
+	return fuse.EROFS
 }
 
-func (readOnly) Allocate(ctx context.Context, f gofs.FileHandle, off, size uint64, mode uint32) syscall.Errno {
-	return syscall.EROFS
+func (f *FS) Tmpfile(cancel <-chan struct{}, in *fuse.CreateIn, out *fuse.CreateOut) fuse.Status {
+	return fuse.EROFS
 }
 
-var (
-	_ gofs.NodeSetattrer     = readOnly{}
-	_ gofs.NodeSetxattrer    = readOnly{}
-	_ gofs.NodeRemovexattrer = readOnly{}
-	_ gofs.NodeMkdirer       = readOnly{}
-	_ gofs.NodeMknoder       = readOnly{}
-	_ gofs.NodeLinker        = readOnly{}
-	_ gofs.NodeSymlinker     = readOnly{}
-	_ gofs.NodeCreater       = readOnly{}
-	_ gofs.NodeUnlinker      = readOnly{}
-	_ gofs.NodeRmdirer       = readOnly{}
-	_ gofs.NodeRenamer       = readOnly{}
-	_ gofs.NodeWriter        = readOnly{}
-	_ gofs.NodeAllocater     = readOnly{}
-)
+func (f *FS) Write(cancel <-chan struct{}, in *fuse.WriteIn, data []byte) (uint32, fuse.Status) {
+	return 0, fuse.EROFS
+}
+
+func (f *FS) Writev(cancel <-chan struct{}, in *fuse.WriteIn, data [][]byte) (uint32, fuse.Status) {
+	return 0, fuse.EROFS
+}
+
+func (f *FS) CopyFileRange(cancel <-chan struct{}, in *fuse.CopyFileRangeIn) (uint32, fuse.Status) {
+	return 0, fuse.EROFS
+}
+
+func (f *FS) Fallocate(cancel <-chan struct{}, in *fuse.FallocateIn) fuse.Status {
+	return fuse.EROFS
+}
+
+func (f *FS) SetXAttr(cancel <-chan struct{}, in *fuse.SetXAttrIn, attr string, data []byte) fuse.Status {
+	return fuse.EROFS
+}
+
+func (f *FS) RemoveXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string) fuse.Status {
+	return fuse.EROFS
+}
+
+var _ fuse.RawFileSystem = (*FS)(nil)

@@ -4,143 +4,115 @@ import (
 	"syscall"
 	"testing"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 )
 
-// mutation calls one mutating method on a node, if the node has it.
+// mutation calls one mutating FUSE method on node nid; other is a second
+// node (a link's target, a rename's new directory).
 type mutation struct {
 	name string
-	call func(t *testing.T, n, other gofs.InodeEmbedder) (syscall.Errno, bool)
+	call func(f *FS, nid, other uint64) fuse.Status
 }
 
 // mutations are every call that would change the tree, a file or its
-// attributes. A node without the method leaves the answer to go-fuse's
-// defaults (Setattr, for one, would then succeed), so each must be rsfs's.
+// attributes. FS embeds go-fuse's defaults, which answer ENOSYS (and a
+// kernel that gets ENOSYS for SETATTR, say, reports it, not EROFS), so
+// each must be answered by rsfs itself.
 var mutations = []mutation{
-	{"setattr", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeSetattrer)
-		if !ok {
-			return 0, false
-		}
+	{"setattr", func(f *FS, nid, _ uint64) fuse.Status {
 		in := &fuse.SetAttrIn{}
+		in.InHeader = header(nid)
 		in.Valid, in.Size = fuse.FATTR_SIZE, 0
-		return m.Setattr(testCtx(t), nil, in, &fuse.AttrOut{}), true
+		return f.SetAttr(nil, in, &fuse.AttrOut{})
 	}},
-	{"setxattr", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeSetxattrer)
-		if !ok {
-			return 0, false
-		}
-		return m.Setxattr(testCtx(t), "user.x", []byte("1"), 0), true
+	{"setxattr", func(f *FS, nid, _ uint64) fuse.Status {
+		in := &fuse.SetXAttrIn{InHeader: header(nid)}
+		in.Size = 1
+		return f.SetXAttr(nil, in, "user.x", []byte("1"))
 	}},
-	{"removexattr", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeRemovexattrer)
-		if !ok {
-			return 0, false
-		}
-		return m.Removexattr(testCtx(t), "user.resourcesync.uri"), true
+	{"removexattr", func(f *FS, nid, _ uint64) fuse.Status {
+		h := header(nid)
+		return f.RemoveXAttr(nil, &h, "user.resourcesync.uri")
 	}},
-	{"mkdir", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeMkdirer)
-		if !ok {
-			return 0, false
-		}
-		_, errno := m.Mkdir(testCtx(t), "newdir", 0o755, &fuse.EntryOut{})
-		return errno, true
+	{"mkdir", func(f *FS, nid, _ uint64) fuse.Status {
+		return f.Mkdir(nil, &fuse.MkdirIn{InHeader: header(nid), Mode: 0o755}, "newdir", &fuse.EntryOut{})
 	}},
-	{"mknod", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeMknoder)
-		if !ok {
-			return 0, false
-		}
-		_, errno := m.Mknod(testCtx(t), "fifo", syscall.S_IFIFO|0o644, 0, &fuse.EntryOut{})
-		return errno, true
+	{"mknod", func(f *FS, nid, _ uint64) fuse.Status {
+		return f.Mknod(nil, &fuse.MknodIn{InHeader: header(nid), Mode: syscall.S_IFIFO | 0o644}, "fifo", &fuse.EntryOut{})
 	}},
-	{"link", func(t *testing.T, n, other gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeLinker)
-		if !ok {
-			return 0, false
-		}
-		_, errno := m.Link(testCtx(t), other, "hardlink", &fuse.EntryOut{})
-		return errno, true
+	{"link", func(f *FS, nid, other uint64) fuse.Status {
+		return f.Link(nil, &fuse.LinkIn{InHeader: header(nid), Oldnodeid: other}, "hardlink", &fuse.EntryOut{})
 	}},
-	{"symlink", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeSymlinker)
-		if !ok {
-			return 0, false
-		}
-		_, errno := m.Symlink(testCtx(t), "target", "link", &fuse.EntryOut{})
-		return errno, true
+	{"symlink", func(f *FS, nid, _ uint64) fuse.Status {
+		h := header(nid)
+		return f.Symlink(nil, &h, "target", "link", &fuse.EntryOut{})
 	}},
-	{"create", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeCreater)
-		if !ok {
-			return 0, false
-		}
-		_, _, _, errno := m.Create(testCtx(t), "new.txt", syscall.O_WRONLY|syscall.O_CREAT, 0o644, &fuse.EntryOut{})
-		return errno, true
+	{"create", func(f *FS, nid, _ uint64) fuse.Status {
+		in := &fuse.CreateIn{InHeader: header(nid), Flags: syscall.O_WRONLY | syscall.O_CREAT, Mode: 0o644}
+		return f.Create(nil, in, "new.txt", &fuse.CreateOut{})
 	}},
-	{"unlink", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeUnlinker)
-		if !ok {
-			return 0, false
-		}
-		return m.Unlink(testCtx(t), "a.txt"), true
+	{"tmpfile", func(f *FS, nid, _ uint64) fuse.Status {
+		in := &fuse.CreateIn{InHeader: header(nid), Flags: syscall.O_RDWR, Mode: 0o644}
+		return f.Tmpfile(nil, in, &fuse.CreateOut{})
 	}},
-	{"rmdir", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeRmdirer)
-		if !ok {
-			return 0, false
-		}
-		return m.Rmdir(testCtx(t), "sub"), true
+	{"unlink", func(f *FS, nid, _ uint64) fuse.Status {
+		h := header(nid)
+		return f.Unlink(nil, &h, "a.txt")
 	}},
-	{"rename", func(t *testing.T, n, other gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeRenamer)
-		if !ok {
-			return 0, false
-		}
-		return m.Rename(testCtx(t), "a.txt", other, "moved.txt", 0), true
+	{"rmdir", func(f *FS, nid, _ uint64) fuse.Status {
+		h := header(nid)
+		return f.Rmdir(nil, &h, "sub")
 	}},
-	{"write", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeWriter)
-		if !ok {
-			return 0, false
-		}
-		written, errno := m.Write(testCtx(t), nil, []byte("x"), 0)
-		assert.Zero(t, written)
-		return errno, true
+	{"rename", func(f *FS, nid, other uint64) fuse.Status {
+		return f.Rename(nil, &fuse.RenameIn{InHeader: header(nid), Newdir: other}, "a.txt", "moved.txt")
 	}},
-	{"allocate", func(t *testing.T, n, _ gofs.InodeEmbedder) (syscall.Errno, bool) {
-		m, ok := n.(gofs.NodeAllocater)
-		if !ok {
-			return 0, false
+	{"write", func(f *FS, nid, _ uint64) fuse.Status {
+		written, st := f.Write(nil, &fuse.WriteIn{InHeader: header(nid), Size: 1}, []byte("x"))
+		if written != 0 {
+			return fuse.OK
 		}
-		return m.Allocate(testCtx(t), nil, 0, 4096, 0), true
+		return st
+	}},
+	{"writev", func(f *FS, nid, _ uint64) fuse.Status {
+		written, st := f.Writev(nil, &fuse.WriteIn{InHeader: header(nid), Size: 2}, [][]byte{[]byte("x"), []byte("y")})
+		if written != 0 {
+			return fuse.OK
+		}
+		return st
+	}},
+	{"copy_file_range", func(f *FS, nid, other uint64) fuse.Status {
+		written, st := f.CopyFileRange(nil, &fuse.CopyFileRangeIn{InHeader: header(other), NodeIdOut: nid, Len: 4})
+		if written != 0 {
+			return fuse.OK
+		}
+		return st
+	}},
+	{"allocate", func(f *FS, nid, _ uint64) fuse.Status {
+		return f.Fallocate(nil, &fuse.FallocateIn{InHeader: header(nid), Length: 4096})
 	}},
 }
 
 // TestMutationsAnswerEROFS asks rsfs itself, not the kernel: a mount is
 // MS_RDONLY, so through the kernel most of these never reach rsfs and an
-// end-to-end test cannot tell rsfs's answers from the kernel's.
+// end-to-end test cannot tell rsfs's answers from the kernel's
+// (TestMountedMutationsReachRsfs mounts without MS_RDONLY for that).
 func TestMutationsAnswerEROFS(t *testing.T) {
 	tf := newTestFS(t)
-	nodes := map[string]gofs.InodeEmbedder{
-		"root":  tf.root,
+	nodes := map[string]uint64{
+		"root":  fuse.FUSE_ROOT_ID,
 		"dir":   tf.dir(t, "data"),
 		"file":  tf.file(t, "data", "a.txt"),
 		"empty": tf.file(t, "data", "sub", "c.txt"),
 	}
-	for kind, n := range nodes {
+	for kind, nid := range nodes {
 		for _, m := range mutations {
-			errno, ok := m.call(t, n, tf.root)
-			if assert.True(t, ok, "%s: %s has no answer of rsfs's own", kind, m.name) {
-				assert.Equal(t, syscall.EROFS, errno, "%s: %s", kind, m.name)
-			}
+			assert.Equal(t, fuse.EROFS, m.call(tf.fs, nid, fuse.FUSE_ROOT_ID), "%s: %s", kind, m.name)
 		}
 	}
-	assert.Len(t, readdir(t, tf.dir(t, "data")), 3, "the tree is unchanged")
+	assert.Len(t, tf.list(t, tf.dir(t, "data")), 3, "the tree is unchanged")
+	tf.origin.mu.Lock()
+	defer tf.origin.mu.Unlock()
 	for uri, n := range tf.origin.requests {
 		assert.Zero(t, n, "%s fetched", uri)
 	}

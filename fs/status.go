@@ -1,11 +1,9 @@
 package fs
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
-	"syscall"
 	"time"
 
 	"rsfs/cache"
@@ -33,15 +31,6 @@ func (f *FS) readFailed(uri, path string, off int64, err error) {
 		return
 	}
 	f.log.Error("read failed", "uri", uri, "path", path, "offset", off, "err", err)
-}
-
-// Getxattr answers XattrStatus on the root; directories have no other
-// attribute.
-func (n *dirNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	if n != n.fsys.root || attr != XattrStatus || n.fsys.cfg.Status == nil {
-		return 0, noXattr(attr)
-	}
-	return copyOut(dest, string(n.fsys.status.get(n.fsys.cfg.Status, len(dest) == 0)))
 }
 
 // statusCache keeps the status rendered for a size query (getxattr with

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"path"
 	"sync"
 	"time"
 
@@ -41,6 +42,7 @@ var errVersionGone = errors.New("the Source published a newer version before thi
 // version is one file version being read, or kept for an inode the kernel
 // still holds after the catalog moved past it.
 type version struct {
+	ref    fileRef
 	v      catalog.FileVersion
 	origin cache.Fetcher
 	file   *cache.File // open while read; nil once idle
@@ -49,49 +51,50 @@ type version struct {
 	kept   bool        // the catalog moved past it: kept until the kernel forgets the inode
 }
 
-// versions are the versions of the inodes being read, and of those kept.
+// versions are the versions of the inodes being read, and of those kept,
+// by node ID.
 type versions struct {
 	mu      sync.Mutex
-	m       map[*fileNode]*version
+	m       map[uint64]*version
 	reaping bool // a reaper goroutine runs
 }
 
-// readVersion returns the stream of n's version (and its URI), opening it
+// readVersion returns the stream of ref's version (and its URI), opening it
 // if needed, and counts a read in flight; done must be called when the
 // read ends.
-func (f *FS) readVersion(n *fileNode) (file *cache.File, uri string, done func(), err error) {
+func (f *FS) readVersion(ref fileRef) (file *cache.File, uri string, done func(), err error) {
 	s := &f.versions
 	for {
-		v, err := f.versionOf(n)
+		v, err := f.versionOf(ref)
 		if err != nil {
 			return nil, "", nil, err
 		}
 		s.mu.Lock()
-		if s.m[n] == v && v.file != nil {
+		if s.m[ref.nid] == v && v.file != nil {
 			v.reads++
 			file := v.file
 			s.mu.Unlock()
-			return file, v.v.Resource.URI, func() { f.readDone(n, v) }, nil
+			return file, v.v.Resource.URI, func() { f.readDone(v) }, nil
 		}
 		s.mu.Unlock()
-		f.openStream(n, v)
+		f.openStream(v)
 	}
 }
 
-// readDone ends a read of n's version v. A file of one block carries
+// readDone ends a read of version v. A file of one block carries
 // nothing from one read to the next (it was verified whole, and is in the
 // cache): its stream is closed, and its version forgotten unless kept, as
 // soon as no read is in flight, so that a grep -r over a million small
 // files holds no stream per file for readIdle.
-func (f *FS) readDone(n *fileNode, v *version) {
+func (f *FS) readDone(v *version) {
 	s := &f.versions
 	s.mu.Lock()
 	v.reads--
 	v.last = time.Now()
 	var done *cache.File
-	if v.reads == 0 && !v.kept && f.oneBlock(v.v.Resource.Length) && s.m[n] == v {
+	if v.reads == 0 && !v.kept && f.oneBlock(v.v.Resource.Length) && s.m[v.ref.nid] == v {
 		done, v.file = v.file, nil
-		delete(s.m, n)
+		delete(s.m, v.ref.nid)
 	}
 	s.mu.Unlock()
 	if done != nil {
@@ -99,13 +102,13 @@ func (f *FS) readDone(n *fileNode, v *version) {
 	}
 }
 
-// openStream opens the stream of n's version v, unless another read did
+// openStream opens the stream of version v, unless another read did
 // or the reaper dropped v meanwhile (the caller looks again).
-func (f *FS) openStream(n *fileNode, v *version) {
+func (f *FS) openStream(v *version) {
 	fresh := f.cfg.Cache.Open(contentOf(v.v), v.origin)
 	s := &f.versions
 	s.mu.Lock()
-	opened := s.m[n] == v && v.file == nil
+	opened := s.m[v.ref.nid] == v && v.file == nil
 	if opened {
 		v.file, v.last = fresh, time.Now()
 	}
@@ -115,7 +118,7 @@ func (f *FS) openStream(n *fileNode, v *version) {
 		return
 	}
 	if f.oneBlock(v.v.Resource.Length) {
-		f.warmSiblings(n.id, n.Name())
+		f.warmSiblings(v.ref.id, path.Base(f.cfg.Catalog.Path(v.ref.id)))
 	}
 }
 
@@ -129,37 +132,38 @@ func contentOf(v catalog.FileVersion) cache.Content {
 // it is verified whole at its first read, and is small enough to warm.
 func (f *FS) oneBlock(size int64) bool { return size <= int64(f.cfg.Cache.BlockSize()) }
 
-// versionOf returns n's version, taking it from the catalog if none is
-// kept for n yet.
-func (f *FS) versionOf(n *fileNode) (*version, error) {
+// versionOf returns ref's version, taking it from the catalog if none is
+// kept for ref yet.
+func (f *FS) versionOf(ref fileRef) (*version, error) {
 	s := &f.versions
 	s.mu.Lock()
-	v := s.m[n]
+	v := s.m[ref.nid]
 	s.mu.Unlock()
-	if v != nil {
+	if v != nil && v.ref == ref {
 		return v, nil
 	}
-	fv, ok := f.cfg.Catalog.Version(n.id)
-	if !ok || fv.Attr.Gen != n.gen() {
+	fv, ok := f.cfg.Catalog.Version(ref.id)
+	if !ok || fv.Attr.Gen != ref.gen {
 		return nil, errVersionGone
 	}
-	return f.keep(n, fv, false), nil
+	return f.keep(ref, fv, false), nil
 }
 
-// keep records fv as n's version (kept marks one the catalog moved past)
-// and returns what is recorded: a version already there stays.
-func (f *FS) keep(n *fileNode, fv catalog.FileVersion, kept bool) *version {
-	fresh := &version{v: fv, origin: f.cfg.Fetcher(fv.Resource), kept: kept, last: time.Now()}
+// keep records fv as ref's version (kept marks one the catalog moved past)
+// and returns what is recorded: a version already there for ref stays;
+// one left by an inode of the same node ID before (forgotten) goes.
+func (f *FS) keep(ref fileRef, fv catalog.FileVersion, kept bool) *version {
+	fresh := &version{ref: ref, v: fv, origin: f.cfg.Fetcher(fv.Resource), kept: kept, last: time.Now()}
 	s := &f.versions
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[*fileNode]*version{}
+		s.m = map[uint64]*version{}
 	}
-	v := s.m[n]
-	if v == nil {
+	v := s.m[ref.nid]
+	if v == nil || v.ref != ref {
 		v = fresh
-		s.m[n] = v
+		s.m[ref.nid] = v
 	}
 	v.kept = v.kept || kept
 	if !s.reaping {
@@ -169,25 +173,31 @@ func (f *FS) keep(n *fileNode, fv catalog.FileVersion, kept bool) *version {
 	return v
 }
 
-// keptResource returns the resource of n's version if rsfs keeps it.
-func (f *FS) keptResource(n *fileNode) (*catalog.Resource, bool) {
+// keptResource returns the resource of inode nid's version if rsfs keeps
+// it.
+func (f *FS) keptResource(nid uint64) (*catalog.Resource, bool) {
 	s := &f.versions
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if v := s.m[n]; v != nil {
+	if v := s.m[nid]; v != nil {
 		return v.v.Resource, true
 	}
 	return nil, false
 }
 
-// forget drops n's version: the kernel forgot the inode.
-func (f *FS) forget(n *fileNode) {
+// forget drops the version of inode ref: the kernel forgot it. A version
+// of another inode that took the node ID since stays.
+func (f *FS) forget(ref fileRef) {
 	s := &f.versions
 	s.mu.Lock()
-	v := s.m[n]
-	delete(s.m, n)
+	v := s.m[ref.nid]
+	if v == nil || v.ref != ref {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.m, ref.nid)
 	s.mu.Unlock()
-	if v != nil && v.file != nil {
+	if v.file != nil {
 		v.file.Close()
 	}
 }
@@ -219,9 +229,9 @@ func (f *FS) reapVersions() {
 func (f *FS) closeIdle(idle func(*version) bool) (empty bool) {
 	s := &f.versions
 	var files []*cache.File
-	var idled []*fileNode
+	var idled []fileRef
 	s.mu.Lock()
-	for n, v := range s.m {
+	for _, v := range s.m {
 		if !idle(v) {
 			continue
 		}
@@ -230,23 +240,23 @@ func (f *FS) closeIdle(idle func(*version) bool) (empty bool) {
 			v.file = nil
 		}
 		if !v.kept {
-			idled = append(idled, n)
+			idled = append(idled, v.ref)
 		}
 	}
 	s.mu.Unlock()
 	// The catalog is asked without the lock; a node read meanwhile is
 	// left for the next round.
 	current := make([]bool, len(idled))
-	for i, n := range idled {
-		current[i] = n.current()
+	for i, ref := range idled {
+		current[i] = f.current(ref.id, ref.gen)
 	}
 	s.mu.Lock()
-	for i, n := range idled {
-		v := s.m[n]
+	for i, ref := range idled {
+		v := s.m[ref.nid]
 		switch {
-		case v == nil || v.file != nil || v.reads > 0:
+		case v == nil || v.ref != ref || v.file != nil || v.reads > 0:
 		case current[i]:
-			delete(s.m, n)
+			delete(s.m, ref.nid)
 		default:
 			v.kept = true // the catalog moved past it while it was read
 		}

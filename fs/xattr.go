@@ -1,11 +1,12 @@
 package fs
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"rsfs/catalog"
 )
@@ -85,48 +86,68 @@ func xattrs(protocol string, r *catalog.Resource) []xattr {
 	return slices.DeleteFunc(out, func(x xattr) bool { return x.value == "" })
 }
 
-// resource is what the Source published of the node's version.
-func (n *fileNode) resource() (*catalog.Resource, bool) {
-	if v, ok := n.fsys.cfg.Catalog.Version(n.id); ok && v.Attr.Gen == n.gen() {
+// resource is what the Source published of file inode ref's version.
+func (f *FS) resource(ref fileRef) (*catalog.Resource, bool) {
+	if v, ok := f.cfg.Catalog.Version(ref.id); ok && v.Attr.Gen == ref.gen {
 		return v.Resource, true
 	}
-	return n.fsys.keptResource(n)
+	return f.keptResource(ref.nid)
 }
 
-func (n *fileNode) Getxattr(ctx context.Context, attr string, dest []byte) (uint32, syscall.Errno) {
-	r, ok := n.resource()
-	if !ok {
-		return 0, syscall.ENOENT
+// GetXAttr answers a file's attributes, and XattrStatus on the root;
+// directories have no other attribute.
+func (f *FS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	if catalogID(h.NodeId).IsDir() {
+		if h.NodeId != fuse.FUSE_ROOT_ID || attr != XattrStatus || f.cfg.Status == nil {
+			return 0, fuse.Status(noXattr(attr))
+		}
+		return copyOut(dest, string(f.status.get(f.cfg.Status, len(dest) == 0)))
 	}
-	for _, x := range xattrs(n.fsys.cfg.Catalog.Protocol(), r) {
+	r, ok := f.fileResource(h.NodeId)
+	if !ok {
+		return 0, fuse.ENOENT
+	}
+	for _, x := range xattrs(f.cfg.Catalog.Protocol(), r) {
 		if x.name == attr {
 			return copyOut(dest, x.value)
 		}
 	}
-	return 0, noXattr(attr)
+	return 0, fuse.Status(noXattr(attr))
 }
 
-func (n *fileNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	r, ok := n.resource()
+func (f *FS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
+	if catalogID(h.NodeId).IsDir() {
+		return 0, fuse.OK
+	}
+	r, ok := f.fileResource(h.NodeId)
 	if !ok {
-		return 0, syscall.ENOENT
+		return 0, fuse.ENOENT
 	}
 	var b strings.Builder
-	for _, x := range xattrs(n.fsys.cfg.Catalog.Protocol(), r) {
+	for _, x := range xattrs(f.cfg.Catalog.Protocol(), r) {
 		b.WriteString(x.name)
 		b.WriteByte(0)
 	}
 	return copyOut(dest, b.String())
 }
 
+// fileResource is the resource of file inode nid's version.
+func (f *FS) fileResource(nid uint64) (*catalog.Resource, bool) {
+	ref, _, ok := f.file(nid)
+	if !ok {
+		return nil, false
+	}
+	return f.resource(ref)
+}
+
 // copyOut follows getxattr(2): an empty dest asks for the size; a short one
 // is ERANGE.
-func copyOut(dest []byte, v string) (uint32, syscall.Errno) {
+func copyOut(dest []byte, v string) (uint32, fuse.Status) {
 	if len(dest) == 0 {
-		return uint32(len(v)), 0
+		return uint32(len(v)), fuse.OK
 	}
 	if len(dest) < len(v) {
-		return uint32(len(v)), syscall.ERANGE
+		return uint32(len(v)), fuse.ERANGE
 	}
-	return uint32(copy(dest, v)), 0
+	return uint32(copy(dest, v)), fuse.OK
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,25 +29,23 @@ func TestXattrsOfAnotherProtocol(t *testing.T) {
 	f := New(Config{Catalog: cat, Cache: blocks, Logger: quiet,
 		Fetcher: func(r *catalog.Resource) cache.Fetcher { return newMemOrigin().of(r.URI) }})
 	t.Cleanup(f.Shutdown)
-	gofs.NewNodeFS(f.Root(), f.MountOptions("test", false))
-	tf := &testFS{fs: f, cat: cat, root: f.root}
+	tf := &testFS{fs: f, cat: cat}
 	n := tf.file(t, "rec", "one.xml")
 
-	buf := make([]byte, 1024)
-	size, errno := n.Listxattr(testCtx(t), buf)
+	list, _, errno := tf.listxattr(n, 1024)
 	require.Equal(t, syscall.Errno(0), errno)
 	assert.Equal(t, "user.atompmh.uri\x00user.atompmh.type\x00user.atompmh.lastmod\x00user.atompmh.id\x00user.atompmh.title\x00",
-		string(buf[:size]))
+		list)
 	for name, want := range map[string]string{
 		"user.atompmh.uri": uri, "user.atompmh.type": "application/xml", "user.atompmh.lastmod": "2024-05-01T00:00:00Z",
 		"user.atompmh.id": "urn:x:1", "user.atompmh.title": "One",
 	} {
-		got, errno := n.Getxattr(testCtx(t), name, buf)
+		got, _, errno := tf.getxattr(n, name, 1024)
 		require.Equal(t, syscall.Errno(0), errno, name)
-		assert.Equal(t, want, string(buf[:got]), name)
+		assert.Equal(t, want, got, name)
 	}
-	_, errno = n.Getxattr(testCtx(t), "user.resourcesync.uri", buf)
+	_, _, errno = tf.getxattr(n, "user.resourcesync.uri", 1024)
 	assert.Equal(t, syscall.ENODATA, errno)
-	_, errno = n.Getxattr(testCtx(t), "user.atompmh.hash", buf)
+	_, _, errno = tf.getxattr(n, "user.atompmh.hash", 1024)
 	assert.Equal(t, syscall.ENODATA, errno, "no hash published, so none served")
 }

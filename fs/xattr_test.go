@@ -1,11 +1,12 @@
 package fs
 
 import (
+	"fmt"
 	"path/filepath"
 	"syscall"
 	"testing"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,10 +16,10 @@ import (
 // stays ENODATA (getfattr and docs/usage.md rely on it).
 func TestGetxattrErrnoByNamespace(t *testing.T) {
 	tf := newTestFS(t)
-	nodes := map[string]gofs.NodeGetxattrer{
+	nodes := map[string]uint64{
 		"file":      tf.file(t, "data", "a.txt"),
 		"directory": tf.dir(t, "data"),
-		"root":      tf.root,
+		"root":      fuse.FUSE_ROOT_ID,
 	}
 	want := map[string]syscall.Errno{
 		"security.selinux":         syscall.ENOTSUP,
@@ -28,24 +29,51 @@ func TestGetxattrErrnoByNamespace(t *testing.T) {
 		"trusted.overlay.opaque":   syscall.ENOTSUP,
 		"user.other":               syscall.ENODATA,
 		"user.resourcesync.nope":   syscall.ENODATA,
+		XattrStatus:                syscall.ENODATA, // no Config.Status
 	}
-	for kind, n := range nodes {
+	for kind, nid := range nodes {
 		for name, errno := range want {
-			for _, dest := range [][]byte{nil, make([]byte, 100)} {
-				_, got := n.Getxattr(testCtx(t), name, dest)
-				assert.Equal(t, errno, got, "%s %s (buffer %d)", kind, name, len(dest))
+			for _, size := range []int{0, 100} {
+				_, _, got := tf.getxattr(nid, name, size)
+				assert.Equal(t, errno, got, "%s %s (buffer %d)", kind, name, size)
 			}
 		}
 	}
-	_, got := tf.dir(t, "data").Getxattr(testCtx(t), XattrURI, nil)
+	_, _, got := tf.getxattr(tf.dir(t, "data"), XattrURI, 0)
 	assert.Equal(t, syscall.ENODATA, got, "a directory has no URI")
+}
+
+// XattrStatus is answered on the root alone (GETXATTR of node 1), and not
+// listed; a size query and the read after it agree.
+func TestXattrStatusOnTheRoot(t *testing.T) {
+	tf := newTestFS(t)
+	renders := 0
+	tf.fs.cfg.Status = func() []byte {
+		renders++
+		return fmt.Appendf(nil, `{"renders":%d}`, renders)
+	}
+	_, size, errno := tf.getxattr(fuse.FUSE_ROOT_ID, XattrStatus, 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, uint32(len(`{"renders":1}`)), size)
+	got, _, errno := tf.getxattr(fuse.FUSE_ROOT_ID, XattrStatus, int(size))
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, `{"renders":1}`, got, "the read after a size query gets what was sized")
+	assert.Equal(t, 1, renders)
+
+	_, _, errno = tf.getxattr(tf.dir(t, "data"), XattrStatus, 100)
+	assert.Equal(t, syscall.ENODATA, errno, "a directory other than the root")
+	_, _, errno = tf.getxattr(tf.file(t, "top.txt"), XattrStatus, 100)
+	assert.Equal(t, syscall.ENODATA, errno, "a file")
+	_, size, errno = tf.listxattr(fuse.FUSE_ROOT_ID, 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Zero(t, size, "not listed")
 }
 
 // Through the kernel: what ls sees. The POSIX ACL names must reach rsfs
 // (go-fuse's IgnoreSecurityLabels would answer ENODATA for them) and come
 // back as ENOTSUP, or ls keeps asking for every file.
 func TestMountedGetxattrErrnoByNamespace(t *testing.T) {
-	tf := newUnmountedFS(t)
+	tf := newTestFS(t)
 	dir := mountTestFS(t, tf, true)
 	want := map[string]syscall.Errno{
 		"security.selinux":         syscall.ENOTSUP,

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -58,10 +57,10 @@ func (sf *systemFlags) listenMetrics() error {
 	return nil
 }
 
-// mountFS mounts fsys on dir as gofs.Mount does, with its FUSE operations
-// measured when metrics are on, and tells fsys what the kernel can do.
+// mountFS mounts fsys on dir, with its FUSE operations measured when
+// metrics are on, and tells fsys what the kernel can do.
 func (sf *systemFlags) mountFS(dir string, fsys *fs.FS, name string, allowOther bool) (*fuse.Server, error) {
-	server, err := sf.serveFS(dir, fsys.Root(), fsys.MountOptions(name, allowOther))
+	server, err := sf.serveFS(dir, fsys, fsys.MountOptions(name, allowOther))
 	if err != nil {
 		return nil, err
 	}
@@ -69,8 +68,7 @@ func (sf *systemFlags) mountFS(dir string, fsys *fs.FS, name string, allowOther 
 	return server, nil
 }
 
-func (sf *systemFlags) serveFS(dir string, root gofs.InodeEmbedder, opts *gofs.Options) (*fuse.Server, error) {
-	raw := gofs.NewNodeFS(root, opts)
+func (sf *systemFlags) serveFS(dir string, raw fuse.RawFileSystem, opts *fuse.MountOptions) (*fuse.Server, error) {
 	if sf.metrics != nil {
 		raw = metrics.WrapFUSE(raw, sf.metrics.reg)
 	}
@@ -79,7 +77,7 @@ func (sf *systemFlags) serveFS(dir string, root gofs.InodeEmbedder, opts *gofs.O
 	var server *fuse.Server
 	said, err := mountutil.CaptureStderr(func() error {
 		var err error
-		server, err = fuse.NewServer(raw, dir, &opts.MountOptions)
+		server, err = fuse.NewServer(raw, dir, opts)
 		return err
 	})
 	if err != nil {
