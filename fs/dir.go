@@ -114,8 +114,8 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 	files := plus && f.statters.has(in.Caller.Pid)
 	for i := int(in.Offset); i < len(h.entries); i++ {
 		e := &h.entries[i]
-		de := fuse.DirEntry{Name: e.name, Mode: syscall.S_IFREG, Ino: e.attr.Ino, Off: uint64(i + 1)}
-		if e.attr.Dir {
+		de := fuse.DirEntry{Name: e.name, Mode: syscall.S_IFREG, Ino: e.ino, Off: uint64(i + 1)}
+		if e.id.IsDir() {
 			de.Mode = syscall.S_IFDIR
 		}
 		if !plus {
@@ -128,10 +128,10 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 		if eo == nil {
 			break
 		}
-		if !e.attr.Dir && !files {
+		if !e.id.IsDir() && !files {
 			continue
 		}
-		if a, ok := f.cfg.Catalog.Attr(e.id); ok && a.Dir == e.attr.Dir {
+		if a, ok := f.cfg.Catalog.Attr(e.id); ok {
 			f.entry(e.id, a, eo)
 		}
 	}
@@ -149,7 +149,9 @@ func (f *FS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOu
 }
 
 // dirHandle is an open directory: a snapshot of its entries, taken at the
-// first read.
+// first read. The names point into the catalog's arena (no copy); a
+// READDIRPLUS entry answered in full takes its attributes from the catalog
+// when it is answered.
 type dirHandle struct {
 	dir     catalog.NodeID
 	mu      sync.Mutex
@@ -160,11 +162,11 @@ type dirHandle struct {
 type dirEntry struct {
 	name string
 	id   catalog.NodeID
-	attr catalog.Attr
+	ino  uint64
 }
 
 func (h *dirHandle) add(name string, id catalog.NodeID, a catalog.Attr) bool {
-	h.entries = append(h.entries, dirEntry{name: name, id: id, attr: a})
+	h.entries = append(h.entries, dirEntry{name: name, id: id, ino: a.Ino})
 	return true
 }
 

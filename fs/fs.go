@@ -84,7 +84,6 @@ func New(cfg Config) *FS {
 	f := &FS{base: base{fuse.NewDefaultRawFileSystem()}, cfg: cfg, log: log, closing: closing, shutdown: shutdown}
 	f.inodes.init()
 	f.nodes.init()
-	f.inodes.shrink = f.nodes.shrink
 	f.notes.cond = sync.NewCond(&f.notes.mu)
 	go f.runNotifier()
 	return f

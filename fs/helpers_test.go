@@ -133,7 +133,12 @@ type testFS struct {
 
 func newTestFS(t *testing.T) *testFS {
 	t.Helper()
-	cat := testCatalog()
+	return newTestFSOver(t, testCatalog())
+}
+
+// newTestFSOver is a file system over cat, with the sample Source's bodies.
+func newTestFSOver(t *testing.T, cat *catalog.Catalog) *testFS {
+	t.Helper()
 	origin := newMemOrigin()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	blocks := cache.New(cache.Config{MaxBytes: 1 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})

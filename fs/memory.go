@@ -11,9 +11,8 @@ import (
 // the OS after the kernel forgets many of them (DESIGN §11). The Go runtime
 // keeps freed heap for reuse: after a collection it returns to the OS only
 // what lies above about twice the live heap, slowly, and no collection
-// runs while nothing is allocated. And a Go map never shrinks: the node
-// table is made anew once it holds under a quarter of its peak
-// (nodeTable.shrink), just before the heap is returned.
+// runs while nothing is allocated. (The node table gives up a page once
+// the kernel has forgotten every inode in it: nodes.go.)
 type inodes struct {
 	live, high atomic.Int64 // inodes now; most since the last return
 	forgotten  atomic.Int64 // forgets so far
@@ -25,7 +24,6 @@ type inodes struct {
 	settle time.Duration // forgets stopped this long: the burst is over
 	every  time.Duration // at most one return this often
 	free   func()
-	shrink func() // before free: the node table made anew
 }
 
 // The defaults: a fall of a quarter of the peak, and of at least 100,000
@@ -99,9 +97,6 @@ func (c *inodes) returner(closing context.Context) {
 		select { // a kick for the fall being returned
 		case <-c.kick:
 		default:
-		}
-		if c.shrink != nil {
-			c.shrink()
 		}
 		c.free()
 		last = time.Now()

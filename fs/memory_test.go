@@ -1,6 +1,10 @@
 package fs
 
 import (
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -8,6 +12,8 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/catalog"
 )
 
 // The kernel's forgets give the heap back once
@@ -47,4 +53,52 @@ func TestForgetsReturnMemory(t *testing.T) {
 	assert.Equal(t, 1, tf.fs.nodes.len(), "data, still held")
 	time.Sleep(100 * time.Millisecond)
 	assert.EqualValues(t, 1, returned.Load(), "2 forgotten since the return: less than min")
+}
+
+// A stat of every file makes an inode each in the kernel and an entry each
+// in the node table; when the kernel drops its caches it forgets them all,
+// and the table falls to the inodes still held: none here.
+func TestDropCachesForgetsEveryInode(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("drop_caches needs root")
+	}
+	const files, dirs = 3000, 30
+	cat := catalog.New(catalog.Options{Origin: testOrigin})
+	for i := range files {
+		cat.Add(&catalog.Resource{URI: fmt.Sprintf("%s/d%02d/f%04d.txt", testOrigin, i%dirs, i), Length: 1})
+	}
+	cat.Seal()
+	tf := newTestFSOver(t, cat)
+	dir := mountTestFS(t, tf, true)
+
+	stated := 0
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		require.EqualValues(t, 1, fi.Size())
+		stated++
+		return nil
+	}))
+	require.Equal(t, files, stated)
+	require.GreaterOrEqual(t, tf.fs.nodes.len(), files+dirs, "an inode per file and directory")
+	require.Equal(t, 3+1, tf.fs.nodes.pages(), "3,000 files in 3 pages of 1,024, 30 directories in 1")
+	require.EqualValues(t, tf.fs.nodes.len(), tf.fs.inodes.live.Load())
+
+	require.NoError(t, os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0))
+	waitFor(t, "the kernel's forgets", func() bool { return tf.fs.nodes.len() == 0 })
+	assert.Zero(t, tf.fs.inodes.live.Load())
+	assert.Zero(t, tf.fs.nodes.pages(), "every page of the table given up")
+	tf.fs.nodes.mu.Lock()
+	assert.Empty(t, tf.fs.nodes.slots)
+	assert.Empty(t, tf.fs.nodes.newer)
+	tf.fs.nodes.mu.Unlock()
+
+	// The tree still reads after it: the kernel looks it up again.
+	fi, err := os.Stat(filepath.Join(dir, "d07", "f0007.txt"))
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, fi.Size())
+	assert.Equal(t, 2, tf.fs.nodes.len(), "d07 and its file, and nothing else")
 }

@@ -17,10 +17,13 @@ import (
 // (version.go). The root is node 1, as FUSE requires. Directories have one
 // version, so always slot 1.
 //
-// Per inode the kernel holds rsfs keeps one entry of a map with no
-// pointers: the lookup count and the version the kernel was given. The
-// kernel's FORGET deletes it. At millions of inodes that is about 60 bytes
-// each, where a go-fuse node tree costs about 500.
+// Per inode the kernel holds rsfs keeps 40 bytes with no pointers: the
+// lookup count and the version the kernel was given. Slot 1 inodes (nearly
+// all) sit in pages indexed by catalog ID, which the catalog hands out
+// densely, so finding one costs no hashing; a page goes once the kernel has
+// forgotten all of its inodes. Newer versions (slots 2 and up) sit in a map.
+// At millions of inodes that is about 40 bytes each, where a go-fuse node
+// tree cost about 500.
 
 // nodeID is the kernel node ID of slot s of catalog node id.
 func nodeID(id catalog.NodeID, s uint32) uint64 {
@@ -58,21 +61,101 @@ func (h held) attr() catalog.Attr {
 	return a
 }
 
+// pageBits sizes the pages of slot 1 inodes: 1,024 (40 KiB) a page.
+const pageBits = 10
+
+// page holds the slot 1 inodes of 1,024 consecutive catalog IDs; an entry
+// with no lookups is free.
+type page struct {
+	live int
+	h    [1 << pageBits]held
+}
+
 // nodeTable is the inodes the kernel holds, by node ID.
 type nodeTable struct {
-	mu   sync.Mutex
-	held map[uint64]held
+	mu          sync.Mutex
+	files, dirs []*page // slot 1, by catalog index
+	newer       map[uint64]*held
 	// slots are the catalog nodes held at more than one version: the
 	// highest slot in use.
 	slots map[catalog.NodeID]uint32
-	// high is the most entries since the map was last made anew: a Go map
-	// never shrinks, so after a large forget it is copied (shrink).
-	high int
+	n     int // inodes held
 }
 
 func (t *nodeTable) init() {
-	t.held = map[uint64]held{}
+	t.newer = map[uint64]*held{}
 	t.slots = map[catalog.NodeID]uint32{}
+}
+
+// at returns the entry of inode nid, free (no lookups) if the kernel does
+// not hold it, or nil; create makes room for it.
+func (t *nodeTable) at(nid uint64, create bool) *held {
+	id := catalogID(nid)
+	if nid>>32 != 1 {
+		h := t.newer[nid]
+		if h == nil && create {
+			h = &held{}
+			t.newer[nid] = h
+		}
+		return h
+	}
+	pages := &t.files
+	if id.IsDir() {
+		pages = &t.dirs
+	}
+	i := uint32(id &^ catalog.RootID)
+	pi := int(i >> pageBits)
+	if pi >= len(*pages) {
+		if !create {
+			return nil
+		}
+		*pages = append(*pages, make([]*page, pi+1-len(*pages))...)
+	}
+	pg := (*pages)[pi]
+	if pg == nil {
+		if !create {
+			return nil
+		}
+		pg = &page{}
+		(*pages)[pi] = pg
+	}
+	return &pg.h[i&(1<<pageBits-1)]
+}
+
+// taken counts a new inode at nid (its entry just given its first lookup).
+func (t *nodeTable) taken(nid uint64) {
+	t.n++
+	if nid>>32 == 1 {
+		t.page(nid).live++
+	}
+}
+
+// freed drops inode nid, forgotten.
+func (t *nodeTable) freed(nid uint64) {
+	t.n--
+	if nid>>32 != 1 {
+		delete(t.newer, nid)
+		return
+	}
+	pg := t.page(nid)
+	if pg.live--; pg.live > 0 {
+		return
+	}
+	id := catalogID(nid)
+	pages := t.files
+	if id.IsDir() {
+		pages = t.dirs
+	}
+	pages[uint32(id&^catalog.RootID)>>pageBits] = nil // no inode left in it
+}
+
+func (t *nodeTable) page(nid uint64) *page {
+	id := catalogID(nid)
+	pages := t.files
+	if id.IsDir() {
+		pages = t.dirs
+	}
+	return pages[uint32(id&^catalog.RootID)>>pageBits]
 }
 
 // ref counts a lookup of version a of catalog node id and returns the
@@ -83,31 +166,32 @@ func (t *nodeTable) ref(id catalog.NodeID, a catalog.Attr) (nid uint64, fresh bo
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	top := max(t.slots[id], 1)
+	top := uint32(1)
+	if len(t.slots) > 0 {
+		top = max(t.slots[id], 1)
+	}
 	free := uint32(0)
 	for s := uint32(1); s <= top; s++ {
-		nid := nodeID(id, s)
-		h, ok := t.held[nid]
+		h := t.at(nodeID(id, s), false)
 		switch {
-		case !ok:
+		case h == nil || h.lookups == 0:
 			free = cmpOr(free, s)
 		case h.gen == a.Gen:
 			h.lookups++
-			t.held[nid] = h
-			return nid, false
+			return nodeID(id, s), false
 		}
 	}
 	if free == 0 {
 		free = top + 1
 		t.slots[id] = free
 	}
-	h := held{lookups: 1, ino: a.Ino, gen: a.Gen, size: a.Size}
+	nid = nodeID(id, free)
+	h := t.at(nid, true)
+	*h = held{lookups: 1, ino: a.Ino, gen: a.Gen, size: a.Size}
 	if !a.Mtime.IsZero() {
 		h.mtime = a.Mtime.UnixNano()
 	}
-	nid = nodeID(id, free)
-	t.held[nid] = h
-	t.high = max(t.high, len(t.held))
+	t.taken(nid)
 	return nid, true
 }
 
@@ -126,8 +210,10 @@ func (t *nodeTable) get(nid uint64) (held, bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h, ok := t.held[nid]
-	return h, ok
+	if h := t.at(nid, false); h != nil && h.lookups > 0 {
+		return *h, true
+	}
+	return held{}, false
 }
 
 // forget takes n lookups off inode nid and reports whether the kernel has
@@ -138,16 +224,17 @@ func (t *nodeTable) forget(nid, n uint64) (held, bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h, ok := t.held[nid]
-	if !ok {
+	h := t.at(nid, false)
+	if h == nil || h.lookups == 0 {
 		return held{}, false
 	}
 	if h.lookups > n {
 		h.lookups -= n
-		t.held[nid] = h
 		return held{}, false
 	}
-	delete(t.held, nid)
+	old := *h
+	*h = held{}
+	t.freed(nid)
 	id := catalogID(nid)
 	if top, ok := t.slots[id]; ok {
 		for top > 1 && !t.has(nodeID(id, top)) {
@@ -159,12 +246,12 @@ func (t *nodeTable) forget(nid, n uint64) (held, bool) {
 			delete(t.slots, id)
 		}
 	}
-	return h, true
+	return old, true
 }
 
 func (t *nodeTable) has(nid uint64) bool {
-	_, ok := t.held[nid]
-	return ok
+	h := t.at(nid, false)
+	return h != nil && h.lookups > 0
 }
 
 // holds reports whether the kernel holds catalog directory id (its only
@@ -181,7 +268,7 @@ func (t *nodeTable) version(id catalog.NodeID, gen uint64) (uint64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for s := uint32(1); s <= max(t.slots[id], 1); s++ {
-		if h, ok := t.held[nodeID(id, s)]; ok && h.gen == gen {
+		if h := t.at(nodeID(id, s), false); h != nil && h.lookups > 0 && h.gen == gen {
 			return nodeID(id, s), true
 		}
 	}
@@ -192,22 +279,20 @@ func (t *nodeTable) version(id catalog.NodeID, gen uint64) (uint64, bool) {
 func (t *nodeTable) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.held)
+	return t.n
 }
 
-// shrink makes the map anew once it holds under a quarter of its peak, so
-// that the memory of the entries forgotten can go back to the OS.
-func (t *nodeTable) shrink() {
+// pages is the number of pages of slot 1 inodes in use.
+func (t *nodeTable) pages() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if 4*len(t.held) >= t.high {
-		return
+	n := 0
+	for _, pg := range append(t.files[:len(t.files):len(t.files)], t.dirs...) {
+		if pg != nil {
+			n++
+		}
 	}
-	m := make(map[uint64]held, len(t.held))
-	for nid, h := range t.held {
-		m[nid] = h
-	}
-	t.held, t.high = m, len(m)
+	return n
 }
 
 func timeOfNanos(n int64) time.Time { return time.Unix(0, n).UTC() }

@@ -79,6 +79,10 @@ type Config struct {
 	// PerList is the number of entries per Resource List; when a set has more
 	// resources, a Resource List Index is published. Default 50,000.
 	PerList int
+	// DocCacheBytes bounds the rendered documents kept for repeated
+	// requests (default 64 MiB); a benchmark that times the client, not
+	// the rendering, sets it to hold every list.
+	DocCacheBytes int
 	// Layout selects the 1.1 or the 1.0 document layout.
 	Layout Layout
 	// Gzip serves Resource Lists, Indexes and Change Lists as .xml.gz.

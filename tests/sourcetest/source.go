@@ -1,6 +1,7 @@
 package sourcetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -85,7 +86,7 @@ func Start(cfg Config) (*Source, error) {
 	s := &Source{
 		cfg: cfg, names: newGenNames(cfg.Resources), startAt: now, lastTime: now,
 		overrides: map[int]*resState{}, explicit: map[string]*resState{}, dotted: map[string]*resState{},
-		hashes: newHashCache(cfg.Hashes, cfg.Resources), docs: newDocCache(64 << 20),
+		hashes: newHashCache(cfg.Hashes, cfg.Resources), docs: newDocCache(cmp.Or(cfg.DocCacheBytes, 64<<20)),
 		live: cfg.Resources,
 	}
 	s.fingerprint = fingerprint(cfg, now)
