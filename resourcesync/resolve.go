@@ -115,7 +115,25 @@ func commonPrefixLen(a, b []byte) int {
 	return i
 }
 
+// plainHost reports whether h is a lower-case host name or IPv4 address,
+// with an optional port of 1 to 5 digits (a test Source or an institution's
+// server on 8080 is as plain as any).
 func plainHost(h []byte) bool {
+	if i := bytes.IndexByte(h, ':'); i >= 0 {
+		port := h[i+1:]
+		if len(port) == 0 || len(port) > 5 {
+			return false
+		}
+		for _, c := range port {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		h = h[:i]
+	}
+	if len(h) == 0 {
+		return false
+	}
 	for _, c := range h {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
 			return false

@@ -121,7 +121,8 @@ func FuzzParse(f *testing.F) {
 }
 
 func FuzzResolveFastPath(f *testing.F) {
-	for _, s := range []string{"http://example.com/a/b", "https://h/x?y=1&z", "http://h//a", "http://h/./a", "http://h/a:b", "http://h/", "http://H/a", "http://example.com/a/./b", "http://example.com/a//b", "http://example.com/a/%41"} {
+	for _, s := range []string{"http://example.com/a/b", "https://h/x?y=1&z", "http://h//a", "http://h/./a", "http://h/a:b", "http://h/", "http://H/a", "http://example.com/a/./b", "http://example.com/a//b", "http://example.com/a/%41",
+		"http://127.0.0.1:8080/a", "http://h:/a", "http://h:0080/a", "http://h:123456/a", "http://:80/a", "http://h:8a/a", "http://[::1]:80/a"} {
 		f.Add(s)
 	}
 	base, err := url.Parse(testURL)

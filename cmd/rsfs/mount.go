@@ -347,6 +347,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
+	// Parsing the lists left garbage of about their size, and the runtime
+	// gives freed heap back to the OS only slowly: return it before serving,
+	// so that an idle mount holds about its catalog (DESIGN §11).
+	debug.FreeOSMemory()
 	server, err := mf.mountFS(dir, f, src.Origin(), mf.allowOther)
 	if err != nil {
 		blocks.Close()

@@ -47,6 +47,7 @@ func main() {
 	peerReps := flag.Int("peer-reps", 3, "-peer: runs of each measure (the median is reported)")
 	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-base,rclone,rclone-full",
 		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full")
+	baseMax := flag.Int("base-max", 0, "with -base, run the listing benchmarks with the other binary only at resource counts up to this (0: all)")
 	base := flag.String("base", "", "another rsfs binary (e.g. built from main) measured in the same run: -peer mounts it as \"rsfs base\"; otherwise the listing benchmarks (-n) run again with it")
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")
 	peerDir := flag.String("peer-dir", "", "-peer: where to generate the tree (default: the bench's temporary directory)")
@@ -102,7 +103,7 @@ func main() {
 	}
 	for _, n := range parseInts(*sizes) {
 		b.listing(n)
-		if *base != "" { // the same, with the other binary, in the same run
+		if *base != "" && (*baseMax == 0 || n <= *baseMax) { // the same, with the other binary, in the same run
 			cur := b.rsfs
 			b.rsfs, b.label = *base, ", base"
 			b.listing(n)

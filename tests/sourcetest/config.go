@@ -80,8 +80,10 @@ type Config struct {
 	// resources, a Resource List Index is published. Default 50,000.
 	PerList int
 	// DocCacheBytes bounds the rendered documents kept for repeated
-	// requests (default 64 MiB); a benchmark that times the client, not
-	// the rendering, sets it to hold every list.
+	// requests (default 64 MiB, and only documents of up to 5,000 entries:
+	// larger ones are streamed); when set, every document is kept, so a
+	// benchmark that times the client, not the rendering, sets it to hold
+	// every list.
 	DocCacheBytes int
 	// Layout selects the 1.1 or the 1.0 document layout.
 	Layout Layout

@@ -59,8 +59,8 @@ func (s *Source) serveMirror(w http.ResponseWriter, r *http.Request) {
 	s.serveResource(w, r, key, false)
 }
 
-// serveDoc answers a ResourceSync document, from the cache when small,
-// streamed when large.
+// serveDoc answers a ResourceSync document, from the cache when small (or
+// when Config.DocCacheBytes is set), streamed when large.
 func (s *Source) serveDoc(w http.ResponseWriter, r *http.Request, d docRef) {
 	if r.Method == http.MethodHead && s.cfg.NoHEAD {
 		http.Error(w, "HEAD not allowed", http.StatusMethodNotAllowed)
@@ -83,7 +83,7 @@ func (s *Source) serveDoc(w http.ResponseWriter, r *http.Request, d docRef) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	if m.entries <= cacheableEntries {
+	if m.entries <= cacheableEntries || s.cfg.DocCacheBytes > 0 {
 		s.serveCachedDoc(w, r, d, m)
 		return
 	}

@@ -29,13 +29,14 @@ func run() error {
 	mirror := flag.Bool("mirror", false, "start a mirror server")
 	sets := flag.Int("sets", 1, "number of resource sets (Capability Lists)")
 	seed := flag.Int64("seed", 1, "seed of the generated content")
+	docCache := flag.Int("doc-cache", 0, "bytes of rendered documents kept for repeated requests (0: 64 MiB)")
 	flag.Parse()
 	l, err := sourcetest.ParseLayout(*layout)
 	if err != nil {
 		return err
 	}
 	src, err := sourcetest.Start(sourcetest.Config{Addr: *addr, Resources: *n, Awkward: *awkward,
-		Gzip: *gz, Layout: l, Mirror: *mirror, ResourceSets: *sets, Seed: *seed})
+		Gzip: *gz, Layout: l, Mirror: *mirror, ResourceSets: *sets, Seed: *seed, DocCacheBytes: *docCache})
 	if err != nil {
 		return err
 	}
