@@ -188,17 +188,20 @@ func (c *Catalog) put(r *Resource, always bool) ([]Effect, error) {
 }
 
 // addition is what Add and TryUpsert compute about a resource before they
-// take the lock: its URI hash, and its hashes and links as stored.
+// take the lock: its URI hash and split, and its hashes and links as stored.
 type addition struct {
-	r     *Resource
-	h     uint64
-	blob  []byte
-	links []byte // nil for none
+	r              *Resource
+	h              uint64
+	prefix, suffix string // splitURI(r.URI)
+	blob           []byte
+	links          []byte // nil for none
 }
 
 // prepare computes r's addition, the hash blob appended to buf.
 func prepare(r *Resource, buf []byte) addition {
-	return addition{r: r, h: uriHash(r.URI), blob: appendHashes(buf, r.Hashes), links: appendLinks(nil, r.Links)}
+	prefix, suffix := splitURI(r.URI)
+	return addition{r: r, h: uriHash(r.URI), prefix: prefix, suffix: suffix,
+		blob: appendHashes(buf, r.Hashes), links: appendLinks(nil, r.Links)}
 }
 
 // addLocked records a resource before Seal, given what findOrShared found;
@@ -226,11 +229,10 @@ func (c *Catalog) Sealed() bool {
 
 // newFile stores a record for a URI not yet in the catalog and indexes it.
 func (c *Catalog) newFile(a *addition) NodeID {
-	prefix, suffix := splitURI(a.r.URI)
 	id := c.files.add()
 	f := c.files.at(id)
-	f.prefix = c.internPrefix(prefix)
-	f.suffix = c.arena.addPrefixed(suffix)
+	f.prefix = c.internPrefix(a.prefix)
+	f.suffix = c.arena.addPrefixed(a.suffix)
 	f.ino = a.h
 	f.mtime = noTime
 	c.setVersion(id, a)

@@ -64,11 +64,10 @@ func (c *Catalog) room(a *addition, exists bool) error {
 	if !c.uris.canInsert(c.lim.indexBits()) {
 		return c.fullf("a URI index of 2^%d slots", c.lim.indexBits())
 	}
-	prefix, suffix := splitURI(r.URI)
 	var room [8]int
-	sizes := append(room[:0], len(suffix)+10, len(blob), len(a.links))
-	if _, ok := c.prefixIndex[prefix]; !ok {
-		sizes = append(sizes, len(prefix))
+	sizes := append(room[:0], len(a.suffix)+10, len(blob), len(a.links))
+	if _, ok := c.prefixIndex[a.prefix]; !ok {
+		sizes = append(sizes, len(a.prefix))
 	}
 	if c.sealed {
 		// At most one new directory per segment and a name, each at most

@@ -139,23 +139,27 @@ func splitURI(uri string) (prefix, suffix string) {
 	pathStart := 0
 	if i := strings.Index(uri, "://"); i > 0 && strings.IndexByte(uri, ':') == i {
 		pathStart = i + 3
-		if j := strings.IndexAny(uri[pathStart:], "/?#"); j >= 0 {
-			pathStart += j
-		} else {
-			pathStart = len(uri)
-		}
+		pathStart += indexAny3(uri[pathStart:], '/', '?', '#')
 	} else if i := strings.IndexByte(uri, ':'); i > 0 && validScheme(uri[:i]) {
 		pathStart = i + 1
 	}
-	pathEnd := len(uri)
-	if j := strings.IndexAny(uri[pathStart:], "?#"); j >= 0 {
-		pathEnd = pathStart + j
-	}
+	pathEnd := pathStart + indexAny3(uri[pathStart:], '?', '#', '#')
 	if j := strings.LastIndexByte(uri[pathStart:pathEnd], '/'); j >= 0 {
 		cut := pathStart + j + 1
 		return uri[:cut], uri[cut:]
 	}
 	return uri[:pathStart], uri[pathStart:]
+}
+
+// indexAny3 is the index in s of the first of a, b or c, or len(s): a
+// loop, where strings.IndexAny builds a set at every call.
+func indexAny3(s string, a, b, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if x := s[i]; x == a || x == b || x == c {
+			return i
+		}
+	}
+	return len(s)
 }
 
 // normalizeOrigin returns a catalog's origin in the canonical form of
