@@ -137,9 +137,10 @@ func (f *FS) MountOptions(name string, allowOther bool) *fuse.MountOptions {
 		// drains the pipe again: three wasted system calls on every READ.
 		DisableSplice:        true,
 		IgnoreSecurityLabels: false, // rsfs answers the ACL names itself: ENOTSUP (xattr.go)
-		// READDIRPLUS answers files in full only to a program that stats
-		// what it lists (plus.go): a plain find creates no inode per file.
-		ExtraCapabilities: fuse.CAP_READDIRPLUS_AUTO,
+		// Every directory read is a READDIRPLUS (go-fuse asks for
+		// CAP_READDIRPLUS, not _AUTO): it answers directories in full, and
+		// files only to a program that stats what it lists (plus.go), so a
+		// plain find creates no inode per file and no LOOKUP per directory.
 	}
 }
 

@@ -2,16 +2,22 @@ package fs
 
 import "sync"
 
-// The kernel, in READDIRPLUS_AUTO mode, asks for READDIRPLUS on the first
-// read of every directory, whatever the program does next. Answering it in
-// full creates an inode per entry: a plain find over a million files would
-// then make the kernel hold a million inodes (its own memory and rsfs's, and
-// a FORGET each later) for nothing. So READDIRPLUS
-// answers directories in full, and files in full only to a process known to
-// stat what it lists: one that has looked up a file by name (ls -l stats its
-// first directory's files one LOOKUP each, then gets every later listing in
-// full). A file answered without attributes (node ID 0) is a plain entry to
-// the kernel.
+// Every directory read is a READDIRPLUS (the mount asks for
+// CAP_READDIRPLUS, not CAP_READDIRPLUS_AUTO). Answering it in full creates
+// an inode per entry: a plain find over a million files would then make the
+// kernel hold a million inodes (its own memory and rsfs's, and a FORGET
+// each later) for nothing. So READDIRPLUS answers directories in full, and
+// files in full only to a process known to stat what it lists: one that
+// has looked up a file by name (ls -l stats its first directory's files one
+// LOOKUP each, then gets every later listing in full). A file answered
+// without attributes (node ID 0) is a plain entry to the kernel.
+//
+// In _AUTO mode the kernel asked for READDIRPLUS only on the first read of
+// a directory (or after a LOOKUP in it): a directory listed in several
+// reads, such as one of 30,000 subdirectories, had the rest answered plain,
+// and a find that then descended into each cost a LOOKUP per directory
+// (at 3,000,000 files, 30,000 round trips: 7.2 s of cold find, 5.1 s
+// without).
 
 // maxStatters bounds the processes remembered; past it the set starts over.
 const maxStatters = 4096

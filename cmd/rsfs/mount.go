@@ -350,7 +350,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	// Parsing the lists left garbage of about their size, and the runtime
 	// gives freed heap back to the OS only slowly: return it before serving,
 	// so that an idle mount holds about its catalog (DESIGN §11).
+	start := time.Now()
 	debug.FreeOSMemory()
+	slog.Debug("returned the loading's garbage to the OS", "took", time.Since(start))
 	server, err := mf.mountFS(dir, f, src.Origin(), mf.allowOther)
 	if err != nil {
 		blocks.Close()
