@@ -167,6 +167,37 @@ func (c *Catalog) Add(r *Resource) error {
 	return err
 }
 
+// AddAll is Add for each of rs in turn, under one lock: loading adds a
+// list's entries in batches, so that the part of loading that cannot run
+// in parallel (the insert under the lock) does not also pay for taking the
+// lock per resource. It returns how many it added; on an error (ErrFull),
+// rs[n] is the one refused.
+func (c *Catalog) AddAll(rs []*Resource) (n int, err error) {
+	adds := make([]addition, len(rs))
+	var blobs []byte
+	for i, r := range rs {
+		start := len(blobs)
+		adds[i] = prepare(r, blobs)
+		blobs = adds[i].blob
+		adds[i].blob = blobs[start:len(blobs):len(blobs)]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range adds {
+		a := &adds[i]
+		id, shared := c.findOrShared(a.h, a.r.URI)
+		if err := c.room(a, id != 0); err != nil {
+			return i, err
+		}
+		if c.sealed {
+			c.upsertLocked(a, id)
+		} else {
+			c.addLocked(a, id, shared, false)
+		}
+	}
+	return len(rs), nil
+}
+
 // put is Add (newer wins before Seal) and TryUpsert (always: the call
 // wins). The URI is hashed and the hashes prepared before the lock; after
 // Seal both are an upsert, with its effects.

@@ -41,7 +41,7 @@ type LoadStats struct {
 // are completed by HEAD (bounded parallelism) before the catalog is sealed;
 // one whose length cannot be learned is left out and logged.
 func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(Progress)) (*LoadStats, error) {
-	st, err := s.loadChecked(ctx, cat.Add, progress)
+	st, err := s.loadChecked(ctx, cat.Add, cat.AddAll, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 // the time each set's lists speak for is in the stats (ListedAt), for the
 // caller to store under its own lock.
 func (s *Source) LoadEach(ctx context.Context, sink func(*catalog.Resource) error) (*LoadStats, error) {
-	return s.loadChecked(ctx, sink, nil)
+	return s.loadChecked(ctx, sink, nil, nil)
 }
 
 // ListedAt is the oldest time set's Resource Lists speak for, as loaded;
@@ -73,8 +73,10 @@ func (st *LoadStats) ListedAt(set *Set) time.Time { return st.listed[set] }
 // which may refuse one (a catalog at a capacity limit): loading then stops
 // with an error naming the document the resource came from. The sets are
 // only read: the time each set's lists speak for is returned in the stats,
-// for the caller to store under its own lock.
-func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error, progress func(Progress)) (*LoadStats, error) {
+// for the caller to store under its own lock. sinkAll, if set, takes a
+// list's entries in batches (catalog.AddAll) and returns how many it took.
+func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error,
+	sinkAll func([]*catalog.Resource) (int, error), progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
 	l.dumps.number = s.SetNumber
@@ -97,6 +99,20 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	l.sink = func(r *catalog.Resource) error {
 		l.dumps.attach(r)
 		return sink(r)
+	}
+	l.sinkAll = func(rs []*catalog.Resource) (int, error) {
+		for _, r := range rs {
+			l.dumps.attach(r)
+		}
+		if sinkAll != nil {
+			return sinkAll(rs)
+		}
+		for i, r := range rs {
+			if err := sink(r); err != nil {
+				return i, err
+			}
+		}
+		return len(rs), nil
 	}
 	if err := l.readLists(ctx); err != nil {
 		return nil, err
@@ -128,6 +144,7 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 type loader struct {
 	s        *Source
 	sink     func(*catalog.Resource) error
+	sinkAll  func([]*catalog.Resource) (int, error) // a list's entries, a batch at a time
 	progress func(Progress)
 	seeds    []listDoc
 
@@ -300,6 +317,16 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 	n := 0
 	var skipped NonWebLocs
 	defer skipped.Warn(l.s.log, doc)
+	batch := make([]*catalog.Resource, 0, loadBatch)
+	flush := func() error {
+		took, err := l.sinkAll(batch)
+		l.resources.Add(int64(took))
+		if err != nil {
+			return fmt.Errorf("read resource list %s: %s: %w", doc, batch[took].URI, err)
+		}
+		batch = batch[:0]
+		return nil
+	}
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -321,18 +348,26 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 			l.mu.Lock()
 			l.missing = append(l.missing, missingLength{res, doc})
 			l.mu.Unlock()
-		} else if err := l.sink(res); err != nil {
-			return fmt.Errorf("read resource list %s: %s: %w", doc, res.URI, err)
+			l.resources.Add(1)
+		} else if batch = append(batch, res); len(batch) == loadBatch {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
-		l.resources.Add(1)
 		if n++; n%10000 == 0 {
 			l.report()
 		}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	l.lists.Add(1)
 	l.report()
 	return nil
 }
+
+// loadBatch is how many of a list's entries go into the catalog at once.
+const loadBatch = 256
 
 // ListTime is the time a list speaks for, used where an entry has no
 // lastmod: 1.1's at, else 1.0's modified, else completed.
