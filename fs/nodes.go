@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"cmp"
 	"sync"
 	"time"
 
@@ -99,12 +100,7 @@ func (t *nodeTable) at(nid uint64, create bool) *held {
 		}
 		return h
 	}
-	pages := &t.files
-	if id.IsDir() {
-		pages = &t.dirs
-	}
-	i := uint32(id &^ catalog.RootID)
-	pi := int(i >> pageBits)
+	pages, pi, i := t.pagesOf(id)
 	if pi >= len(*pages) {
 		if !create {
 			return nil
@@ -119,14 +115,26 @@ func (t *nodeTable) at(nid uint64, create bool) *held {
 		pg = &page{}
 		(*pages)[pi] = pg
 	}
-	return &pg.h[i&(1<<pageBits-1)]
+	return &pg.h[i]
+}
+
+// pagesOf returns the pages that hold slot 1 of catalog node id, the index
+// of its page and its index in that page.
+func (t *nodeTable) pagesOf(id catalog.NodeID) (pages *[]*page, pi, i int) {
+	pages = &t.files
+	if id.IsDir() {
+		pages = &t.dirs
+	}
+	n := int(id &^ catalog.RootID)
+	return pages, n >> pageBits, n & (1<<pageBits - 1)
 }
 
 // taken counts a new inode at nid (its entry just given its first lookup).
 func (t *nodeTable) taken(nid uint64) {
 	t.n++
 	if nid>>32 == 1 {
-		t.page(nid).live++
+		pages, pi, _ := t.pagesOf(catalogID(nid))
+		(*pages)[pi].live++
 	}
 }
 
@@ -137,25 +145,11 @@ func (t *nodeTable) freed(nid uint64) {
 		delete(t.newer, nid)
 		return
 	}
-	pg := t.page(nid)
-	if pg.live--; pg.live > 0 {
-		return
+	pages, pi, _ := t.pagesOf(catalogID(nid))
+	pg := (*pages)[pi]
+	if pg.live--; pg.live == 0 {
+		(*pages)[pi] = nil // no inode left in it
 	}
-	id := catalogID(nid)
-	pages := t.files
-	if id.IsDir() {
-		pages = t.dirs
-	}
-	pages[uint32(id&^catalog.RootID)>>pageBits] = nil // no inode left in it
-}
-
-func (t *nodeTable) page(nid uint64) *page {
-	id := catalogID(nid)
-	pages := t.files
-	if id.IsDir() {
-		pages = t.dirs
-	}
-	return pages[uint32(id&^catalog.RootID)>>pageBits]
 }
 
 // ref counts a lookup of version a of catalog node id and returns the
@@ -175,7 +169,7 @@ func (t *nodeTable) ref(id catalog.NodeID, a catalog.Attr) (nid uint64, fresh bo
 		h := t.at(nodeID(id, s), false)
 		switch {
 		case h == nil || h.lookups == 0:
-			free = cmpOr(free, s)
+			free = cmp.Or(free, s)
 		case h.gen == a.Gen:
 			h.lookups++
 			return nodeID(id, s), false
@@ -193,13 +187,6 @@ func (t *nodeTable) ref(id catalog.NodeID, a catalog.Attr) (nid uint64, fresh bo
 	}
 	t.taken(nid)
 	return nid, true
-}
-
-func cmpOr(a, b uint32) uint32 {
-	if a != 0 {
-		return a
-	}
-	return b
 }
 
 // get returns the inode nid if the kernel holds it. The root is always
