@@ -38,7 +38,7 @@ type Cache struct {
 	URL  string // http://127.0.0.1:PORT/
 	Dir  string // configuration, logs, cache
 	cmd  *exec.Cmd
-	done chan struct{}
+	done <-chan struct{} // closed once it has exited
 }
 
 // Binary is the cache's executable, or "" when it is not installed.
@@ -138,7 +138,7 @@ func Start(k Kind, port int, origin string) (*Cache, error) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return nil, err
 	}
-	c := &Cache{Kind: k, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), Dir: dir, done: make(chan struct{})}
+	c := &Cache{Kind: k, URL: fmt.Sprintf("http://127.0.0.1:%d/", port), Dir: dir}
 	var cmd *exec.Cmd
 	switch k {
 	case Nginx:
@@ -160,34 +160,13 @@ func Start(k Kind, port int, origin string) (*Cache, error) {
 	default:
 		return nil, fmt.Errorf("unknown cache %q", k)
 	}
-	out, err := os.Create(filepath.Join(dir, "stderr.log"))
+	done, err := daemon.Start(cmd, dir, port, 30*time.Second, "error.log")
 	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("%s: %w", k, err)
-	}
-	c.cmd = cmd
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait(); close(c.done) }()
-	err = daemon.WaitListening(port, exited, 30*time.Second)
-	var gone *daemon.ExitedError
-	switch {
-	case err == nil:
-		go func() { <-exited }()
-		return c, nil
-	case errors.As(err, &gone):
-		log, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
-		elog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("%s %w: %s%s", k, err, log, elog)
-	default:
-		_ = cmd.Process.Kill()
-		<-exited
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s %w", k, err)
 	}
+	c.cmd, c.done = cmd, done
+	return c, nil
 }
 
 // Stop ends the cache (the process Start started: nginx's master, which
@@ -197,16 +176,7 @@ func (c *Cache) Stop() {
 	if c == nil || c.cmd == nil || c.cmd.Process == nil {
 		return
 	}
-	_ = c.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-c.done:
-	case <-time.After(10 * time.Second):
-		_ = c.cmd.Process.Kill()
-		select {
-		case <-c.done:
-		case <-time.After(5 * time.Second):
-		}
-	}
+	daemon.Stop(c.cmd.Process, c.done, syscall.SIGTERM, 10*time.Second)
 	_ = os.RemoveAll(c.Dir)
 }
 

@@ -18,15 +18,15 @@ import (
 	"rsfs/tests/daemon"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
 // Proxy is a running squid.
 type Proxy struct {
-	URL string // http://127.0.0.1:PORT
-	Dir string // configuration, logs, cache
-	cmd *exec.Cmd
+	URL  string // http://127.0.0.1:PORT
+	Dir  string // configuration, logs, cache
+	cmd  *exec.Cmd
+	done <-chan struct{} // closed once squid has exited
 }
 
 // Binary is squid's path, or "" when squid is not installed.
@@ -104,31 +104,11 @@ func Start(opts Options) (*Proxy, error) {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "-N", "-f", confPath)
-	out, err := os.Create(filepath.Join(dir, "stderr.log"))
+	done, err := daemon.Start(cmd, dir, port, 20*time.Second, "cache.log")
 	if err != nil {
-		return nil, err
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("squid: %w", err)
-	}
-	p := &Proxy{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: dir, cmd: cmd}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	err = daemon.WaitListening(port, exited, 20*time.Second)
-	var gone *daemon.ExitedError
-	switch {
-	case err == nil:
-		go func() { <-exited }()
-		return p, nil
-	case errors.As(err, &gone):
-		log, _ := os.ReadFile(filepath.Join(dir, "stderr.log"))
-		clog, _ := os.ReadFile(filepath.Join(dir, "cache.log"))
-		return nil, fmt.Errorf("squid %w: %s%s", err, log, clog)
-	default:
-		_ = cmd.Process.Kill()
 		return nil, fmt.Errorf("squid %w", err)
 	}
+	return &Proxy{URL: fmt.Sprintf("http://127.0.0.1:%d", port), Dir: dir, cmd: cmd, done: done}, nil
 }
 
 // Stop ends squid (the process Start started) and removes its directory.
@@ -136,22 +116,7 @@ func (p *Proxy) Stop() {
 	if p == nil || p.cmd.Process == nil {
 		return
 	}
-	_ = p.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() {
-		for i := 0; i < 50; i++ {
-			if p.cmd.Process.Signal(syscall.Signal(0)) != nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(6 * time.Second):
-	}
-	_ = p.cmd.Process.Kill()
+	daemon.Stop(p.cmd.Process, p.done, os.Interrupt, 6*time.Second)
 	_ = os.RemoveAll(p.Dir)
 }
 
