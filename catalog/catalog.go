@@ -184,15 +184,8 @@ func (c *Catalog) AddAll(rs []*Resource) (n int, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i := range adds {
-		a := &adds[i]
-		id, shared := c.findOrShared(a.h, a.r.URI)
-		if err := c.room(a, id != 0); err != nil {
+		if _, err := c.putLocked(&adds[i], false); err != nil {
 			return i, err
-		}
-		if c.sealed {
-			c.upsertLocked(a, id)
-		} else {
-			c.addLocked(a, id, shared, false)
 		}
 	}
 	return len(rs), nil
@@ -204,10 +197,14 @@ func (c *Catalog) AddAll(rs []*Resource) (n int, err error) {
 func (c *Catalog) put(r *Resource, always bool) ([]Effect, error) {
 	var stack [128]byte
 	p := prepare(r, stack[:0])
-	a := &p
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	id, shared := c.findOrShared(a.h, r.URI)
+	return c.putLocked(&p, always)
+}
+
+// putLocked is put once a is prepared, under the lock.
+func (c *Catalog) putLocked(a *addition, always bool) ([]Effect, error) {
+	id, shared := c.findOrShared(a.h, a.r.URI)
 	if err := c.room(a, id != 0); err != nil {
 		return nil, err
 	}
