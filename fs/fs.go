@@ -1,10 +1,3 @@
-// Package fs is the FUSE file system: go-fuse's raw protocol answered from
-// the catalog, with reads through the block cache from an origin it is
-// handed, xattrs, and read-only answers to every mutating call. Metadata
-// never waits on the network: lookup, readdir, getattr and getxattr answer
-// from the catalog. rsfs keeps no tree of nodes: a kernel node ID is a
-// catalog ID (nodes.go), and per inode the kernel holds rsfs keeps only a
-// lookup count and the version it was given.
 package fs
 
 import (
