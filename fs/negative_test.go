@@ -7,6 +7,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/stretchr/testify/assert"
@@ -93,4 +94,46 @@ func TestCreatedNameDropsItsNegativeEntry(t *testing.T) {
 	})
 	_, err := os.Stat(filepath.Join(dir, "data", "fresh", "other"))
 	assert.True(t, errors.Is(err, os.ErrNotExist), "the created directory answers a missing name as any other")
+}
+
+// changeInLookup applies a change while the kernel waits for the answer to
+// the first LOOKUP of name, after rsfs found the name missing: the
+// change's EntryNotify reaches the kernel before the negative entry does.
+type changeInLookup struct {
+	*FS
+	name   string
+	change func()
+	once   sync.Once
+}
+
+func (c *changeInLookup) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
+	st := c.FS.Lookup(cancel, h, name, out)
+	if name == c.name && out.NodeId == 0 {
+		c.once.Do(func() {
+			c.change()
+			time.Sleep(100 * time.Millisecond) // the notifier sends meanwhile
+		})
+	}
+	return st
+}
+
+// A change that creates a name while a LOOKUP of it is in flight, answered
+// missing, still shows: the kernel holds the directory's lock while it
+// waits for the LOOKUP's answer and an EntryNotify waits for that lock, so
+// the notification drops the negative entry once it is made, never before.
+func TestCreatedDuringItsLookupShows(t *testing.T) {
+	tf := newTestFS(t)
+	uri := testOrigin + "/data/racy.txt"
+	tf.origin.set(uri, []byte("racy\n"))
+	c := &changeInLookup{FS: tf.fs, name: "racy.txt", change: func() {
+		tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: uri, Length: 5}))
+	}}
+	dir := mountRaw(t, tf, c, true, nil)
+	racy := filepath.Join(dir, "data", "racy.txt")
+	_, err := os.Stat(racy)
+	require.ErrorIs(t, err, os.ErrNotExist, "answered missing")
+	waitFor(t, "the file created during its lookup", func() bool {
+		got, err := os.ReadFile(racy)
+		return err == nil && string(got) == "racy\n"
+	})
 }

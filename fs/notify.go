@@ -114,7 +114,10 @@ func (f *FS) stopNotifier() {
 // for it (dir.go), for an hour. A change that creates a path adds each
 // directory it makes, top down, so the first new one is notified in the
 // directory the kernel holds, where a lookup of it found nothing; below it
-// the kernel holds nothing and can keep nothing.
+// the kernel holds nothing and can keep nothing. A LOOKUP answered missing
+// just before the change cannot outlive it: the kernel holds the
+// directory's lock until that answer is in its cache, and EntryNotify
+// waits for the lock (TestCreatedDuringItsLookupShows).
 func (f *FS) send(server *fuse.Server, nt note) {
 	e := nt.effect
 	parent, held := f.nodes.holds(e.Parent)
