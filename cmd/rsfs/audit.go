@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/audit"
+	"rsfs/discover"
 	"rsfs/protocol"
 	"rsfs/remember"
 	"rsfs/source"
@@ -146,12 +147,12 @@ func auditSource(ctx context.Context, o *auditOptions, rawURL string) (*source.S
 	if err != nil {
 		return nil, err
 	}
-	found, err := source.Discover(ctx, rawURL, o.sourceOptions(client))
+	found, err := discover.At(ctx, rawURL, o.sourceOptions(client))
 	if err != nil {
 		return nil, err
 	}
-	if found.Source == nil {
-		return nil, fmt.Errorf("%s is an %s feed: audit reads ResourceSync Sources only", rawURL, found.Protocol)
+	if p := found.Protocol(); p != protocol.ResourceSync {
+		return nil, fmt.Errorf("%s is an %s feed: audit reads ResourceSync Sources only", rawURL, p)
 	}
 	return found.Source, nil
 }

@@ -39,10 +39,10 @@ func runAuditCmd(t *testing.T, args ...string) (stdout, stderr string, code int)
 // cacheDir.
 func snapshotOf(t *testing.T, url, cacheDir string) {
 	t.Helper()
-	found, err := source.Discover(context.Background(), url, source.Options{Client: fetch.New(fetch.Options{})})
+	src, err := source.Discover(context.Background(), url, source.Options{Client: fetch.New(fetch.Options{})})
 	require.NoError(t, err)
-	cat := catalog.New(catalog.Options{Origin: found.Source.Origin})
-	_, err = found.Source.Load(context.Background(), cat, nil)
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	_, err = src.Load(context.Background(), cat, nil)
 	require.NoError(t, err)
 	stateDir, err := (&mountFlags{cacheDir: cacheDir}).stateDir(url)
 	require.NoError(t, err)
