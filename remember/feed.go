@@ -12,9 +12,9 @@ import (
 	"rsfs/atompmh"
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/discover"
 	"rsfs/fetch"
 	"rsfs/protocol"
-	"rsfs/source"
 	"sync"
 	"time"
 )
@@ -67,7 +67,7 @@ type feedSource struct {
 // openFeed harvests the Atom-PMH feed discovery found, or rebuilds it from
 // what the state directory remembers and catches up with one poll (a feed
 // that cannot be reached is mounted as remembered, with a warning).
-func openFeed(ctx context.Context, o Options, found *source.Found) (*feedSource, error) {
+func openFeed(ctx context.Context, o Options, found *discover.Found) (*feedSource, error) {
 	slog.Info("mounting an Atom-PMH feed", "feed", found.Feed.URL)
 	feed, err := atomfeed.New(found.Feed.URL, atomfeed.Options{Client: o.Source.Client,
 		Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}, Discovered: found.Feed})

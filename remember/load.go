@@ -10,6 +10,8 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/changes"
+	"rsfs/discover"
+	"rsfs/protocol"
 	"rsfs/source"
 )
 
@@ -38,9 +40,9 @@ func (l *Loaded) Fresh() bool { return l.Positions == nil }
 // Lists, as the package documentation says. progress sees the Resource
 // Lists being read.
 func Load(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
-	found, err := source.Discover(ctx, rawURL, opts)
-	if err == nil && found.Source == nil {
-		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", rawURL, found.Protocol)
+	found, err := discover.At(ctx, rawURL, opts)
+	if err == nil && found.Protocol() != protocol.ResourceSync {
+		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", rawURL, found.Protocol())
 	}
 	var src *source.Source
 	if found != nil {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"rsfs/catalog"
+	"rsfs/discover"
 	"rsfs/follow"
 	"rsfs/protocol"
 	"rsfs/source"
@@ -38,8 +39,8 @@ type Options struct {
 // as the package documentation says. The Source it returns has its
 // follower made; a restored ResourceSync catalog still needs CatchUp.
 func Open(ctx context.Context, o Options) (protocol.Source, error) {
-	found, err := source.Discover(ctx, o.URL, o.Source)
-	if err == nil && found.Protocol == protocol.AtomPMH {
+	found, err := discover.At(ctx, o.URL, o.Source)
+	if err == nil && found.Protocol() == protocol.AtomPMH {
 		return openFeed(ctx, o, found)
 	}
 	var src *source.Source

@@ -230,7 +230,7 @@ func TestDiscoverPartialRecordsFailedCapabilityList(t *testing.T) {
 	opts.Partial = true
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := discoverSource(ctx, base, opts)
+	s, err := Discover(ctx, base, opts)
 	require.NoError(t, err)
 	assert.Equal(t, []string{base + "set1/caps.xml"}, setURLs(s))
 	require.Len(t, s.Failed, 1)

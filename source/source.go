@@ -87,6 +87,10 @@ type Options struct {
 	// cannot read (in Source.Failed) and goes on with the others, as long as
 	// one set is found. Without it such a document fails discovery.
 	Partial bool
+	// Other, when set, tells discovery another protocol's documents
+	// (package discover sets it): Discover stops with an *OtherFound at
+	// one. Without it discovery looks for ResourceSync only.
+	Other Other
 }
 
 // newSource returns a Source at origin, with opts' defaults filled in and
