@@ -1,7 +1,6 @@
 package fetch
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,9 +10,6 @@ import (
 	"rsfs/origin"
 )
 
-// errNotHTTP: an origin whose scheme is neither http nor https.
-var errNotHTTP = errors.New("scheme must be http or https")
-
 // httpOrigin returns rawURL's origin in the canonical form of package
 // origin. Only http and https are accepted.
 func httpOrigin(rawURL string) (string, error) {
@@ -21,10 +17,14 @@ func httpOrigin(rawURL string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("fetch: %w", err)
 	}
-	if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
-		return "", fmt.Errorf("fetch: origin of %q: %w", rawURL, errNotHTTP)
+	if !isHTTP(o) {
+		return "", fmt.Errorf("fetch: origin of %q: scheme must be http or https", rawURL)
 	}
 	return o, nil
+}
+
+func isHTTP(o string) bool {
+	return strings.HasPrefix(o, "http://") || strings.HasPrefix(o, "https://")
 }
 
 // Reason says why a Policy allows an origin. An origin keeps the first
@@ -97,11 +97,12 @@ func newPolicy(credOrigin string, credentials http.Header, log *slog.Logger) *Po
 // mirrors, and a saved mirror always is. When every origin is allowed
 // (AllowAnyOrigin), only saved mirrors are remembered.
 func (p *Policy) Admit(rawURL string, why Reason) string {
-	o, err := httpOrigin(rawURL)
+	o, err := origin.Of(rawURL)
 	if err != nil {
-		if errors.Is(err, errNotHTTP) {
-			p.log.Warn("fetch: origin not allowed", "origin", rawURL, "err", err)
-		}
+		return ""
+	}
+	if !isHTTP(o) { // logged by its origin alone: rawURL may hold user information
+		p.log.Warn("fetch: origin not allowed", "origin", o, "err", "scheme must be http or https")
 		return ""
 	}
 	p.mu.RLock()

@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"bytes"
+	"log/slog"
 	"net/http"
 	"testing"
 
@@ -75,4 +77,17 @@ func TestPolicyCredentialsGoToTheirOriginOnly(t *testing.T) {
 	got, ok = none.Policy().consult("https://source.example:8443/x")
 	assert.True(t, ok)
 	assert.Nil(t, got)
+}
+
+// TestPolicyRefusalLogsNoUserinfo: a document or mirror on another scheme
+// is refused and logged by its origin, never by its URL, whose user
+// information may be a password.
+func TestPolicyRefusalLogsNoUserinfo(t *testing.T) {
+	var logged bytes.Buffer
+	c := New(Options{Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	assert.Empty(t, c.Policy().Admit("ftp://user:s3cret@mirror.example/f", ReasonMirror))
+	assert.Contains(t, logged.String(), "ftp://mirror.example")
+	assert.NotContains(t, logged.String(), "s3cret")
+	assert.False(t, c.Allowed("ftp://mirror.example/f"))
+	assert.Empty(t, c.Policy().Mirrors())
 }
