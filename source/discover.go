@@ -62,7 +62,7 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("discover %q: not an http(s) URL", rawURL)
 	}
-	s := newSource(originOf(u), opts)
+	s := newSource(rawURL, fetch.ReasonGiven, opts)
 	d := &discovery{s: s, typed: s.Origin, nodes: map[string]*node{}}
 	if err := d.run(ctx, u); err != nil {
 		return nil, err
@@ -74,7 +74,7 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 	if s.Origin != d.typed {
 		s.log.Info("the Source's documents place it at another origin than the URL given; paths are relative to theirs",
 			"given", d.typed, "origin", s.Origin)
-		opts.Client.AllowOrigin(s.Origin)
+		s.policy.Admit(s.Origin, fetch.ReasonSource)
 	}
 	return s, nil
 }
@@ -349,13 +349,8 @@ func resolve(base, ref string) string {
 	return b.ResolveReference(r).String()
 }
 
-// originOf returns u's origin in the canonical form of package origin.
-func originOf(u *url.URL) string {
-	o, _ := origin.FromAuthority(u.Scheme, u.Host)
-	return o
-}
-
-// originOfString is originOf of a URL given as text; "" if it has none.
+// originOfString returns the origin of a URL in the canonical form of
+// package origin; "" if it has none.
 func originOfString(raw string) string {
 	o, _ := origin.Of(raw)
 	return o
