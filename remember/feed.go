@@ -92,9 +92,6 @@ func (f *feedSource) Catalog() *catalog.Catalog                                 
 func (f *feedSource) Follower() protocol.Follower                                { return f.fl }
 func (f *feedSource) Fetcher(res *catalog.Resource) cache.Fetcher                { return f.feed.Fetcher(res) }
 func (f *feedSource) Batch() func(context.Context, []*catalog.Resource) [][]byte { return nil }
-func (f *feedSource) CatchUp(context.Context) error                              { return nil }   // Open caught up
-func (f *feedSource) Fresh() bool                                                { return false } // Open saved a fresh harvest
-func (f *feedSource) Save()                                                      { f.save(true) }
 
 // save writes the feed's state, when final or when changes were applied
 // since the last save. It runs on the follower's loop (or after it), never

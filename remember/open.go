@@ -33,14 +33,32 @@ type Options struct {
 	Progress func(source.Progress)
 }
 
+// Source is a Source opened by Open: the protocol's Source the mount
+// serves, and the remembering policy that goes with it (catching up before
+// the mount is ready, saving while it runs). protocol.Source knows nothing
+// of remembering.
+type Source struct {
+	protocol.Source
+	// catchUp, if set, brings a ResourceSync catalog up to date (Loaded.CatchUp);
+	// an Atom-PMH feed caught up in Open.
+	catchUp func(ctx context.Context) error
+	// saveFirst, if set, remembers a catalog fresh from the Source at once:
+	// Run calls it before the follower's loop starts.
+	saveFirst func()
+}
+
 // Open discovers what is at the URL and opens it as the protocol it speaks,
 // from what the state directory remembers of it or from the Source itself,
 // as the package documentation says. The Source it returns has its
 // follower made; a restored ResourceSync catalog still needs CatchUp.
-func Open(ctx context.Context, o Options) (protocol.Source, error) {
+func Open(ctx context.Context, o Options) (*Source, error) {
 	found, err := source.Discover(ctx, o.URL, o.Source)
 	if err == nil && found.Protocol == protocol.AtomPMH {
-		return openFeed(ctx, o, found)
+		f, err := openFeed(ctx, o, found)
+		if err != nil {
+			return nil, err
+		}
+		return &Source{Source: f}, nil // Open caught up, and saved a fresh harvest
 	}
 	var src *source.Source
 	if found != nil {
@@ -50,5 +68,33 @@ func Open(ctx context.Context, o Options) (protocol.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newResourceSync(l, o), nil
+	r := newResourceSync(l, o)
+	s := &Source{Source: r, catchUp: func(ctx context.Context) error { return l.CatchUp(ctx, r.f) }}
+	if l.Fresh() {
+		s.saveFirst = func() { r.save(true) }
+	}
+	return s, nil
+}
+
+// CatchUp brings the catalog up to date before the mount reports ready:
+// a restored ResourceSync catalog through the Change Lists (or a reload),
+// a fresh one from the Resource Lists' time; it does nothing for a feed,
+// which Open caught up, nor for a Source that could not be reached.
+func (s *Source) CatchUp(ctx context.Context) error {
+	if s.catchUp == nil {
+		return nil
+	}
+	return s.catchUp(ctx)
+}
+
+// Run follows the Source until ctx ends, on the follower's loop, which
+// saves every SaveEvery and once more as it ends. A catalog fresh from the
+// Source is remembered first, on the same goroutine, before the first
+// poll: a snapshot is never taken beside a poll, and the mount, which
+// waits for Run at unmount, waits for that save too.
+func (s *Source) Run(ctx context.Context) {
+	if s.saveFirst != nil {
+		s.saveFirst()
+	}
+	s.Follower().Run(ctx)
 }

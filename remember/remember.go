@@ -19,8 +19,10 @@
 // with a warning, when the feed cannot be read); otherwise a whole harvest,
 // remembered at once.
 //
-// While mounted, the follower's loop saves every SaveEvery when changes
-// were applied, and once more when it ends at unmount. Every write is
+// While mounted, the follower's loop (Source.Run) saves a ResourceSync
+// catalog fresh from the Resource Lists before its first poll, every
+// SaveEvery when changes were applied, and once more when it ends at
+// unmount. Every write is
 // atomic (package atomicfile).
 package remember
 

@@ -3,6 +3,7 @@ package remember
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"rsfs/catalog"
 	"rsfs/changes"
 	"rsfs/fetch"
+	"rsfs/follow"
 	"rsfs/source"
 	"rsfs/tests/sourcetest"
 )
@@ -234,4 +236,49 @@ func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	r.save(true)
 	_, err = os.Stat(SnapshotPath(dir))
 	assert.NoError(t, err, "the last save writes whatever changed")
+}
+
+// A catalog fresh from the Resource Lists is saved on the follower's loop
+// before its first poll, not beside it, and Run returns only once every
+// save is done: the last one holds what the polls applied.
+func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 500})
+	dir := t.TempDir()
+	var snapshotAtFirstPoll atomic.Int32 // 0: no poll yet, 1: absent, 2: present
+	held := func() bool {
+		_, err := os.Stat(SnapshotPath(dir))
+		snapshotAtFirstPoll.CompareAndSwap(0, map[bool]int32{false: 1, true: 2}[err == nil])
+		return false
+	}
+	applied := make(chan struct{}, 1)
+	s, err := Open(ctx(t), Options{Dir: dir, URL: src.URL(), Source: testOptions(),
+		Follow: follow.Options{Interval: time.Millisecond, MinGap: time.Millisecond, Held: held,
+			AfterPoll: func() {
+				select {
+				case applied <- struct{}{}:
+				default:
+				}
+			}}})
+	require.NoError(t, err)
+	_, err = os.Stat(SnapshotPath(dir))
+	require.ErrorIs(t, err, os.ErrNotExist, "Open does not save")
+	_, err = src.Create("/new.txt", []byte("new\n"))
+	require.NoError(t, err)
+
+	runCtx, cancel := context.WithCancel(ctx(t))
+	ran := make(chan struct{})
+	go func() { defer close(ran); s.Run(runCtx) }()
+	for s.Catalog().Len() != 501 {
+		select {
+		case <-applied:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no poll applied the new resource")
+		}
+	}
+	cancel()
+	<-ran
+	assert.Equal(t, int32(2), snapshotAtFirstPoll.Load(), "the snapshot was saved before the first poll began")
+	l := loadT(t, dir, src.URL())
+	assert.False(t, l.Fresh())
+	assert.Equal(t, 501, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
 }

@@ -44,9 +44,6 @@ func (r *resourceSync) Fetcher(res *catalog.Resource) cache.Fetcher { return r.r
 func (r *resourceSync) Batch() func(context.Context, []*catalog.Resource) [][]byte {
 	return r.l.Source.ReadDumpBatch
 }
-func (r *resourceSync) CatchUp(ctx context.Context) error { return r.l.CatchUp(ctx, r.f) }
-func (r *resourceSync) Fresh() bool                       { return r.l.Fresh() }
-func (r *resourceSync) Save()                             { r.save(true) }
 
 // save writes the snapshot, when final or when changes were applied or
 // the Source reloaded since the last one.

@@ -233,8 +233,8 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 }
 
 // run follows the Source and serves until the file system is unmounted,
-// then remembers the Source (the follower's loop saves as it ends) and
-// unsubscribes.
+// then waits for the follower's loop, which saves a fresh catalog before
+// its first poll and saves again as it ends, and unsubscribes.
 func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals *mountutil.Signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -242,7 +242,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	following := make(chan struct{})
 	go func() {
 		defer close(following)
-		follower.Run(ctx)
+		m.src.Run(ctx) // a fresh catalog is saved first, before any poll
 	}()
 	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
 	sub, err := startPush(ctx, mf, follower)
@@ -251,7 +251,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	}
 	m.serveUntilUnmounted(dir, signals, cancel)
 	stopSystemd()
-	<-following // it saves what it applied as it ends
+	<-following // it saves what it applied as it ends (and the first save of a fresh catalog, if still running)
 	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -276,7 +276,7 @@ func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, 
 
 // mountedFS is a file system being served, of whichever protocol.
 type mountedFS struct {
-	src    protocol.Source
+	src    *remember.Source
 	fsys   *fs.FS
 	server *fuse.Server
 	blocks *cache.Cache
@@ -297,8 +297,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	// fsys is set once the mount serves: effects before it (the catch-up's)
-	// are dropped, as the kernel holds nothing of the tree yet, and a
-	// notification to a file system not yet mounted would crash go-fuse.
+	// are dropped, as the kernel holds nothing of the tree yet.
 	var fsys atomic.Pointer[fs.FS]
 	holdFile := mountutil.HoldPath(dir)
 	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
@@ -359,9 +358,6 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	fsys.Store(f)
-	if src.Fresh() {
-		go src.Save() // remember it at once
-	}
 	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
 }
 
