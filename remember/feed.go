@@ -67,7 +67,7 @@ type feedSource struct {
 // openFeed harvests the Atom-PMH feed discovery found, or rebuilds it from
 // what the state directory remembers and catches up with one poll (a feed
 // that cannot be reached is mounted as remembered, with a warning).
-func openFeed(ctx context.Context, o Options, found *source.Found) (*feedSource, error) {
+func openFeed(ctx context.Context, o Options, found *source.Found, effects func([]catalog.Effect)) (*feedSource, error) {
 	slog.Info("mounting an Atom-PMH feed", "feed", found.Feed.URL)
 	feed, err := atomfeed.New(found.Feed.URL, atomfeed.Options{Client: o.Source.Client,
 		Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}, Discovered: found.Feed})
@@ -77,7 +77,7 @@ func openFeed(ctx context.Context, o Options, found *source.Found) (*feedSource,
 	fs := &feedSource{feed: feed, dir: o.Dir}
 	fo := o.Follow
 	fo.Save, fo.SaveEvery = fs.save, SaveEvery
-	fs.fl, err = loadFeed(ctx, feed, o.Dir, atomfeed.FollowOptions{Options: fo, Effects: o.Effects})
+	fs.fl, err = loadFeed(ctx, feed, o.Dir, atomfeed.FollowOptions{Options: fo, Effects: effects})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package remember
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"rsfs/catalog"
@@ -23,12 +24,10 @@ type Options struct {
 	// Source configures discovery and loading; its Client and Parse limits
 	// serve an Atom-PMH feed too.
 	Source source.Options
-	// Follow says when the follower polls; Open sets its Save.
+	// Follow says when the follower polls; Open sets its Save. The
+	// effects of the changes it applies go to the file system Attach
+	// names.
 	Follow follow.Options
-	// Effects is told of every change applied once the tree is mounted,
-	// so the file system can tell the kernel; it must accept being called
-	// before the mount is made (and drop the effects then).
-	Effects func([]catalog.Effect)
 	// Progress sees a ResourceSync Source's Resource Lists being read.
 	Progress func(source.Progress)
 }
@@ -45,6 +44,28 @@ type Source struct {
 	// saveFirst, if set, remembers a catalog fresh from the Source at once:
 	// Run calls it before the follower's loop starts.
 	saveFirst func()
+	effects   effectSink
+}
+
+// effectSink takes the effects of the changes the follower applies, from
+// its making in Open on: it drops them until Attach names where they go
+// (a feed's catch-up in Open applies changes before there is a file
+// system; the kernel holds nothing of the tree then).
+type effectSink struct {
+	to atomic.Pointer[func([]catalog.Effect)]
+}
+
+func (e *effectSink) send(effects []catalog.Effect) {
+	if to := e.to.Load(); to != nil {
+		(*to)(effects)
+	}
+}
+
+// Attach sends the effects of every change applied from now on to notify:
+// the file system built over the catalog (fs.FS.Notify), which tells the
+// kernel once it is mounted and drops them before.
+func (s *Source) Attach(notify func([]catalog.Effect)) {
+	s.effects.to.Store(&notify)
 }
 
 // Open discovers what is at the URL and opens it as the protocol it speaks,
@@ -54,11 +75,13 @@ type Source struct {
 func Open(ctx context.Context, o Options) (*Source, error) {
 	found, err := source.Discover(ctx, o.URL, o.Source)
 	if err == nil && found.Protocol == protocol.AtomPMH {
-		f, err := openFeed(ctx, o, found)
+		s := &Source{}
+		f, err := openFeed(ctx, o, found, s.effects.send)
 		if err != nil {
 			return nil, err
 		}
-		return &Source{Source: f}, nil // Open caught up, and saved a fresh harvest
+		s.Source = f // Open caught up, and saved a fresh harvest
+		return s, nil
 	}
 	var src *source.Source
 	if found != nil {
@@ -68,8 +91,9 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newResourceSync(l, o)
-	s := &Source{Source: r, catchUp: func(ctx context.Context) error { return l.CatchUp(ctx, r.f) }}
+	s := &Source{}
+	r := newResourceSync(l, o, s.effects.send)
+	s.Source, s.catchUp = r, func(ctx context.Context) error { return l.CatchUp(ctx, r.f) }
 	if l.Fresh() {
 		s.saveFirst = func() { r.save(true) }
 	}

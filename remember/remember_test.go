@@ -216,7 +216,7 @@ func TestReloadWhenSetsChanged(t *testing.T) {
 func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 8})
 	dir := t.TempDir()
-	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir})
+	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir}, nil)
 	r.save(false)
 	_, err := os.Stat(SnapshotPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no changes: nothing saved")
@@ -281,4 +281,26 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 	l := loadT(t, dir, src.URL())
 	assert.False(t, l.Fresh())
 	assert.Equal(t, 501, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
+}
+
+// The follower's effects are dropped until Attach names the file system,
+// then reach it.
+func TestEffectsReachWhatIsAttached(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 4})
+	s, err := Open(ctx(t), Options{URL: src.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	_, err = src.Create("/before.txt", []byte("b\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.Follower().Poll(ctx(t)), "nothing attached: the effects are dropped")
+
+	var got []string
+	s.Attach(func(es []catalog.Effect) {
+		for _, e := range es {
+			got = append(got, e.Name)
+		}
+	})
+	_, err = src.Create("/after.txt", []byte("a\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.Follower().Poll(ctx(t)))
+	assert.Equal(t, []string{"after.txt"}, got)
 }

@@ -22,11 +22,11 @@ type resourceSync struct {
 	saved changes.FollowStats
 }
 
-func newResourceSync(l *Loaded, o Options) *resourceSync {
+func newResourceSync(l *Loaded, o Options, effects func([]catalog.Effect)) *resourceSync {
 	r := &resourceSync{l: l, dir: o.Dir}
 	fo := o.Follow
 	fo.Save, fo.SaveEvery = r.save, SaveEvery
-	r.f = changes.New(l.Source, l.Catalog, changes.FollowOptions{Options: fo, Effects: o.Effects}, l.Positions)
+	r.f = changes.New(l.Source, l.Catalog, changes.FollowOptions{Options: fo, Effects: effects}, l.Positions)
 	r.saved = r.f.Stats()
 	r.reader = copies.NewReader(l.Source.Client(), copies.ReaderOptions{Members: l.Source,
 		Changed: func(res *catalog.Resource) { r.f.PollSoon(res.Set) }})

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/cache"
-	"rsfs/catalog"
 	"rsfs/follow"
 	"rsfs/fs"
 	"rsfs/mountutil"
@@ -26,6 +24,7 @@ import (
 	"rsfs/origin"
 	"rsfs/protocol"
 	"rsfs/remember"
+	"rsfs/status"
 )
 
 type mountFlags struct {
@@ -287,6 +286,10 @@ type mountedFS struct {
 
 // serve opens the Source (package remember: discovered and loaded, or
 // remembered), mounts it on dir, and catches up before it reports ready.
+// Each part is built with the parts it uses, in the order they use each
+// other: the cache, the Source (whose follower lets bad versions be tried
+// again after each poll), the status, the file system (which the
+// follower's effects then reach), the mount.
 func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
@@ -296,9 +299,10 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	// fsys is set once the mount serves: effects before it (the catch-up's)
-	// are dropped, as the kernel holds nothing of the tree yet.
-	var fsys atomic.Pointer[fs.FS]
+	blocks, err := newCache(mf, stateDir)
+	if err != nil {
+		return nil, err
+	}
 	holdFile := mountutil.HoldPath(dir)
 	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
@@ -308,41 +312,31 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	src, err := remember.Open(cmd.Context(), remember.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
 		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
-			AfterPoll: func() { // versions that failed verification are tried again
-				if f := fsys.Load(); f != nil {
-					f.RetryBad()
-				}
-			}},
-		Effects: func(e []catalog.Effect) {
-			if f := fsys.Load(); f != nil {
-				f.Notify(e)
-			}
-		},
+			AfterPoll: blocks.RetryBad}, // versions that failed verification are tried again
 	})
 	client.OnRetry(nil)
 	prog.done()
 	if err != nil {
-		return nil, err
-	}
-	blocks, err := newCache(mf, stateDir)
-	if err != nil {
+		blocks.Close()
 		return nil, err
 	}
 	cache.PaceGC(blocks.MemoryBytes)
-	report := newMountReport(mf, rawURL, dir, stateDir)
-	report.HoldFile = holdFile
+	readErrors := &status.Events{}
+	stat, mets := newMountReport(mf, rawURL, dir, stateDir, holdFile, src, blocks, readErrors)
 	f := fs.New(fs.Config{
-		Status:  report.JSON,
-		Catalog: src.Catalog(),
-		Cache:   blocks,
-		Fetcher: src.Fetcher,
-		Batch:   src.Batch(),
-		UID:     uint32(mf.uid),
-		GID:     uint32(mf.gid),
+		Status:     stat.JSON,
+		ReadErrors: readErrors,
+		Catalog:    src.Catalog(),
+		Cache:      blocks,
+		Fetcher:    src.Fetcher,
+		Batch:      src.Batch(),
+		UID:        uint32(mf.uid),
+		GID:        uint32(mf.gid),
 	})
-	report.Protocol, report.Origin, report.Client = src.Protocol(), src.Origin(), src.Client()
-	report.FS, report.Follower, report.Cache, report.Count = f, src.Follower(), blocks, src.Catalog().Len
-	mf.serveMetrics(cmd.Context(), report)
+	// The file system drops effects until it is mounted: the kernel holds
+	// nothing of the tree before (fs/notify.go).
+	src.Attach(f.Notify)
+	mf.serveMetrics(cmd.Context(), mets)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
@@ -357,7 +351,6 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	fsys.Store(f)
 	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
 }
 
