@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"rsfs/atomfeed"
 	"rsfs/atomicfile"
 	"rsfs/atompmh"
@@ -15,14 +14,10 @@ import (
 	"rsfs/fetch"
 	"rsfs/protocol"
 	"rsfs/source"
+	"rsfs/statedir"
 	"sync"
 	"time"
 )
-
-// FeedPath is where the state of an Atom-PMH feed is remembered in the
-// state directory dir (the feed's harvest state and the sizes it learned;
-// package atomfeed encodes it).
-func FeedPath(dir string) string { return filepath.Join(dir, "feed.state") }
 
 // SaveFeed writes a feed's state to dir, atomically. With dir "" it does
 // nothing.
@@ -33,7 +28,7 @@ func SaveFeed(dir string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
-	if err := atomicfile.WriteBytes(FeedPath(dir), data); err != nil {
+	if err := atomicfile.WriteBytes(statedir.FeedPath(dir), data); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
 	return nil
@@ -44,7 +39,7 @@ func LoadFeed(dir string) ([]byte, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(FeedPath(dir))
+	data, err := os.ReadFile(statedir.FeedPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -133,7 +128,7 @@ func loadFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string, opts at
 				"took", time.Since(start).Round(time.Millisecond))
 			return fl, nil
 		}
-		slog.Warn("feed state not used; harvesting the whole feed", "path", FeedPath(stateDir), "err", err)
+		slog.Warn("feed state not used; harvesting the whole feed", "path", statedir.FeedPath(stateDir), "err", err)
 	}
 	fl := feed.NewFollower(feed.NewCatalog(), opts)
 	if err := fl.Load(ctx); err != nil {

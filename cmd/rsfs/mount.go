@@ -24,6 +24,7 @@ import (
 	"rsfs/origin"
 	"rsfs/protocol"
 	"rsfs/remember"
+	"rsfs/statedir"
 	"rsfs/status"
 )
 
@@ -179,7 +180,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		mountutil.ReportReady(err)
 		return err
 	}
-	defer lock.release()
+	defer lock.Release()
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
@@ -226,7 +227,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		return err
 	}
 	notifySystemd.ready(m.src.Catalog().Len(), rawURL)
-	m.unmounted = lock.closing
+	m.unmounted = lock.Closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
 }
@@ -365,7 +366,7 @@ func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 	}
 	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, VerifyWholeBelow: verifyWhole}
 	if stateDir != "" && mf.sizes.disk > 0 {
-		cfg.DiskDir, cfg.DiskMaxBytes = remember.BlocksDir(stateDir), mf.sizes.disk
+		cfg.DiskDir, cfg.DiskMaxBytes = statedir.BlocksDir(stateDir), mf.sizes.disk
 	}
 	c, err := cache.NewWithDisk(cfg)
 	if err != nil {
