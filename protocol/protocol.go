@@ -3,7 +3,7 @@
 // restores it from what rsfs remembers), says where each resource's bytes
 // come from, follows the Source through a follow.Loop, and reports its
 // status. ResourceSync (packages source and changes) and Atom-PMH (package
-// atomfeed) each implement Source; package remember opens either, and
+// atomfeed) each implement Source; package mountsrc opens either, and
 // cmd/rsfs serves what it opened without knowing which it is.
 package protocol
 

@@ -8,7 +8,7 @@
 // state directory at a time (Take); the directories are listed (List) and
 // the least recently used removed (Prune, AutoPrune); one an earlier rsfs
 // named by the URL as typed is moved to its key's name (Resolve). What the
-// files hold, and when they are written, is package remember's.
+// files hold, and when they are written, is package mountsrc's.
 package statedir
 
 import (

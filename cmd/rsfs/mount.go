@@ -23,7 +23,7 @@ import (
 	"rsfs/notify"
 	"rsfs/origin"
 	"rsfs/protocol"
-	"rsfs/remember"
+	"rsfs/mountsrc"
 	"rsfs/statedir"
 	"rsfs/status"
 )
@@ -276,7 +276,7 @@ func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, 
 
 // mountedFS is a file system being served, of whichever protocol.
 type mountedFS struct {
-	src    *remember.Source
+	src    *mountsrc.Source
 	fsys   *fs.FS
 	server *fuse.Server
 	blocks *cache.Cache
@@ -285,7 +285,7 @@ type mountedFS struct {
 	unmounted func()
 }
 
-// serve opens the Source (package remember: discovered and loaded, or
+// serve opens the Source (package mountsrc: discovered and loaded, or
 // remembered), mounts it on dir, and catches up before it reports ready.
 // Each part is built with the parts it uses, in the order they use each
 // other: the cache, the Source (whose follower lets bad versions be tried
@@ -310,7 +310,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	}
 	prog := newProgress(term)
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
-	src, err := remember.Open(cmd.Context(), remember.Options{
+	src, err := mountsrc.Open(cmd.Context(), mountsrc.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
 		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
 			AfterPoll: blocks.RetryBad}, // versions that failed verification are tried again
