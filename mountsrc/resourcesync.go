@@ -18,7 +18,7 @@ type resourceSync struct {
 	f      *changes.Follower
 	reader *copies.Reader
 
-	mu    sync.Mutex // guards saved; saves run on the follower's loop and at load
+	mu    sync.Mutex // guards saved; saves run on the follower's loop (Source.Run)
 	saved changes.FollowStats
 }
 

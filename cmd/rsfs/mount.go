@@ -19,11 +19,11 @@ import (
 	"rsfs/cache"
 	"rsfs/follow"
 	"rsfs/fs"
+	"rsfs/mountsrc"
 	"rsfs/mountutil"
 	"rsfs/notify"
 	"rsfs/origin"
 	"rsfs/protocol"
-	"rsfs/mountsrc"
 	"rsfs/statedir"
 	"rsfs/status"
 )
@@ -251,7 +251,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	}
 	m.serveUntilUnmounted(dir, signals, cancel)
 	stopSystemd()
-	<-following // it saves what it applied as it ends (and the first save of a fresh catalog, if still running)
+	<-following // every save of the loop is done, a fresh catalog's first one included
 	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)

@@ -5,8 +5,8 @@ import (
 
 	"rsfs/cache"
 	"rsfs/metrics"
-	"rsfs/mountutil"
 	"rsfs/mountsrc"
+	"rsfs/mountutil"
 	"rsfs/status"
 )
 
