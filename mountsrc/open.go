@@ -71,7 +71,8 @@ func (s *Source) Attach(notify func([]catalog.Effect)) {
 // Open discovers what is at the URL and opens it as the protocol it speaks,
 // from what the state directory remembers of it or from the Source itself,
 // as the package documentation says. The Source it returns has its
-// follower made; a restored ResourceSync catalog still needs CatchUp.
+// follower made; a ResourceSync catalog, fresh or restored, still needs
+// CatchUp before the mount is ready.
 func Open(ctx context.Context, o Options) (*Source, error) {
 	found, err := source.Discover(ctx, o.URL, o.Source)
 	if err == nil && found.Protocol == protocol.AtomPMH {
