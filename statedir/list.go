@@ -27,8 +27,8 @@ type Info struct {
 	MountPoint string `json:"mount_point,omitempty"`
 }
 
-// isName reports whether name is a state directory's (Dir:
-// 16 hex digits).
+// isName reports whether name is a state directory's (Dir: 16 hex
+// digits).
 func isName(name string) bool {
 	if len(name) != 16 {
 		return false
@@ -42,8 +42,8 @@ func isName(name string) bool {
 	return true
 }
 
-// List describes every state directory under base, least
-// recently used first. A missing base holds none.
+// List describes every state directory under base, least recently used
+// first. A missing base holds none.
 func List(base string) ([]Info, error) {
 	entries, err := os.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -169,10 +169,10 @@ func remove(base, dir string) error {
 	return os.RemoveAll(gone)
 }
 
-// AutoPrune keeps the state directories under base, together, within max
+// autoPrune keeps the state directories under base, together, within max
 // (--cache-total-max), removing the least recently used that no mount
 // holds; keep, the mount's own, stays whatever its size.
-func AutoPrune(base, keep string, max int64) {
+func autoPrune(base, keep string, max int64) {
 	if max <= 0 {
 		return
 	}

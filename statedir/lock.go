@@ -25,7 +25,7 @@ type Lock struct{ l *mountutil.DirLock }
 // and the disk cache. An earlier mount that is unmounted and closing is
 // waited for. Once held, it records the Source's URL there (WriteURL) and,
 // in the background, keeps the state directories beside it within
-// totalMax (AutoPrune). With dir "" (remembering off) it holds nothing.
+// totalMax (autoPrune). With dir "" (remembering off) it holds nothing.
 func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 	if dir == "" {
 		return &Lock{}, nil
@@ -44,7 +44,7 @@ func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 	if err := WriteURL(dir, rawURL); err != nil {
 		slog.Warn("recording the Source's URL in its state directory", "err", err)
 	}
-	go AutoPrune(filepath.Dir(dir), dir, totalMax)
+	go autoPrune(filepath.Dir(dir), dir, totalMax)
 	return &Lock{l: l}, nil
 }
 

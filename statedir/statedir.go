@@ -6,9 +6,10 @@
 // snapshot (SnapshotPath), an Atom-PMH feed's state (FeedPath) and the disk
 // cache of blocks (BlocksDir, owned by package cache). One mount holds a
 // state directory at a time (Take); the directories are listed (List) and
-// the least recently used removed (Prune, AutoPrune); one an earlier rsfs
-// named by the URL as typed is moved to its key's name (Resolve). What the
-// files hold, and when they are written, is package mountsrc's.
+// the least recently used removed (Prune; Take keeps them within a total);
+// one an earlier rsfs named by the URL as typed is moved to its key's name
+// (Resolve). What the files hold, and when they are written, is package
+// mountsrc's.
 package statedir
 
 import (
