@@ -36,6 +36,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Status, if set, renders the mount's state for XattrStatus.
 	Status func() []byte
+	// ReadErrors, if set, records the reads that failed (EIO), for the
+	// status that reads them; else the file system keeps its own.
+	ReadErrors *status.Events
 }
 
 // DefaultTimeout is the kernel entry and attribute timeout.
@@ -57,8 +60,9 @@ type FS struct {
 	versions versions
 	// noOpen: the kernel opens files without asking (Mounted).
 	noOpen atomic.Bool
-	// readErrors are the reads that failed (EIO), for Status.
-	readErrors status.Events
+	// readErrors are the reads that failed (EIO), for Status
+	// (Config.ReadErrors).
+	readErrors *status.Events
 	status     statusCache
 	statters   statters
 	inodes     inodes
@@ -74,7 +78,11 @@ func New(cfg Config) *FS {
 		log = slog.Default()
 	}
 	closing, shutdown := context.WithCancel(context.Background())
-	f := &FS{base: base{fuse.NewDefaultRawFileSystem()}, cfg: cfg, log: log, closing: closing, shutdown: shutdown}
+	f := &FS{base: base{fuse.NewDefaultRawFileSystem()}, cfg: cfg, log: log, closing: closing, shutdown: shutdown,
+		readErrors: cfg.ReadErrors}
+	if f.readErrors == nil {
+		f.readErrors = &status.Events{}
+	}
 	f.inodes.init()
 	f.nodes.init()
 	f.notes.cond = sync.NewCond(&f.notes.mu)

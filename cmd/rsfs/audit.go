@@ -14,8 +14,8 @@ import (
 	"rsfs/audit"
 	"rsfs/discover"
 	"rsfs/protocol"
-	"rsfs/remember"
 	"rsfs/source"
+	"rsfs/statedir"
 	"rsfs/status"
 )
 
@@ -106,7 +106,7 @@ func auditSnapshot(ctx context.Context, o *auditOptions, rawURL string) (*audit.
 	if stateDir == "" {
 		return nil, errors.New("--cache-dir none: a mount remembers nothing, so there is no snapshot to audit")
 	}
-	snapPath := remember.SnapshotPath(stateDir)
+	snapPath := statedir.SnapshotPath(stateDir)
 	if _, err := os.Stat(snapPath); err != nil {
 		return nil, fmt.Errorf("no snapshot of %s (looked for %s): mount it first, or give the --cache-dir it was mounted with; to audit a live mount, give its directory", rawURL, snapPath)
 	}

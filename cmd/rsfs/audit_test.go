@@ -14,8 +14,8 @@ import (
 	"rsfs/audit"
 	"rsfs/catalog"
 	"rsfs/fetch"
-	"rsfs/remember"
 	"rsfs/source"
+	"rsfs/statedir"
 	"rsfs/tests/sourcetest"
 )
 
@@ -47,7 +47,7 @@ func snapshotOf(t *testing.T, url, cacheDir string) {
 	stateDir, err := (&mountFlags{cacheDir: cacheDir}).stateDir(url)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(stateDir, 0o700))
-	require.NoError(t, cat.SaveSnapshot(remember.SnapshotPath(stateDir), nil))
+	require.NoError(t, cat.SaveSnapshot(statedir.SnapshotPath(stateDir), nil))
 }
 
 func TestAuditSnapshot(t *testing.T) {

@@ -1,4 +1,4 @@
-package remember
+package mountsrc
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"rsfs/discover"
 	"rsfs/protocol"
 	"rsfs/source"
+	"rsfs/statedir"
 )
 
 // Loaded is a Source and its catalog, ready to mount.
@@ -60,7 +61,7 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 		return nil, discoverErr
 	case discoverErr != nil:
 		slog.Warn("the Source is unreachable; mounting from the snapshot: cached files read, others fail with EIO until it is back",
-			"err", discoverErr, "snapshot", SnapshotPath(dir))
+			"err", discoverErr, "snapshot", statedir.SnapshotPath(dir))
 		return &Loaded{Source: source.Restore(snap.state, opts), Catalog: snap.cat, Positions: snap.positions}, nil
 	case snap != nil && src.Origin == snap.state.Origin:
 		src.AllowSavedMirrors(snap.state)
@@ -117,7 +118,7 @@ func readSnapshot(dir string) *snapshot {
 	if dir == "" {
 		return nil
 	}
-	path := SnapshotPath(dir)
+	path := statedir.SnapshotPath(dir)
 	start := time.Now()
 	cat, data, err := catalog.LoadSnapshot(path, catalog.Options{})
 	if errors.Is(err, os.ErrNotExist) {
