@@ -399,27 +399,89 @@ func lookupIn(held map[blockKey][]byte) func(blockKey) ([]byte, bool) {
 	}
 }
 
-// Writes wait for the reads to pause: while blocks keep coming (here: the
-// quiet time never passes), nothing is written; closing writes what is
-// queued at once.
+// Writes wait for the reads to pause: while reads go on nothing is
+// written, and the writes come no sooner than the quiet time after the
+// last read, however late the machine runs them. Closing writes what is
+// queued at once, while the writer waits for a quiet that would take an
+// hour.
 func TestDiskWritesWaitForQuietAndCloseWritesAll(t *testing.T) {
 	held := map[blockKey][]byte{}
-	for b := range int64(3) {
+	for b := range int64(6) {
 		held[blockKey{"v1", b}] = randomBytes(testBlock, uint64(b))
 	}
-	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, lookupIn(held), slog.New(slog.DiscardHandler))
+	var mu sync.Mutex
+	var looked []time.Time // when the writer took each block to write it
+	lookup := func(k blockKey) ([]byte, bool) {
+		mu.Lock()
+		looked = append(looked, time.Now())
+		mu.Unlock()
+		return lookupIn(held)(k)
+	}
+	lookedSince := func(from int) []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), looked[from:]...)
+	}
+	d, err := openDiskStore(t.TempDir(), 1<<30, testBlock, lookup, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
-	d.quiet = time.Hour // set before the first enqueue, which orders it before the writer reads it
+	t.Cleanup(d.close)
+	// Set before the first enqueue, which orders them before the writer
+	// reads them.
+	d.quiet, d.maxDefer = time.Second, time.Hour
 	for b := range int64(3) {
 		d.enqueue(blockKey{"v1", b})
 	}
-	time.Sleep(300 * time.Millisecond) // time enough for a writer that does not wait to write
-	assert.Equal(t, uint64(0), d.writes.Load(), "written during a burst of reads")
-	d.close()
-	assert.Equal(t, uint64(3), d.writes.Load(), "closing writes every queued block")
-	for b := range int64(3) {
+	for start := time.Now(); time.Since(start) < 300*time.Millisecond; {
+		d.busy() // reads go on
+		time.Sleep(5 * time.Millisecond)
+	}
+	lastRead := time.Unix(0, d.lastBusy.Load())
+	waitWrites(t, d, 3)
+	for i, at := range lookedSince(0) {
+		assert.GreaterOrEqual(t, at.Sub(lastRead), d.quiet, "block %d written %s after the last read", i, at.Sub(lastRead))
+	}
+
+	// The writer is idle, not in settle: setting quiet now is ordered
+	// before it reads it by the next enqueue.
+	d.quiet = time.Hour
+	for b := int64(3); b < 6; b++ {
+		d.enqueue(blockKey{"v1", b})
+	}
+	waitUntil(t, "the writer to take the first block and wait for quiet", func() bool { return len(d.queue) == 2 })
+	closing := time.Now()
+	closed := make(chan struct{})
+	go func() { d.close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("close did not write the queued blocks at once")
+	}
+	assert.Equal(t, uint64(6), d.writes.Load(), "closing writes every queued block")
+	for i, at := range lookedSince(3) {
+		assert.False(t, at.Before(closing), "block %d written %s before closing, while reads had not paused", 3+i, closing.Sub(at))
+	}
+	for b := range int64(6) {
 		_, err := os.Stat(d.path(d.key(blockKey{"v1", b})))
 		assert.NoError(t, err, "block %d", b)
+	}
+}
+
+// waitWrites waits, at most 10 s, until the store has written n blocks.
+func waitWrites(t *testing.T, d *diskStore, n uint64) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("%d blocks written", n), func() bool { return d.writes.Load() >= n })
+}
+
+// waitUntil waits until cond holds, at most 10 s: long enough for a
+// loaded machine, and the passing case returns as soon as it holds.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -97,30 +97,59 @@ func TestEarlyPollsAskForTheirSetsAndKeepTheMinimumGap(t *testing.T) {
 	assert.False(t, st.NextPoll.IsZero(), "the next timed poll is known")
 }
 
+// Timed polls are whole polls, one every Interval (jittered by at most
+// 10%): the n-th comes no sooner than n intervals less the jitter after
+// Run starts, however late the machine runs it, so a loop that polls back
+// to back (or without waiting out the interval) fails.
 func TestTimedPollsAreWholeAndEveryInterval(t *testing.T) {
 	rec := &recorder{}
-	l := New(rec.poll, Options{Interval: 20 * time.Millisecond, MinGap: time.Millisecond})
+	const interval = 50 * time.Millisecond
+	l := New(rec.poll, Options{Interval: interval, MinGap: time.Millisecond})
+	start := time.Now()
 	run(t, l)
-	waitFor(t, "three polls", func() bool { return rec.count() >= 3 })
+	waitFor(t, "four polls", func() bool { return rec.count() >= 4 })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	for _, s := range rec.sets[:3] {
+	for i, s := range rec.sets[:4] {
 		assert.Nil(t, s, "a timed poll is a whole poll")
+		least := time.Duration(i+1) * interval * 9 / 10
+		assert.GreaterOrEqual(t, rec.at[i].Sub(start), least, "timed poll %d comes %d intervals, less the jitter, after the start", i+1, i+1)
 	}
 }
 
+// While changes are held back neither a timed poll nor an early one runs;
+// the first timed poll after the hold does, whole. The loop is seen to
+// consult the hold for both kinds before the test looks for polls, so the
+// test waits for the polls that were skipped, not for time to pass.
 func TestHeldPollsAreSkipped(t *testing.T) {
 	rec := &recorder{}
 	var held atomic.Bool
+	var asked atomic.Int32
 	held.Store(true)
-	l := New(rec.poll, Options{Interval: 10 * time.Millisecond, MinGap: time.Millisecond, Held: held.Load})
+	l := New(rec.poll, Options{Interval: 10 * time.Millisecond, MinGap: time.Millisecond, Held: func() bool {
+		asked.Add(1)
+		return held.Load()
+	}})
 	run(t, l)
-	l.PollSoon(0)
-	time.Sleep(150 * time.Millisecond) // a dozen intervals, all held
-	assert.Equal(t, 0, rec.count(), "no poll while changes are held back")
+	waitFor(t, "three timed polls held back (or one run)", func() bool { return asked.Load() >= 3 || rec.count() > 0 })
+	assert.Equal(t, 0, rec.count(), "no timed poll while changes are held back")
+	l.PollSoon(2)
+	waitFor(t, "the early poll taken up", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.soonSets) == 0
+	})
+	// Two more calls of Held: the early poll's and a timed one's, or two
+	// timed ones after the early poll was held back.
+	n := asked.Load()
+	waitFor(t, "the early poll held back (or run)", func() bool { return asked.Load() >= n+2 || rec.count() > 0 })
+	assert.Equal(t, 0, rec.count(), "no poll, early or timed, while changes are held back")
 	assert.Equal(t, int64(0), l.Polling().Polls)
 	held.Store(false)
 	waitFor(t, "a poll after the hold", func() bool { return rec.count() > 0 })
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	assert.Nil(t, rec.sets[0], "the first poll after the hold is a whole one: it applies what was held back")
 }
 
 func TestPollsNeverOverlap(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,13 +20,23 @@ import (
 
 // The kernel's forgets give the heap back once
 // the inodes have fallen by a quarter of their peak and by at least min,
-// and once for that fall.
+// and once for that fall. Whether a forget asks for a return is decided in
+// Forget itself (a kick of the returner), so the tests look for the kick
+// while nothing can take it, instead of sleeping for a return that should
+// not come.
 func TestForgetsReturnMemory(t *testing.T) {
 	tf := newTestFS(t)
 	var returned atomic.Int32
+	freeing, release := make(chan struct{}, 4), make(chan struct{})
+	unblock := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(unblock)
 	in := &tf.fs.inodes
 	in.min, in.settle, in.every = 3, 20*time.Millisecond, 20*time.Millisecond
-	in.free = func() { returned.Add(1) }
+	in.free = func() {
+		returned.Add(1)
+		freeing <- struct{}{}
+		<-release
+	}
 	raw := tf.fs
 
 	lookup := func(parent uint64, name string) uint64 {
@@ -41,19 +52,35 @@ func TestForgetsReturnMemory(t *testing.T) {
 
 	raw.Forget(files[0], 1)
 	raw.Forget(files[1], 1)
-	time.Sleep(100 * time.Millisecond)
-	assert.Zero(t, returned.Load(), "2 forgotten: less than min")
+	assert.False(t, in.started.Load(), "2 forgotten, less than min: no returner started")
+	assert.Zero(t, len(in.kick), "2 forgotten, less than min: no return asked for")
 
 	raw.Forget(files[2], 1)
-	waitFor(t, "the return", func() bool { return returned.Load() == 1 })
+	select {
+	case <-freeing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("3 forgotten: no return within 10 s")
+	}
+	assert.EqualValues(t, 1, returned.Load())
 	assert.EqualValues(t, 3, in.live.Load())
 
+	// The returner is in free, and takes no kick until it is released.
 	raw.Forget(files[3], 1)
 	raw.Forget(sub, 1)
 	require.EqualValues(t, 1, in.live.Load())
 	assert.Equal(t, 1, tf.fs.nodes.len(), "data, still held")
-	time.Sleep(100 * time.Millisecond)
-	assert.EqualValues(t, 1, returned.Load(), "2 forgotten since the return: less than min")
+	assert.Zero(t, len(in.kick), "2 forgotten since the return, less than min: no return asked for")
+	unblock()
+
+	// The last one makes a fall of 3 since the return: returned once more.
+	raw.Forget(data, 1)
+	select {
+	case <-freeing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("3 forgotten since the return: no return within 10 s")
+	}
+	assert.EqualValues(t, 2, returned.Load())
+	assert.Zero(t, in.live.Load())
 }
 
 // A stat of every file makes an inode each in the kernel and an entry each

@@ -68,6 +68,14 @@ func TestCheckHoldFileRefusesWhatIsNoHoldFile(t *testing.T) {
 	require.NoError(t, os.Mkdir(open, 0o777))
 	require.NoError(t, os.Chmod(open, 0o777))
 	assert.ErrorContains(t, CheckHoldFile(filepath.Join(open, "hold-0123456789abcdef"), -1), "others may write")
+	// A directory its group may write to is refused too: the group's
+	// members are others to the mount's user.
+	shared := filepath.Join(base, "shared")
+	require.NoError(t, os.Mkdir(shared, 0o700))
+	require.NoError(t, os.Chmod(shared, 0o770))
+	assert.ErrorContains(t, CheckHoldFile(filepath.Join(shared, "hold-0123456789abcdef"), -1), "others may write")
+	require.NoError(t, os.Chmod(shared, 0o750))
+	assert.NoError(t, CheckHoldFile(filepath.Join(shared, "hold-0123456789abcdef"), -1), "read by the group, written by the owner only")
 	link := filepath.Join(base, "link")
 	require.NoError(t, os.Symlink(filepath.Join(base, "rsfs"), link))
 	assert.ErrorContains(t, CheckHoldFile(filepath.Join(link, "hold-0123456789abcdef"), -1), "not a directory")

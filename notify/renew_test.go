@@ -89,9 +89,35 @@ func TestKeepRetriesAHubThatIsDownUntilItIsUp(t *testing.T) {
 	assert.NoError(t, s.Keep(hubURL, changeTopic), "keeping it again is a no-op")
 	assert.Len(t, s.States(), 1)
 
-	// Several retries fail while the hub is down (50, 100, 200, 200 ms...).
-	time.Sleep(500 * time.Millisecond)
-	assert.GreaterOrEqual(t, s.States()[0].Failures, 3)
+	// Several retries fail while the hub is down, each after a backoff
+	// that doubles (50, 100, 200, 200 ms..., each shortened by at most a
+	// quarter): the n-th failure comes no sooner than the waits after the
+	// n-1 before it. A failure sets when the next request is due (Next),
+	// and the next request starts no sooner, so the Next of failure j
+	// comes at least the waits after failures i+1..j after that of failure
+	// i. Both bounds hold however late the machine runs the retries.
+	waits := func(n int) (d time.Duration) { // the least waits after failures 1..n
+		for k, b := 1, 50*time.Millisecond; k <= n; k, b = k+1, min(2*b, 200*time.Millisecond) {
+			d += b * 3 / 4
+		}
+		return d
+	}
+	next := map[int]time.Time{} // the last Next seen while retrying after that many failures
+	deadline := time.Now().Add(waitLimit)
+	for failures := 0; failures < 5; {
+		require.True(t, time.Now().Before(deadline), "5 failed requests within %s: %+v", waitLimit, s.States())
+		time.Sleep(2 * time.Millisecond)
+		st := s.States()[0]
+		failures = st.Failures
+		if !assert.GreaterOrEqual(t, time.Since(start), waits(failures-1), "%d failures", failures) {
+			break
+		}
+		if st.Phase == Retrying {
+			next[st.Failures] = st.Next
+		}
+	}
+	first, last := minKey(next), maxKey(next)
+	assert.GreaterOrEqual(t, next[last].Sub(next[first]), waits(last)-waits(first), "retries %d to %d back off, doubling", first+1, last)
 	hub := newTestHubAt(t, 3600, addr)
 	up := time.Now()
 	ev, ok := hub.next(waitLimit)
@@ -163,4 +189,22 @@ func TestKeepArguments(t *testing.T) {
 	defer cancel()
 	require.NoError(t, s.Close(ctx))
 	assert.ErrorIs(t, s.Keep("http://127.0.0.1:1/hub", changeTopic), ErrClosed)
+}
+
+func minKey(m map[int]time.Time) int {
+	k := -1
+	for n := range m {
+		if k < 0 || n < k {
+			k = n
+		}
+	}
+	return k
+}
+
+func maxKey(m map[int]time.Time) int {
+	k := -1
+	for n := range m {
+		k = max(k, n)
+	}
+	return k
 }

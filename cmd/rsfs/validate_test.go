@@ -44,6 +44,7 @@ func TestMountFlagsAreRangeChecked(t *testing.T) {
 		{[]string{"--block-size", "3"}, 2, "--block-size 3: want a power of two from 4KiB to 16MiB"},
 		{[]string{"--block-size", "3000"}, 2, "--block-size 3000"},
 		{[]string{"--block-size", "32MiB"}, 2, "--block-size 32MiB"},
+		{[]string{"--block-size", "12KiB"}, 2, "--block-size 12KiB: want a power of two from 4KiB to 16MiB"}, // in range, not a power of two
 		{[]string{"--block-size", "64KiB"}, 1, "mountpoint"},
 		{[]string{"--cache-size", "0"}, 2, "--cache-size 0: want at least 4MiB"},
 		{[]string{"--cache-size", "1MiB", "--block-size", "256KiB"}, 1, "mountpoint"},

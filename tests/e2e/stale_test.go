@@ -76,11 +76,12 @@ func TestSilentStaleDeletedChangeList(t *testing.T) {
 		require.NoError(t, src.Update("/data/f010.txt", []byte("just before the new Resource List\n")))
 		src.Rebase()
 	})
+	rebased := time.Now()
 	base := strings.TrimSuffix(src.URL(), "/")
 	require.Equal(t, http.StatusNotFound, getStatus(t, base+old), "the old Change List")
-	// Polls meet the deleted Change List (the Capability List names none
+	// A poll meets the deleted Change List (the Capability List names none
 	// until a change is published).
-	time.Sleep(specPoll * 3 / 2)
+	waitPollSince(t, m, rebased)
 	require.NoError(t, src.Update("/data/f011.txt", []byte("in the new Change List\n")))
 	require.NoError(t, src.Create("/data/after-rebase.txt", []byte("created after the new Resource List\n")))
 	require.NoError(t, src.Delete("/data/f009.txt"))
@@ -102,9 +103,20 @@ type staleStatus struct {
 		} `json:"degraded"`
 	} `json:"sets"`
 	Polls struct {
-		Count  int64  `json:"count"`
-		Result string `json:"last_result"`
+		Count  int64      `json:"count"`
+		Last   *time.Time `json:"last"` // when the last poll that ended started
+		Result string     `json:"last_result"`
 	} `json:"polls"`
+}
+
+// waitPollSince waits until a poll that started at since or later has
+// ended: what the Source served from since on has been seen.
+func waitPollSince(t *testing.T, m *mounted, since time.Time) {
+	t.Helper()
+	waitFor(t, 2*specWithin, "a poll started since "+since.Format(time.RFC3339Nano)+" to end", func() bool {
+		st, _ := readStaleStatus(t, m.dir)
+		return st.Polls.Last != nil && !st.Polls.Last.Before(since)
+	})
 }
 
 func readStaleStatus(t *testing.T, dir string) (staleStatus, string) {
