@@ -133,7 +133,7 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 		return f.applyFramework(ctx, set, n)
 	}
 	r := f.newRead(set, false)
-	f.collect(r, n.Topic, &n.Doc.Header, n.Doc.Entries)
+	r.collect(n.Topic, &n.Doc.Header, n.Doc.Entries, false)
 	f.noteNewest(set, r.changes)
 	f.applyChanges(ctx, set, r.changes, true)
 	return nil

@@ -308,7 +308,13 @@ func sameVersion(r *catalog.Resource, l *resourcesync.Link) bool {
 
 // SameVersion reports whether r is the version that hashes, lastmod and
 // length describe: a hash both publish with the same algorithm agrees,
-// else the lastmod agrees (and the length, where both give one).
+// else the lastmod agrees (and the length, where both give one). Two
+// records that give neither a lastmod nor a common hash are the same
+// version when their lengths agree (or one is unknown): nothing else tells
+// them apart. It is the one rule of "the same version": dump copies
+// (attach), the follower's doubts and the Framework Notification's
+// re-read Resource List (package changes), and audit's and drift repair's
+// Compare all ask it.
 func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.Time, length int64) bool {
 	for _, a := range r.Hashes {
 		for _, b := range hashes {
@@ -317,10 +323,14 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 			}
 		}
 	}
+	sameLength := r.Length < 0 || length < 0 || r.Length == length
+	if r.Lastmod.IsZero() && lastmod.IsZero() {
+		return sameLength
+	}
 	if r.Lastmod.IsZero() || lastmod.IsZero() || !r.Lastmod.Equal(lastmod) {
 		return false
 	}
-	return r.Length < 0 || length < 0 || r.Length == length
+	return sameLength
 }
 
 // readDumps opens every Resource Dump and Change Dump package of every set

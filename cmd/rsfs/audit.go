@@ -261,7 +261,7 @@ func auditMount(ctx context.Context, o *auditOptions, dir string) (*auditReport,
 		switch {
 		case !ok:
 			rep.Created = append(rep.Created, p)
-		case h.URI != w.URI || !changes.SameVersion(h, w):
+		case h.URI != w.URI || !source.SameVersion(h, w.Hashes, w.Lastmod, w.Length):
 			rep.Updated = append(rep.Updated, p)
 		default:
 			same = append(same, p)
