@@ -332,7 +332,7 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			// Inspect's follow plan.
 			isrc, err := discoverSource(ctx, s.base+"/caps.xml", opts)
 			require.NoError(t, err)
-			rep, err := isrc.Inspect(ctx)
+			rep, err := Inspect(ctx, isrc)
 			require.NoError(t, err)
 			require.Len(t, rep.Sets, 1)
 			plan := rep.Sets[0].Follow
@@ -351,18 +351,8 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			}
 			t.Logf("inspect: polled %v; position %s; newest change %s; warnings %q", planPolled, planPos, newest, plan.Warnings)
 
-			// What the spec asks of each. An aspect the old readers got wrong
-			// (knownDrift) is checked but only logged, until the engine.
-			check := func(aspect string, agrees func(t assert.TestingT) bool) {
-				t.Helper()
-				if knownDrift[fx.name+": "+aspect] {
-					if agrees(&recorder{}) {
-						t.Errorf("%s: %s agrees now: take it out of knownDrift", fx.name, aspect)
-					}
-					return
-				}
-				agrees(t)
-			}
+			// What the spec asks of each.
+			check := func(_ string, agrees func(t assert.TestingT) bool) { agrees(t) }
 			want := slices.Sorted(slices.Values(fx.caughtUp))
 			check("follower polled", func(t assert.TestingT) bool {
 				return assert.Equal(t, want, caughtDocs, "the follower's caught-up poll")
@@ -399,20 +389,3 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 		})
 	}
 }
-
-// knownDrift are the aspects in which the readers disagreed before they
-// shared one engine (see the record in the commit that added this test).
-var knownDrift = map[string]bool{
-	"nested indexes: inspect polled":   true, // inspect does not follow an index's children's children
-	"nested indexes: inspect position": true, // so it stands at the list time
-	"nested indexes: inspect newest":   true,
-	"1.1 dating: inspect newest":       true, // dated by an undated entry's lastmod
-	"removed list: inspect position":   true, // moves past a set whose documents failed
-	"change dump: inspect position":    true, // ignores the changes of Change Dumps
-	"change dump: inspect newest":      true,
-}
-
-// recorder is an assert.TestingT that only records.
-type recorder struct{ failed bool }
-
-func (r *recorder) Errorf(string, ...any) { r.failed = true }
