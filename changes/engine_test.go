@@ -36,6 +36,7 @@ type engineFixture struct {
 	caughtUp []string
 	position string
 	newest   string // the newest change, as the follower dates it
+	applied  int64  // changes the follower's first poll applies (each once)
 	tree     map[string]int64
 }
 
@@ -85,12 +86,32 @@ var engineFixtures = []engineFixture{{
 <url><loc>BASE/b.txt</loc><lastmod>2024-01-01T10:00:00Z</lastmod><rs:md change="updated" datetime="2024-01-01T10:00:00Z" length="2"/></url></urlset>`,
 		"/cl2.xml": `<urlset ` + ns + `><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/>
 <url><loc>BASE/c.txt</loc><rs:md change="deleted" datetime="2024-01-03T00:00:00Z"/></url>
+<url><loc>BASE/b.txt</loc><rs:md change="updated" datetime="2024-01-03T12:00:00Z" length="8"/></url>
 <url><loc>BASE/e.txt</loc><lastmod>2024-01-04T00:00:00Z</lastmod><rs:md change="created" datetime="2024-01-04T00:00:00Z" length="3"/></url></urlset>`,
 	},
 	caughtUp: []string{"/top.xml", "/mid.xml", "/cl2.xml"},
 	newest:   "2024-01-04T00:00:00Z",
 	position: "2024-01-04T00:00:00Z",
-	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/d.txt": 4, "/e.txt": 3},
+	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 8, "/d.txt": 4, "/e.txt": 3}, // b's last change wins
+	applied:  5,
+}, {
+	// One Change List named twice, by the Capability List and by an index:
+	// read twice in a poll, each change is applied once.
+	name: "a list named twice",
+	docs: map[string]string{
+		"/caps.xml": engineCaps([]string{"/idx.xml", "/cl.xml"}, nil),
+		"/rl.xml":   rlAt,
+		"/idx.xml": `<sitemapindex ` + ns + `><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+<sitemap><loc>BASE/cl.xml</loc><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/></sitemap></sitemapindex>`,
+		"/cl.xml": `<urlset ` + ns + `><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+<url><loc>BASE/b.txt</loc><rs:md change="updated" datetime="2024-01-02T00:00:00Z" length="2"/></url>
+<url><loc>BASE/f.txt</loc><rs:md change="created" datetime="2024-01-03T00:00:00Z" length="1"/></url></urlset>`,
+	},
+	caughtUp: []string{"/cl.xml", "/idx.xml"},
+	newest:   "2024-01-03T00:00:00Z",
+	position: "2024-01-03T00:00:00Z",
+	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/f.txt": 1},
+	applied:  2,
 }, {
 	// ResourceSync 1.0 (Z39.99-2014): no from, until or datetime; every
 	// change dated by its lastmod; the last entry, with none, by its place.
@@ -108,6 +129,7 @@ var engineFixtures = []engineFixture{{
 	newest:   "2024-01-03T00:00:00Z",
 	position: "2024-01-03T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 7, "/b.txt": 2, "/c.txt": 1, "/f.txt": 1, "/g.txt": 5},
+	applied:  4,
 }, {
 	// ResourceSync 1.1 (Z39.99-2017): changes dated by datetime; lastmod is
 	// the resource's time. h.txt has a lastmod but no datetime: undated, it
@@ -124,6 +146,7 @@ var engineFixtures = []engineFixture{{
 	newest:   "2024-01-02T00:00:00Z",
 	position: "2024-01-02T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/h.txt": 6},
+	applied:  2,
 }, {
 	// The Capability List names a Change List that is gone (404) beside a
 	// readable one: the readable one's changes are applied, but the
@@ -140,6 +163,7 @@ var engineFixtures = []engineFixture{{
 	newest:   "2024-01-02T00:00:00Z",
 	position: "2024-01-01T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1},
+	applied:  1,
 }, {
 	// A Change Dump of two packages: p0 closed before the Resource Lists'
 	// time (never read; 404), p1 a ZIP whose manifest updates b and creates
@@ -162,6 +186,7 @@ var engineFixtures = []engineFixture{{
 	newest:   "2024-01-01T13:00:00Z",
 	position: "2024-01-01T13:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/n.txt": 4},
+	applied:  2,
 }}
 
 // engineSource serves a fixture: documents with an ETag (If-None-Match
@@ -302,13 +327,14 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			_, loadHits := s.takeHits()
 			pollErr := f.Poll(ctx)
 			firstDocs, firstHits := s.takeHits()
+			applied := f.Stats().Applied
 			_ = f.Poll(ctx)
 			caughtDocs, _ := s.takeHits()
 			caughtDocs = without(caughtDocs, "/caps.xml") // the structure, re-read at each poll
 			followTree := treeOf(cat, s.base)
 			followPos := onlyPosition(f).Time.UTC().Format(time.RFC3339)
-			t.Logf("follower: poll err %v; first poll read %v; caught-up poll read %v; position %s; tree %v",
-				pollErr, firstHits, caughtDocs, followPos, followTree)
+			t.Logf("follower: poll err %v; first poll read %v; caught-up poll read %v; position %s; tree %v; applied %d",
+				pollErr, firstHits, caughtDocs, followPos, followTree, applied)
 
 			// Truth, on a Source discovered for it (as audit does).
 			tsrc, err := discoverSource(ctx, s.base+"/caps.xml", opts)
@@ -362,6 +388,9 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 				return assert.Equal(t, fx.position, followPos, "the follower's position")
 			})
 			check("inspect position", func(t assert.TestingT) bool { return assert.Equal(t, fx.position, planPos, "inspect's position") })
+			check("follower applied", func(t assert.TestingT) bool {
+				return assert.Equal(t, fx.applied, applied, "changes the follower's first poll applied")
+			})
 			check("follower tree", func(t assert.TestingT) bool {
 				return assert.Equal(t, fx.tree, lengthsOf(followTree), "the follower's tree")
 			})

@@ -3,6 +3,7 @@ package changes
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,7 +86,7 @@ func Plan(ctx context.Context, src *source.Source, set *source.Set, listedAt tim
 
 // polled returns the documents a caught-up poll at pos reads: those
 // walked, less an index's children closed (by their entry's until) before
-// pos, and their own children. A Change Dump index's children are not
+// pos, and their own children; each once. A Change Dump index's children are not
 // among them: a poll at which the index answers 304 does not read them.
 func (w *walk) polled(pos time.Time) []string {
 	keep := make([]bool, len(w.visits))
@@ -96,7 +97,7 @@ func (w *walk) polled(pos time.Time) []string {
 			ok = false
 		}
 		keep[i] = ok
-		if ok {
+		if ok && !slices.Contains(out, v.url) { // a list named twice is read twice, listed once
 			out = append(out, v.url)
 		}
 	}
