@@ -186,7 +186,7 @@ func (f *Follower) reload(ctx context.Context) error {
 	}
 	f.mu.Lock()
 	f.positions = map[*source.Set]*Position{}
-	for _, set := range f.s.Sets {
+	for _, set := range f.s.Sets() {
 		set.ListedAt = st.ListedAt(set)
 		f.positions[set] = &Position{Time: set.ListedAt}
 		f.listedFresh[set] = true

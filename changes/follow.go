@@ -98,7 +98,7 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 	}
 	f.Loop = follow.New(f.pollOnce, opts.Options)
 	f.discovered.Store(true)
-	for _, set := range src.Sets {
+	for _, set := range src.Sets() {
 		pos := &Position{Time: set.ListedAt}
 		if p, ok := restored[setKey(set)]; ok {
 			c := p.clone()
@@ -115,7 +115,7 @@ func setKey(set *source.Set) string {
 	if set.URL != "" {
 		return set.URL
 	}
-	return set.Docs[resourcesync.CapResourceList][0]
+	return set.Docs[resourcesync.CapResourceList][0] // an implicit set's documents never change after discovery
 }
 
 // Positions returns the position of every set, keyed by Capability List

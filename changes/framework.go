@@ -49,18 +49,14 @@ func (f *Follower) applyFramework(ctx context.Context, set *source.Set, n notify
 func (f *Follower) pollSetSoon(set *source.Set, e *resourcesync.Entry) {
 	f.s.Logger().Info("framework notification: polling the set early", "set", setKey(set), "document", e.Loc,
 		"capability", e.MD.Capability, "change", e.MD.Change)
-	f.applyMu.Lock()
 	n := f.s.SetNumber(set)
-	f.applyMu.Unlock()
 	f.PollSoon(n)
 }
 
 // knownResourceList reports whether u is one of set's Resource Lists (not
 // an index's child: those are read through a poll's gap check).
 func (f *Follower) knownResourceList(set *source.Set, u string) bool {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	return slices.Contains(set.Docs[resourcesync.CapResourceList], u)
+	return slices.Contains(f.s.Docs(set, resourcesync.CapResourceList), u)
 }
 
 // refreshSet re-reads set's Capability List by conditional GET and adopts
@@ -137,10 +133,8 @@ func (f *Follower) listDifferences(set *source.Set, u string, doc *resourcesync.
 		}
 		out = append(out, change{at: when, key: baseKey(&e), entry: &e, doc: u})
 	}
-	f.applyMu.Lock()
-	only := slices.Equal(set.Docs[resourcesync.CapResourceList], []string{u})
+	only := slices.Equal(f.s.Docs(set, resourcesync.CapResourceList), []string{u})
 	n := f.s.SetNumber(set)
-	f.applyMu.Unlock()
 	if !only || n == 0 {
 		return out
 	}

@@ -19,7 +19,7 @@ func Inspect(ctx context.Context, src *source.Source) (*source.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, set := range src.Sets {
+	for i, set := range src.Sets() {
 		if i >= len(rep.Sets) {
 			break
 		}
@@ -50,7 +50,7 @@ type SetPlan struct {
 // children closed before that position are skipped); and what would keep
 // following from being exact.
 func Plan(ctx context.Context, src *source.Source, set *source.Set, listedAt time.Time) SetPlan {
-	lists, dumps := set.Docs[resourcesync.CapChangeList], set.Docs[resourcesync.CapChangeDump]
+	lists, dumps := src.Docs(set, resourcesync.CapChangeList), src.Docs(set, resourcesync.CapChangeDump)
 	var out SetPlan
 	if len(lists)+len(dumps) == 0 {
 		if !listedAt.IsZero() {

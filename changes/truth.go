@@ -58,11 +58,11 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 		return nil, fmt.Errorf("truth: %w", err)
 	}
 	var failed []error
-	for _, set := range src.Sets {
+	for _, set := range src.Sets() {
 		w := newWalk(src, wholeReads{src}, Position{Time: st.ListedAt(set)}, time.Now())
 		w.cat, w.fresh = cat, true
-		w.changeLists(ctx, set.Docs[resourcesync.CapChangeList])
-		w.changeDumps(ctx, set.Docs[resourcesync.CapChangeDump])
+		w.changeLists(ctx, src.Docs(set, resourcesync.CapChangeList))
+		w.changeDumps(ctx, src.Docs(set, resourcesync.CapChangeDump))
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("truth: %w", err)
 		}

@@ -170,7 +170,8 @@ type dumpCopies struct {
 	// listedAt is, per set, the oldest time its Resource Lists speak for
 	// (set once they are read, before unlisted).
 	listedAt map[*Set]time.Time
-	number   func(*Set) uint16 // a set's number for the catalog (Source.SetNumber)
+	number   func(*Set) uint16                            // a set's number for the catalog (Source.SetNumber)
+	docs     func(*Set, resourcesync.Capability) []string // a set's documents (Source.Docs)
 }
 
 type dumpCopy struct {
@@ -224,7 +225,7 @@ func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 	}
 	set := c.set
 	listed := d.listedAt[set]
-	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !listed.IsZero() && c.at.Before(listed)
+	return set != nil && !listed.IsZero() && c.at.Before(listed) && d.docs != nil && len(d.docs(set, resourcesync.CapResourceList)) > 0
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -338,9 +339,9 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 func (l *loader) readDumps(ctx context.Context) error {
 	var pkgs []string
 	l.pkgSets = map[string]*Set{}
-	for _, set := range l.s.Sets {
+	for _, set := range l.s.Sets() {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
-			for _, u := range set.Docs[c] {
+			for _, u := range l.s.Docs(set, c) {
 				found, err := l.s.dumpPackages(ctx, u, 0)
 				if err != nil {
 					return err

@@ -93,7 +93,7 @@ func TestDiscoverResourceSyncBeforeAtomLink(t *testing.T) {
 	})
 	src, err := discover(t, base)
 	require.NoError(t, err)
-	assert.Len(t, src.Sets, 1)
+	assert.Len(t, src.Sets(), 1)
 
 	other := site(t, map[string]page{
 		"/": {body: `<html><link rel="alternate" type="application/rss+xml" href="/rss"><link rel="feed" type="application/atom+xml" href="/feed"></html>`, ctype: "text/html"},

@@ -124,11 +124,12 @@ type DocReport struct {
 // error is only the context's.
 func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 	rep := &Report{Origin: s.Origin, Entry: s.Entry, Failed: s.Failed, Warnings: s.Warnings}
-	for _, set := range s.Sets {
-		sr := SetReport{CapabilityList: set.URL, Channels: set.Hubs}
+	for _, set := range s.Sets() {
+		sr := SetReport{CapabilityList: set.URL, Channels: s.Hubs(set)}
+		docs := s.AllDocs(set)
 		in := &inspection{}
-		caps := make([]string, 0, len(set.Docs))
-		for c := range set.Docs {
+		caps := make([]string, 0, len(docs))
+		for c := range docs {
 			caps = append(caps, string(c))
 		}
 		sort.Strings(caps)
@@ -136,7 +137,7 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 			if isChannel(resourcesync.Capability(c)) {
 				continue // a notification topic, not a document
 			}
-			for _, u := range set.Docs[resourcesync.Capability(c)] {
+			for _, u := range docs[resourcesync.Capability(c)] {
 				sr.Documents = append(sr.Documents, *s.inspectDoc(ctx, resourcesync.Capability(c), u, &sr, in))
 			}
 		}
