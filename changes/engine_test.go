@@ -37,6 +37,8 @@ type engineFixture struct {
 	position string
 	newest   string // the newest change, as the follower dates it
 	applied  int64  // changes the follower's first poll applies (each once)
+	// warnings: inspect's plan's, BASE for the server's URL.
+	warnings []string
 	tree     map[string]int64
 }
 
@@ -130,6 +132,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-03T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 7, "/b.txt": 2, "/c.txt": 1, "/f.txt": 1, "/g.txt": 5},
 	applied:  4,
+	warnings: []string{`BASE/v10.xml has no from: whether it lists every change since the Resource Lists cannot be told`, `BASE/v10.xml has 1 entries without datetime or lastmod (dated by lastmod, as in 1.0): each is ordered by its place in the list`},
 }, {
 	// ResourceSync 1.1 (Z39.99-2017): changes dated by datetime; lastmod is
 	// the resource's time. h.txt has a lastmod but no datetime: undated, it
@@ -147,6 +150,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-02T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/h.txt": 6},
 	applied:  2,
+	warnings: []string{`BASE/v11.xml has 1 entries without datetime: each is ordered by its place in the list`},
 }, {
 	// The Capability List names a Change List that is gone (404) beside a
 	// readable one: the readable one's changes are applied, but the
@@ -164,6 +168,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-01T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1},
 	applied:  1,
+	warnings: []string{`BASE/gone.xml could not be read (fetch BASE/gone.xml: HTTP 404 Not Found): a mount retries it at each poll`},
 }, {
 	// A Change Dump of two packages: p0 closed before the Resource Lists'
 	// time (never read; 404), p1 a ZIP whose manifest updates b and creates
@@ -411,6 +416,13 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 					}
 				}
 				return ok
+			})
+			check("inspect warnings", func(t assert.TestingT) bool {
+				var want []string
+				for _, w := range fx.warnings {
+					want = append(want, strings.ReplaceAll(w, "BASE", s.base))
+				}
+				return assert.Equal(t, want, plan.Warnings, "inspect's warnings")
 			})
 			check("inspect newest", func(t assert.TestingT) bool {
 				return assert.Equal(t, fx.newest, newest, "inspect's newest change, dated as the follower dates it")

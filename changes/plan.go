@@ -106,14 +106,18 @@ func (w *walk) polled(pos time.Time) []string {
 
 // planWarnings says, per document walked, what keeps following it from
 // being exact: it could not be read; a Change List without from, or that
-// starts after the Resource Lists' time; entries the list does not date;
-// changes dated in the future.
+// starts after the Resource Lists' time with nothing before it (a gap);
+// entries the list does not date; changes dated in the future.
 func (w *walk) planWarnings(listedAt time.Time) []string {
 	read := map[string]*listRead{}
 	for i := range w.lists {
 		read[w.lists[i].url] = &w.lists[i]
 	}
 	rfc := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	// A list that starts after the Resource Lists' time leaves changes
+	// unlisted only where no other list covers them: an index's next child
+	// starts where the one before it ends.
+	gap, resume := w.cov.gapAt(&Position{Time: listedAt})
 	var out []string
 	for _, v := range w.visits {
 		if err, failed := w.failed[v.url]; failed {
@@ -127,7 +131,7 @@ func (w *walk) planWarnings(listedAt time.Time) []string {
 		switch md := &lr.md; {
 		case md.From.IsZero():
 			out = append(out, fmt.Sprintf("%s has no from: whether it lists every change since the Resource Lists cannot be told", v.url))
-		case !listedAt.IsZero() && md.From.After(listedAt):
+		case gap && md.From.Equal(resume):
 			out = append(out, fmt.Sprintf("%s starts at %s, after the Resource Lists' time %s: changes in between are not listed",
 				v.url, rfc(md.From), rfc(listedAt)))
 		}
