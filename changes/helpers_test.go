@@ -2,7 +2,6 @@ package changes
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -19,14 +18,7 @@ func testOptions() source.Options {
 
 // discoverSource discovers the ResourceSync Source at url.
 func discoverSource(ctx context.Context, url string, opts source.Options) (*source.Source, error) {
-	found, err := source.Discover(ctx, url, opts)
-	if err != nil {
-		return nil, err
-	}
-	if found.Source == nil {
-		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", url, found.Protocol)
-	}
-	return found.Source, nil
+	return source.Discover(ctx, url, opts)
 }
 
 func discover(t *testing.T, url string) (*source.Source, error) {

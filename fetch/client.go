@@ -11,14 +11,13 @@ import (
 // Client is the HTTP client every rsfs package uses. It is safe for
 // concurrent use.
 type Client struct {
-	opts       Options
-	log        *slog.Logger
-	http       *http.Client
-	credOrigin string
-	origins    originSet
-	stats      counters
-	traffic    traffic
-	onRetry    atomic.Pointer[func(Retry)]
+	opts    Options
+	log     *slog.Logger
+	http    *http.Client
+	policy  *Policy
+	stats   counters
+	traffic traffic
+	onRetry atomic.Pointer[func(Retry)]
 }
 
 // Retry is a request about to be sent again, as OnRetry hears of it.
@@ -51,8 +50,8 @@ type counters struct {
 	requests, retries, bytesRead atomic.Int64
 }
 
-// New returns a Client. Its host policy allows only opts.CredentialOrigin
-// until AllowOrigin adds others.
+// New returns a Client. Its origin policy allows only opts.CredentialOrigin
+// until AllowOrigin or the Policy's Admit adds others.
 func New(opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
@@ -65,15 +64,7 @@ func New(opts Options) *Client {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
 	}
-	if opts.CredentialOrigin != "" {
-		o, err := httpOrigin(opts.CredentialOrigin)
-		if err != nil {
-			c.log.Warn("fetch: credentials will not be sent", "err", err)
-		} else {
-			c.credOrigin = o
-			c.origins.add(o)
-		}
-	}
+	c.policy = newPolicy(opts.CredentialOrigin, opts.Headers, c.log)
 	return c
 }
 

@@ -1,7 +1,8 @@
 // Package fetch is the HTTP client of rsfs: whole-document GETs (conditional
 // too), HEAD with a Range fallback, byte-range reads (also as an io.ReaderAt),
-// retries with exponential backoff and full jitter, bounded redirects, a host
-// policy, and credentials that never leave their origin. It knows nothing of
+// retries with exponential backoff and full jitter, bounded redirects, and
+// the origin policy (Policy): the origins requests may go to, and
+// credentials that never leave their origin. It knows nothing of
 // ResourceSync or FUSE.
 package fetch
 

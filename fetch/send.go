@@ -44,14 +44,17 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 	}
 }
 
-// follow performs r once, following redirects within the host policy.
+// follow performs r once, following redirects within the origin policy,
+// which each hop consults once: whether it may go, and with which
+// credentials.
 func (c *Client) follow(ctx context.Context, r request) (*http.Response, error) {
 	current := r.url
-	if !c.Allowed(current) {
+	creds, ok := c.policy.consult(current)
+	if !ok {
 		return nil, fmt.Errorf("fetch %s: %w", current, ErrNotAllowed)
 	}
 	for hops := 0; ; hops++ {
-		resp, err := c.roundTrip(ctx, r.method, current, r.header)
+		resp, err := c.roundTrip(ctx, r.method, current, r.header, creds)
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +67,7 @@ func (c *Client) follow(ctx context.Context, r request) (*http.Response, error) 
 			return nil, fmt.Errorf("fetch %s: redirect from %s to %s after %d redirects: %w",
 				r.url, current, next, hops, ErrTooManyRedirects)
 		}
-		if !c.Allowed(next) {
+		if creds, ok = c.policy.consult(next); !ok {
 			return nil, fmt.Errorf("fetch %s: redirect from %s to %s: %w", r.url, current, next, ErrNotAllowed)
 		}
 		current = next
@@ -95,8 +98,8 @@ func redirectTarget(resp *http.Response) (string, error) {
 
 // roundTrip sends one HTTP request. The attempt must see its response headers
 // within Options.Timeout; the returned body keeps the attempt alive until it
-// is closed.
-func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header http.Header) (*http.Response, error) {
+// is closed. creds are the credential headers the policy gives rawURL.
+func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, creds http.Header) (*http.Response, error) {
 	actx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(actx, method, rawURL, nil)
 	if err != nil {
@@ -107,7 +110,7 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header ht
 	// Basic Authorization header, to whatever host the URL names.
 	// Credentials are the configured headers, sent only to their origin.
 	req.URL.User = nil
-	c.setHeaders(req, header)
+	setHeaders(req, header, creds)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(c.opts.Timeout, func() {
 		timedOut.Store(true)
@@ -135,13 +138,12 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header ht
 	return resp, nil
 }
 
-// setHeaders sets the User-Agent, the per-request headers and, only on the
-// credential origin, the credential headers.
-func (c *Client) setHeaders(req *http.Request, header http.Header) {
-	if c.sendsCredentials(req.URL.String()) {
-		for k, vs := range c.opts.Headers {
-			req.Header[k] = append([]string(nil), vs...)
-		}
+// setHeaders sets the User-Agent, the per-request headers and the
+// credential headers the origin policy gives the request (none but on the
+// credential origin).
+func setHeaders(req *http.Request, header, creds http.Header) {
+	for k, vs := range creds {
+		req.Header[k] = append([]string(nil), vs...)
 	}
 	for k, vs := range header {
 		req.Header[k] = append([]string(nil), vs...)

@@ -10,12 +10,19 @@ import (
 )
 
 // Lookup answers LOOKUP from the catalog. A process that looks up a file
-// by name is taken to stat what it lists (plus.go).
+// by name is taken to stat what it lists (plus.go). A name that is not
+// there is answered as one: OK with node ID 0 and the entry timeout, which
+// the kernel keeps as a negative entry (the process sees ENOENT) and asks
+// no more about until the timeout or until a change that creates the name
+// drops it (notify.go). Compilers, imports, shells and make probe missing
+// names all day; plain ENOENT would cost a LOOKUP each.
 func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	f.cfg.Cache.Busy() // a tree walk: disk-cache writes wait
 	id, a, ok := f.cfg.Catalog.Lookup(catalogID(h.NodeId), name)
 	if !ok {
-		return fuse.ENOENT
+		*out = fuse.EntryOut{}
+		out.SetEntryTimeout(f.cfg.Timeout)
+		return fuse.OK
 	}
 	if !a.Dir {
 		f.statters.mark(h.Caller.Pid)

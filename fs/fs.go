@@ -1,10 +1,3 @@
-// Package fs is the FUSE file system: go-fuse's raw protocol answered from
-// the catalog, with reads through the block cache from an origin it is
-// handed, xattrs, and read-only answers to every mutating call. Metadata
-// never waits on the network: lookup, readdir, getattr and getxattr answer
-// from the catalog. rsfs keeps no tree of nodes: a kernel node ID is a
-// catalog ID (nodes.go), and per inode the kernel holds rsfs keeps only a
-// lookup count and the version it was given.
 package fs
 
 import (
@@ -43,6 +36,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Status, if set, renders the mount's state for XattrStatus.
 	Status func() []byte
+	// ReadErrors, if set, records the reads that failed (EIO), for the
+	// status that reads them; else the file system keeps its own.
+	ReadErrors *status.Events
 }
 
 // DefaultTimeout is the kernel entry and attribute timeout.
@@ -64,8 +60,9 @@ type FS struct {
 	versions versions
 	// noOpen: the kernel opens files without asking (Mounted).
 	noOpen atomic.Bool
-	// readErrors are the reads that failed (EIO), for Status.
-	readErrors status.Events
+	// readErrors are the reads that failed (EIO), for Status
+	// (Config.ReadErrors).
+	readErrors *status.Events
 	status     statusCache
 	statters   statters
 	inodes     inodes
@@ -81,7 +78,11 @@ func New(cfg Config) *FS {
 		log = slog.Default()
 	}
 	closing, shutdown := context.WithCancel(context.Background())
-	f := &FS{base: base{fuse.NewDefaultRawFileSystem()}, cfg: cfg, log: log, closing: closing, shutdown: shutdown}
+	f := &FS{base: base{fuse.NewDefaultRawFileSystem()}, cfg: cfg, log: log, closing: closing, shutdown: shutdown,
+		readErrors: cfg.ReadErrors}
+	if f.readErrors == nil {
+		f.readErrors = &status.Events{}
+	}
 	f.inodes.init()
 	f.nodes.init()
 	f.notes.cond = sync.NewCond(&f.notes.mu)

@@ -26,14 +26,27 @@ type inodes struct {
 	free   func()
 }
 
-// The defaults: a fall of a quarter of the peak, and of at least 100,000
-// inodes (about 50 MB of heap), returned once the forgets have stopped for
-// a second, at most every 5 s.
+// The defaults: a fall of a quarter of the peak, and of at least
+// returnMinHeap of inodes, returned once the forgets have stopped for a
+// second, at most every 5 s.
+//
+// An inode the kernel holds costs inodeHeap bytes of heap where the kernel
+// holds a walk's inodes (TestHeapPerKernelInode: 48.2 at 201,000 inodes):
+// its 40-byte entry, in a page of 1,024 that the allocator rounds up from
+// 40,968 bytes to 48 KiB. One held alone in its page costs the whole page;
+// a fall frees only the pages it empties. A return costs a full collection
+// and, where the mount is busy, the page faults of growing back: below the
+// least headroom the heap is given between collections (16 MiB,
+// cache/gcpace.go) a busy mount would grow back into it before its next
+// collection anyway. So the least fall returned is 16 MiB of entries, about
+// 350,000 inodes; a smaller one stays with an idle mount.
 const (
-	returnMin    = 100_000
-	returnSettle = time.Second
-	returnEvery  = 5 * time.Second
-	returnMaxLag = 5 * time.Second // a burst that goes on is returned meanwhile
+	inodeHeap     = 48
+	returnMinHeap = 16 << 20
+	returnMin     = returnMinHeap / inodeHeap
+	returnSettle  = time.Second
+	returnEvery   = 5 * time.Second
+	returnMaxLag  = 5 * time.Second // a burst that goes on is returned meanwhile
 )
 
 func (c *inodes) init() {

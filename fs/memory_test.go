@@ -5,6 +5,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,4 +102,69 @@ func TestDropCachesForgetsEveryInode(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 1, fi.Size())
 	assert.Equal(t, 2, tf.fs.nodes.len(), "d07 and its file, and nothing else")
+}
+
+// TestHeapPerKernelInode measures the heap an inode the kernel holds costs
+// rsfs (what a LOOKUP leaves live, and what its FORGET gives back), which
+// sets the inodes' fall that is worth a return to the OS (returnMin, from
+// inodeHeap): about 48 bytes each where the kernel holds the inodes of a
+// walk (catalog IDs dense, pages full), up to a 48 KiB page each where it
+// holds one in every 1,024 catalog IDs.
+func TestHeapPerKernelInode(t *testing.T) {
+	const dirs, perDir = 1000, 200
+	cat := catalog.New(catalog.Options{Origin: testOrigin})
+	for d := range dirs {
+		for i := range perDir {
+			cat.Add(&catalog.Resource{URI: fmt.Sprintf("%s/d%04d/f%03d.txt", testOrigin, d, i), Length: 1})
+		}
+	}
+	cat.Seal()
+	tf := newTestFSOver(t, cat)
+	heap := func() int64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return int64(ms.HeapAlloc)
+	}
+	lookup := func(parent uint64, name string) uint64 {
+		var out fuse.EntryOut
+		h := fuse.InHeader{NodeId: parent}
+		if st := tf.fs.Lookup(nil, &h, name, &out); st != fuse.OK || out.NodeId == 0 {
+			t.Fatalf("lookup %s: %v", name, st)
+		}
+		return out.NodeId
+	}
+	walk := func(held []uint64, every int) []uint64 {
+		for d := range dirs {
+			dir := lookup(fuse.FUSE_ROOT_ID, fmt.Sprintf("d%04d", d))
+			held = append(held, dir)
+			for i := 0; i < perDir; i++ {
+				if (d*perDir+i)%every == 0 {
+					held = append(held, lookup(dir, fmt.Sprintf("f%03d.txt", i)))
+				}
+			}
+		}
+		return held
+	}
+	measure := func(name string, every int) (perInode float64) {
+		held := make([]uint64, 0, dirs*(perDir+1)) // before base: not counted
+		base := heap()
+		held = walk(held, every)
+		live := heap()
+		for _, nid := range held {
+			tf.fs.Forget(nid, 1)
+		}
+		after := heap()
+		runtime.KeepAlive(held)
+		require.Zero(t, tf.fs.nodes.len())
+		perInode = float64(live-base) / float64(len(held))
+		t.Logf("%s: %d inodes held, heap +%d bytes (%.1f an inode); forgotten, -%d bytes",
+			name, len(held), live-base, perInode, live-after)
+		assert.Greater(t, live-after, (live-base)*9/10, "%s: forgetting gives the heap back", name)
+		return perInode
+	}
+	dense := measure("a walk (every file)", 1)
+	assert.Less(t, dense, inodeHeap*1.05, "bytes an inode, dense: inodeHeap, and so returnMin, is out of date")
+	sparse := measure("one file in 1,024", 1024)
+	assert.Greater(t, sparse, 1000.0, "bytes an inode, sparse: a page each")
 }

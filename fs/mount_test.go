@@ -35,6 +35,13 @@ func mountTestFS(t *testing.T, tf *testFS, readOnly bool) string {
 // not nil, sees them just before the mount.
 func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*fuse.MountOptions)) string {
 	t.Helper()
+	return mountRaw(t, tf, tf.fs, readOnly, edit)
+}
+
+// mountRaw is mountTestFSWith serving raw, which answers for tf.fs (a
+// wrapper that counts what reaches it).
+func mountRaw(t *testing.T, tf *testFS, raw fuse.RawFileSystem, readOnly bool, edit func(*fuse.MountOptions)) string {
+	t.Helper()
 	dev, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
 	if err != nil {
 		t.Skipf("needs FUSE: %v", err)
@@ -49,7 +56,7 @@ func mountTestFSWith(t *testing.T, tf *testFS, readOnly bool, edit func(*fuse.Mo
 		edit(opts)
 	}
 	dir := t.TempDir()
-	server, err := fuse.NewServer(tf.fs, dir, opts)
+	server, err := fuse.NewServer(raw, dir, opts)
 	require.NoError(t, err)
 	go server.Serve()
 	require.NoError(t, server.WaitMount())

@@ -52,21 +52,23 @@ func TestLookupDirectory(t *testing.T) {
 	assert.Equal(t, uint64(aMtime.Unix()), out.Attr.Mtime, "the newest mtime below")
 }
 
-// The old node API also set an entry timeout on the ENOENT answer, for the
-// kernel to cache the negative entry; but go-fuse sends the kernel only the
-// error for a status other than OK, and the kernel ignores the entry, so
-// that is no longer asserted.
-func TestLookupMissingIsENOENT(t *testing.T) {
+// A missing name is answered as a negative entry: OK with node ID 0 and
+// the entry timeout, which the kernel keeps (the process sees ENOENT) so
+// that a name probed again costs no LOOKUP. No inode is made.
+func TestLookupMissingIsANegativeEntry(t *testing.T) {
 	tf := newTestFS(t)
-	var out fuse.EntryOut
+	out := fuse.EntryOut{NodeId: 99, Generation: 7}
 	h := header(fuse.FUSE_ROOT_ID)
-	assert.Equal(t, fuse.ENOENT, tf.fs.Lookup(nil, &h, "nothing", &out))
-	assert.Zero(t, out.NodeId, "no inode")
+	assert.Equal(t, fuse.OK, tf.fs.Lookup(nil, &h, "nothing", &out))
+	assert.Zero(t, out.NodeId, "no inode: a negative entry")
+	assert.Zero(t, out.Generation)
+	assert.Equal(t, testTimeout, out.EntryTimeout(), "kept as long as any entry")
 	data := tf.dir(t, "data")
 	h = header(data)
 	out = fuse.EntryOut{}
-	assert.Equal(t, fuse.ENOENT, tf.fs.Lookup(nil, &h, "A.txt", &out), "names are case-sensitive")
+	assert.Equal(t, fuse.OK, tf.fs.Lookup(nil, &h, "A.txt", &out), "names are case-sensitive")
 	assert.Zero(t, out.NodeId)
+	assert.Equal(t, testTimeout, out.EntryTimeout())
 	assert.Equal(t, 1, tf.fs.nodes.len(), "only data is held: a failed lookup makes no inode")
 }
 

@@ -109,7 +109,15 @@ func (f *FS) stopNotifier() {
 }
 
 // send tells the kernel about one effect. A node the kernel does not hold
-// needs nothing; ENOENT from the kernel means the same.
+// needs nothing; ENOENT from the kernel means the same. An added name gets
+// an EntryNotify before anything else: the kernel may keep a negative entry
+// for it (dir.go), for an hour. A change that creates a path adds each
+// directory it makes, top down, so the first new one is notified in the
+// directory the kernel holds, where a lookup of it found nothing; below it
+// the kernel holds nothing and can keep nothing. A LOOKUP answered missing
+// just before the change cannot outlive it: the kernel holds the
+// directory's lock until that answer is in its cache, and EntryNotify
+// waits for the lock (TestCreatedDuringItsLookupShows).
 func (f *FS) send(server *fuse.Server, nt note) {
 	e := nt.effect
 	parent, held := f.nodes.holds(e.Parent)

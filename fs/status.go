@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"rsfs/cache"
-	"rsfs/status"
 )
 
 // XattrStatus is the virtual extended attribute on the mount's root that
@@ -15,12 +14,6 @@ import (
 // not listed, so copying the root's attributes (rsync -X, getfattr -d)
 // does not copy it.
 const XattrStatus = "user.rsfs.status"
-
-// ReadErrors summarises the reads that failed within window, with the
-// latest n reasons.
-func (f *FS) ReadErrors(window time.Duration, n int) status.Summary {
-	return f.readErrors.Since(window, n)
-}
 
 // readFailed counts a failed read and logs it once: a content that
 // disagreed with its published length or hash was already logged by the

@@ -82,7 +82,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCacheBytes, float64(cs.DiskBytes), "disk")
 	}
 	counter(descVerify, float64(c.r.Cache.VerifyFailures(0, 0).Total))
-	counter(descReadErrors, float64(c.r.FS.ReadErrors(0, 0).Total))
+	counter(descReadErrors, float64(c.r.ReadErrors.Since(0, 0).Total))
 
 	st := c.r.Follower.Status()
 	counter(descPolls, float64(st.Polls-st.PollFailures), "ok")

@@ -1,7 +1,7 @@
-// Package metrics reads a mount's state for `rsfs status` and Prometheus:
-// Mount gathers, read-only, the report behind user.rsfs.status (the model
-// is package status's) and is the collector /metrics scrapes, from the same
-// accessors; FUSE times each FUSE operation a mount serves (a wrapping
+// Package metrics reads a mount's state for Prometheus: Mount is the
+// collector /metrics scrapes, from the same accessors as the status
+// (status.Mount, which it gives the cache's tiers and the traffic in the
+// status model); FUSE times each FUSE operation a mount serves (a wrapping
 // fuse.RawFileSystem), only when metrics are on.
 package metrics
 

@@ -3,7 +3,7 @@
 // restores it from what rsfs remembers), says where each resource's bytes
 // come from, follows the Source through a follow.Loop, and reports its
 // status. ResourceSync (packages source and changes) and Atom-PMH (package
-// atomfeed) each implement Source; package remember opens either, and
+// atomfeed) each implement Source; package mountsrc opens either, and
 // cmd/rsfs serves what it opened without knowing which it is.
 package protocol
 
@@ -41,15 +41,6 @@ type Source interface {
 	// Follower follows the Source. It is made by the protocol, with the
 	// options it was opened with.
 	Follower() Follower
-	// CatchUp brings a catalog restored from a snapshot up to date before
-	// the mount reports ready; a fresh load has nothing to do.
-	CatchUp(ctx context.Context) error
-	// Fresh reports whether the catalog was read from the Source (not
-	// restored), so that it is worth remembering at once.
-	Fresh() bool
-	// Save remembers the Source now, in its state directory; a failure is
-	// logged (it costs the next mount a full load, nothing more).
-	Save()
 }
 
 // Follower is a protocol's follower: a follow.Loop over the protocol's

@@ -13,7 +13,6 @@ import (
 
 	"rsfs/fetch"
 	"rsfs/origin"
-	"rsfs/protocol"
 	"rsfs/resourcesync"
 )
 
@@ -47,7 +46,7 @@ type discovery struct {
 	nodes    map[string]*node // documents read, by the URL asked for and the URL answered
 	votes    originVotes
 	implicit *Set   // the set of documents no Capability List names
-	feed     string // an Atom feed a page links to
+	other    string // a document of Options.Other's protocol a page links to
 }
 
 // Discover finds the Source behind rawURL: a site URL (its well-known URI,
@@ -55,21 +54,17 @@ type discovery struct {
 // lines), the URL of any ResourceSync document (whose up and index links
 // lead to its Capability List and Source Description), or a resource or
 // page that links to a Capability List. The client is told to allow the
-// Source's origin. What it found names its protocol: an Atom feed found
-// instead (the URL is one, or a page links to one and nothing ResourceSync
-// is around it) is a Found of protocol AtomPMH, for package atomfeed.
-func Discover(ctx context.Context, rawURL string, opts Options) (*Found, error) {
+// Source's origin. With Options.Other, a document of another protocol
+// found instead (the URL is one, or a page links to one and nothing
+// ResourceSync is around it) stops discovery with an *OtherFound.
+func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("discover %q: not an http(s) URL", rawURL)
 	}
-	s := newSource(originOf(u), opts)
+	s := newSource(rawURL, fetch.ReasonGiven, opts)
 	d := &discovery{s: s, typed: s.Origin, nodes: map[string]*node{}}
 	if err := d.run(ctx, u); err != nil {
-		var feed *feedFound
-		if errors.As(err, &feed) {
-			return &Found{Protocol: protocol.AtomPMH, Feed: &feed.doc}, nil
-		}
 		return nil, err
 	}
 	if len(s.sets) == 0 {
@@ -79,20 +74,9 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Found, error) 
 	if s.Origin != d.typed {
 		s.log.Info("the Source's documents place it at another origin than the URL given; paths are relative to theirs",
 			"given", d.typed, "origin", s.Origin)
-		opts.Client.AllowOrigin(s.Origin)
+		s.policy.Admit(s.Origin, fetch.ReasonSource)
 	}
-	return &Found{Protocol: protocol.ResourceSync, Source: s}, nil
-}
-
-// Found is what Discover found at a URL.
-type Found struct {
-	// Protocol is protocol.ResourceSync or protocol.AtomPMH.
-	Protocol string
-	// Source is the ResourceSync Source found; nil for a feed.
-	Source *Source
-	// Feed is the Atom feed's subscription document found (its body, when
-	// discovery read it whole); nil for a ResourceSync Source.
-	Feed *fetch.Document
+	return s, nil
 }
 
 func (d *discovery) run(ctx context.Context, u *url.URL) error {
@@ -121,8 +105,8 @@ func (d *discovery) run(ctx context.Context, u *url.URL) error {
 	if found, err := d.tryRobots(ctx); found || err != nil {
 		return err
 	}
-	if d.feed != "" {
-		return &feedFound{doc: fetch.Document{URL: d.feed}}
+	if d.other != "" {
+		return &OtherFound{Doc: fetch.Document{URL: d.other}}
 	}
 	return fmt.Errorf("discover %s: %w (no %s, no resourcesync link, no robots.txt Sitemap)", u, ErrNotFound, WellKnownPath)
 }
@@ -149,20 +133,23 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 		return d.tryURL(ctx, link, hops+1, false)
 	}
 	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
-	if isAtomFeed(br) { // before isSitemap, which takes any gzip stream
-		return false, feedDocument(resp, br, d.s.maxDoc())
+	other := d.s.opts.Other
+	if other != nil && other.Is(peek(br)) { // before isSitemap, which takes any gzip stream
+		return false, otherDocument(resp, br, d.s.maxDoc())
 	}
 	if isSitemap(br) {
 		return true, d.start(ctx, resp.URL, br)
 	}
-	link, feed := htmlLinks(br)
-	if link != "" {
+	links := pageLinks(br)
+	if link := resourceSyncLink(links); link != "" {
 		link = resolve(resp.URL, link)
 		d.votes.add(levelCapabilityList, link)
 		return d.tryURL(ctx, link, hops+1, false)
 	}
-	if feed != "" && d.feed == "" {
-		d.feed = resolve(resp.URL, feed) // if nothing ResourceSync is found
+	if other != nil && d.other == "" {
+		if link := other.Link(links); link != "" {
+			d.other = resolve(resp.URL, link) // if nothing ResourceSync is found
+		}
 	}
 	return false, nil
 }
@@ -306,7 +293,7 @@ func (s *Source) warn(ws []resourcesync.Warning) {
 // isSitemap peeks at the start of a body: gzip, or XML whose root is
 // urlset or sitemapindex.
 func isSitemap(br *bufio.Reader) bool {
-	head, _ := br.Peek(4096)
+	head := peek(br)
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		return true
 	}
@@ -362,13 +349,8 @@ func resolve(base, ref string) string {
 	return b.ResolveReference(r).String()
 }
 
-// originOf returns u's origin in the canonical form of package origin.
-func originOf(u *url.URL) string {
-	o, _ := origin.FromAuthority(u.Scheme, u.Host)
-	return o
-}
-
-// originOfString is originOf of a URL given as text; "" if it has none.
+// originOfString returns the origin of a URL in the canonical form of
+// package origin; "" if it has none.
 func originOfString(raw string) string {
 	o, _ := origin.Of(raw)
 	return o

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"rsfs/fetch"
 	"rsfs/resourcesync"
 )
 
@@ -230,7 +231,7 @@ func TestDiscoverPartialRecordsFailedCapabilityList(t *testing.T) {
 	opts.Partial = true
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := discoverSource(ctx, base, opts)
+	s, err := Discover(ctx, base, opts)
 	require.NoError(t, err)
 	assert.Equal(t, []string{base + "set1/caps.xml"}, setURLs(s))
 	require.Len(t, s.Failed, 1)
@@ -255,6 +256,31 @@ func TestDiscoverOriginFromDocuments(t *testing.T) {
 	s, err = discover(t, relLocal)
 	require.NoError(t, err)
 	assert.Equal(t, strings.TrimSuffix(relLocal, "/"), s.Origin)
+}
+
+// The Source's origin, where its documents say they are, may be fetched
+// from even when no document read is on it: here only a Capability List's
+// up link names it, and a resource on it (the root of the tree) is read.
+func TestDiscoverAllowsTheSourcesOrigin(t *testing.T) {
+	pages := map[string]page{}
+	base := site(t, pages)
+	local := strings.Replace(base, "127.0.0.1", "localhost", 1)
+	require.NotEqual(t, base, local)
+	pages["/.well-known/resourcesync"] = page{body: `<urlset ` + nsXML + `><rs:md capability="description"/>
+  <url><loc>` + local + `caps.xml</loc><rs:md capability="capabilitylist"/></url></urlset>`}
+	pages["/caps.xml"] = page{body: `<urlset ` + nsXML + `><rs:ln rel="up" href="{base}/.well-known/resourcesync"/>
+  <rs:md capability="capabilitylist"/><url><loc>` + local + `rl.xml</loc><rs:md capability="resourcelist"/></url></urlset>`}
+	pages["/a.txt"] = page{body: "abc"}
+	opts := testOptions()
+	ctx := context.Background()
+	s, err := Discover(ctx, local, opts)
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSuffix(base, "/"), s.Origin)
+	resp, err := opts.Client.Get(ctx, base+"a.txt", nil)
+	require.NoError(t, err, "a resource on the Source's origin")
+	resp.Body.Close()
+	_, err = opts.Client.Get(ctx, strings.Replace(base, "127.0.0.1", "127.0.0.2", 1)+"a.txt", nil)
+	assert.ErrorIs(t, err, fetch.ErrNotAllowed, "an origin the Source does not name")
 }
 
 func itoa(i int) string { return string(rune('a'+i/10)) + string(rune('0'+i%10)) }

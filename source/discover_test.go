@@ -25,20 +25,7 @@ func discover(t *testing.T, url string) (*Source, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return discoverSource(ctx, url, testOptions())
-}
-
-// discoverSource is Discover for a ResourceSync Source: a feed found
-// instead comes back as the feedFound that stopped discovery.
-func discoverSource(ctx context.Context, url string, opts Options) (*Source, error) {
-	found, err := Discover(ctx, url, opts)
-	if err != nil {
-		return nil, err
-	}
-	if found.Feed != nil {
-		return nil, &feedFound{doc: *found.Feed}
-	}
-	return found.Source, nil
+	return Discover(ctx, url, testOptions())
 }
 
 func startTestSource(t *testing.T, cfg sourcetest.Config) *sourcetest.Source {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/fetch"
 )
 
 // flakyPackage serves a small ZIP at /p.zip, answering 503 while down is
@@ -39,7 +41,7 @@ func flakyPackage(t *testing.T) (url string, down *atomic.Bool, hits *atomic.Int
 }
 
 func testPackages(t *testing.T, url string) (*packages, *time.Time) {
-	s := newSource(url, testOptions())
+	s := newSource(url, fetch.ReasonGiven, testOptions())
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	s.pkgs.retryBase, s.pkgs.retryMax = time.Minute, 4*time.Minute
 	s.pkgs.now = func() time.Time { return now }

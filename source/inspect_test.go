@@ -17,7 +17,7 @@ func inspect(t *testing.T, url string) *Report {
 	opts.Partial = true
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := discoverSource(ctx, url, opts)
+	s, err := Discover(ctx, url, opts)
 	require.NoError(t, err)
 	rep, err := s.Inspect(ctx)
 	require.NoError(t, err)

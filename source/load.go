@@ -199,7 +199,7 @@ func (l *loader) noteForeign(uri string) {
 // --allow-host allowed them. They are in the tree; reading them fails.
 func (l *loader) warnForeign() {
 	for o, n := range l.foreign {
-		if !l.s.opts.Client.Allowed(o + "/") {
+		if !l.s.policy.Allows(o + "/") {
 			l.s.log.Warn("resources on an origin rsfs may not fetch from; reading them fails until --allow-host allows it",
 				"origin", o, "resources", n)
 		}
@@ -401,29 +401,14 @@ func ResourceOf(e *resourcesync.Entry, fallback time.Time) *catalog.Resource {
 func (s *Source) warnReader(r *resourcesync.Reader) { s.warn(r.Warnings()) }
 
 // AllowMirrors lets the client fetch from hosts the Source names as
-// mirrors of its resources, and remembers them for a snapshot.
+// mirrors of its resources; its origin policy remembers them for a
+// snapshot.
 func (s *Source) AllowMirrors(links []resourcesync.Link) {
 	for _, ln := range links {
-		if ln.Rel == "duplicate" && !s.opts.Client.Allowed(ln.Href) {
-			if o := originOfString(ln.Href); o != "" {
-				s.allowMirrorOrigin(o)
-			}
+		if ln.Rel == "duplicate" {
+			s.policy.Admit(ln.Href, fetch.ReasonMirror)
 		}
 	}
-}
-
-func (s *Source) allowMirrorOrigin(o string) {
-	s.opts.Client.AllowOrigin(o)
-	s.mirrorsMu.Lock()
-	s.mirrors = append(s.mirrors, o)
-	s.mirrorsMu.Unlock()
-}
-
-// mirrorOrigins returns the mirror origins allowed so far.
-func (s *Source) mirrorOrigins() []string {
-	s.mirrorsMu.Lock()
-	defer s.mirrorsMu.Unlock()
-	return append([]string(nil), s.mirrors...)
 }
 
 // learnLengths HEADs the resources the lists gave no length, in parallel,

@@ -17,7 +17,7 @@ import (
 // them, goes through its methods and its lock (run with -race), and what
 // a reader got is a copy the adopting does not change.
 func TestSetsAreReadAndReplacedUnderTheSourcesLock(t *testing.T) {
-	s := newSource("http://example.com", Options{Client: fetch.New(fetch.Options{})})
+	s := newSource("http://example.com", fetch.ReasonSource, Options{Client: fetch.New(fetch.Options{})})
 	set := &Set{URL: "http://example.com/caps.xml", Docs: map[resourcesync.Capability][]string{
 		resourcesync.CapChangeList: {"http://example.com/cl1.xml"}}}
 	s.sets = []*Set{set}

@@ -35,10 +35,11 @@ type Source struct {
 	// Options.Partial), Warnings what it tolerated; both name the document.
 	Failed, Warnings []Problem
 
-	opts  Options
-	log   *slog.Logger
-	pkgs  packages
-	lists listValidators // of the Resource Lists last loaded
+	opts   Options
+	log    *slog.Logger
+	policy *fetch.Policy // the client's: the origins it may fetch from, and why
+	pkgs   packages
+	lists  listValidators // of the Resource Lists last loaded
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one
@@ -47,9 +48,6 @@ type Source struct {
 	// under setsMu, through the methods in sets.go.
 	setsMu sync.Mutex
 	sets   []*Set
-
-	mirrorsMu sync.Mutex
-	mirrors   []string // origins allowed because the Source names them as mirrors
 }
 
 // Set is one resource set: a Capability List and the documents it names.
@@ -94,17 +92,22 @@ type Options struct {
 	// cannot read (in Source.Failed) and goes on with the others, as long as
 	// one set is found. Without it such a document fails discovery.
 	Partial bool
+	// Other, when set, tells discovery another protocol's documents
+	// (package discover sets it): Discover stops with an *OtherFound at
+	// one. Without it discovery looks for ResourceSync only.
+	Other Other
 }
 
-// newSource returns a Source at origin, with opts' defaults filled in and
-// the client allowed to fetch from the origin.
-func newSource(origin string, opts Options) *Source {
+// newSource returns a Source at the origin of rawURL (any URL on it), with
+// opts' defaults filled in and the client's origin policy allowing that
+// origin for why.
+func newSource(rawURL string, why fetch.Reason, opts Options) *Source {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}
-	s := &Source{Origin: origin, opts: opts, log: opts.logger()}
+	policy := opts.Client.Policy()
+	s := &Source{Origin: policy.Admit(rawURL, why), opts: opts, log: opts.logger(), policy: policy}
 	s.pkgs.s = s
-	opts.Client.AllowOrigin(origin)
 	return s
 }
 
@@ -133,10 +136,4 @@ func (s *Source) addSetDoc(set *Set, c resourcesync.Capability, url string) {
 
 // AllowDoc lets the client fetch from the origin of a document the Source
 // names (a list in an index, a dump package, a Capability List's documents).
-func (s *Source) AllowDoc(url string) {
-	if !s.opts.Client.Allowed(url) {
-		if o := originOfString(url); o != "" {
-			s.opts.Client.AllowOrigin(o)
-		}
-	}
-}
+func (s *Source) AllowDoc(url string) { s.policy.Admit(url, fetch.ReasonDocument) }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+
+	"rsfs/fetch"
 )
 
 // stateVersion is the version of State's encoding.
@@ -30,7 +32,7 @@ type State struct {
 // whatever lock keeps the sets' list times from changing (a reload).
 func (s *Source) State(positions json.RawMessage) *State {
 	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.setCopies(),
-		Positions: positions, Mirrors: s.mirrorOrigins()}
+		Positions: positions, Mirrors: s.policy.Mirrors()}
 }
 
 // DecodeState reads a State saved by a snapshot (changes.Follower.Snapshot).
@@ -48,7 +50,7 @@ func DecodeState(data []byte) (*State, error) {
 // Restore rebuilds a Source from a saved state, without the network: for
 // mounting from a snapshot while the Source is unreachable.
 func Restore(st *State, opts Options) *Source {
-	s := newSource(st.Origin, opts)
+	s := newSource(st.Origin, fetch.ReasonSource, opts)
 	s.Entry, s.sets = st.Entry, st.Sets
 	s.AllowSavedMirrors(st)
 	for _, set := range s.sets {
@@ -96,6 +98,6 @@ func (s *Source) AdoptListedAt(st *State) {
 // Resource Lists again.
 func (s *Source) AllowSavedMirrors(st *State) {
 	for _, o := range st.Mirrors {
-		s.allowMirrorOrigin(o)
+		s.policy.Admit(o, fetch.ReasonSavedMirror)
 	}
 }

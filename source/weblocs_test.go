@@ -42,7 +42,7 @@ func TestNonWebLocsAreLeftOutWithOneWarningPerDocument(t *testing.T) {
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := discoverSource(ctx, base+"/caps.xml", opts)
+	s, err := Discover(ctx, base+"/caps.xml", opts)
 	require.NoError(t, err)
 	cat := catalog.New(catalog.Options{Origin: s.Origin})
 	_, err = s.Load(ctx, cat, nil)

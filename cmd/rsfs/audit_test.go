@@ -5,20 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"rsfs/audit"
 	"rsfs/catalog"
 	"rsfs/fetch"
-	"rsfs/remember"
-	"rsfs/resourcesync"
 	"rsfs/source"
+	"rsfs/statedir"
 	"rsfs/tests/sourcetest"
 )
 
@@ -42,15 +39,15 @@ func runAuditCmd(t *testing.T, args ...string) (stdout, stderr string, code int)
 // cacheDir.
 func snapshotOf(t *testing.T, url, cacheDir string) {
 	t.Helper()
-	found, err := source.Discover(context.Background(), url, source.Options{Client: fetch.New(fetch.Options{})})
+	src, err := source.Discover(context.Background(), url, source.Options{Client: fetch.New(fetch.Options{})})
 	require.NoError(t, err)
-	cat := catalog.New(catalog.Options{Origin: found.Source.Origin})
-	_, err = found.Source.Load(context.Background(), cat, nil)
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	_, err = src.Load(context.Background(), cat, nil)
 	require.NoError(t, err)
 	stateDir, err := (&mountFlags{cacheDir: cacheDir}).stateDir(url)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(stateDir, 0o700))
-	require.NoError(t, cat.SaveSnapshot(remember.SnapshotPath(stateDir), nil))
+	require.NoError(t, cat.SaveSnapshot(statedir.SnapshotPath(stateDir), nil))
 }
 
 func TestAuditSnapshot(t *testing.T) {
@@ -77,7 +74,7 @@ func TestAuditSnapshot(t *testing.T) {
 
 	out, _, code = runAuditCmd(t, src.URL(), "--cache-dir", cacheDir, "--json")
 	assert.Equal(t, auditDrift, code)
-	var rep auditReport
+	var rep audit.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Equal(t, []string{}, rep.Created)
 	assert.Equal(t, []string{"data/d000/r000001.txt"}, rep.Updated)
@@ -89,36 +86,4 @@ func TestAuditSnapshot(t *testing.T) {
 	_, stderr, code = runAuditCmd(t, src.URL(), "--cache-dir", "none")
 	assert.Equal(t, auditError, code)
 	assert.Contains(t, stderr, "remembers nothing")
-}
-
-func TestAuditCheckFile(t *testing.T) {
-	open := func(body string) func(string, *catalog.Resource) (io.ReadCloser, error) {
-		return func(string, *catalog.Resource) (io.ReadCloser, error) {
-			return io.NopCloser(strings.NewReader(body)), nil
-		}
-	}
-	hello := &catalog.Resource{URI: "http://x/a", Length: 5, Hashes: []resourcesync.Hash{
-		{Alg: "md5", Value: "5d41402abc4b2a76b9719d911017c592"},
-		{Alg: "sha-256", Value: "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"},
-		{Alg: "x-unknown", Value: "zz"},
-	}}
-	assert.Empty(t, checkFile("a", hello, open("hello")))
-	assert.Equal(t, "6 bytes, published length 5", checkFile("a", hello, open("hello!")))
-	assert.Equal(t, "md5 is c983190483df167d2a3841463c2a9341, published 5d41402abc4b2a76b9719d911017c592", checkFile("a", hello, open("hellp")))
-	sha := &catalog.Resource{URI: "http://x/a", Length: resourcesync.NoLength, Hashes: hello.Hashes[1:]}
-	assert.Contains(t, checkFile("a", sha, open("hellp")), "sha-256 is ")
-	assert.Contains(t, checkFile("a", sha, func(string, *catalog.Resource) (io.ReadCloser, error) {
-		return nil, os.ErrNotExist
-	}), "could not be read")
-}
-
-func TestAuditPickFiles(t *testing.T) {
-	files := map[string]*catalog.Resource{}
-	for _, p := range []string{"a", "b", "c", "d"} {
-		files[p] = &catalog.Resource{URI: "http://x/" + p, Lastmod: time.Unix(0, 0)}
-	}
-	assert.Len(t, pickFiles(files, 2), 2)
-	assert.Len(t, pickFiles(files, 10), 4)
-	assert.Empty(t, pickFiles(files, 0))
-	assert.Empty(t, pickFiles(nil, 3))
 }

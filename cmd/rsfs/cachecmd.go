@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"rsfs/remember"
+	"rsfs/statedir"
 )
 
 func cacheCmd() *cobra.Command {
@@ -38,13 +40,13 @@ func cacheListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dirs, err := listStateDirs(base)
+			dirs, err := statedir.List(base)
 			if err != nil {
 				return fmt.Errorf("cache list: %w", err)
 			}
 			if asJSON {
 				if dirs == nil {
-					dirs = []stateDirInfo{}
+					dirs = []statedir.Info{}
 				}
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -72,7 +74,7 @@ what rsfs remembered: the next mount of its Source reads the Resource Lists
 again.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := pruneOptions{DryRun: dryRun, Now: time.Now()}
+			opts := statedir.PruneOptions{DryRun: dryRun, Now: time.Now()}
 			var err error
 			if olderThan != "" {
 				if opts.OlderThan, err = parseAge(olderThan); err != nil {
@@ -91,7 +93,7 @@ again.`,
 			if err != nil {
 				return err
 			}
-			pruned, total, err := pruneStateDirs(base, opts)
+			pruned, total, err := statedir.Prune(base, opts)
 			if err != nil {
 				return fmt.Errorf("cache prune: %w", err)
 			}
@@ -119,9 +121,9 @@ again.`,
 
 // cacheBase is the directory holding the state directories.
 func cacheBase(cacheDir string) (string, error) {
-	base := stateBase(cacheDir)
+	base := statedir.Base(cacheDir)
 	switch base {
-	case remember.None:
+	case statedir.None:
 		return "", usagef("--cache-dir none: nothing is remembered")
 	case "":
 		return "", fmt.Errorf("--cache-dir: no user cache directory ($XDG_CACHE_HOME and $HOME unset); give --cache-dir")
@@ -130,7 +132,7 @@ func cacheBase(cacheDir string) (string, error) {
 }
 
 // printStateDirs writes the table of cache list.
-func printStateDirs(w io.Writer, base string, dirs []stateDirInfo, now time.Time) {
+func printStateDirs(w io.Writer, base string, dirs []statedir.Info, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STATE DIR\tSIZE\tLAST USED\tMOUNTED\tSOURCE")
 	var total int64
@@ -186,4 +188,24 @@ func ago(now, t time.Time) string {
 		return fmt.Sprintf("%d h ago", int(d/time.Hour))
 	}
 	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
+}
+
+// parseAge reads a duration that may also be given in days ("30d") or
+// weeks ("2w"), as time.ParseDuration does not.
+func parseAge(s string) (time.Duration, error) {
+	t := strings.TrimSpace(s)
+	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
+		if n, ok := strings.CutSuffix(t, suffix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
+			}
+			return time.Duration(v * float64(unit)), nil
+		}
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
+	}
+	return d, nil
 }

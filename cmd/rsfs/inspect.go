@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/changes"
+	"rsfs/discover"
+	"rsfs/protocol"
 	"rsfs/source"
 )
 
@@ -38,11 +40,11 @@ when nothing could be discovered.`,
 			}
 			opts := sf.sourceOptions(client)
 			opts.Partial = true
-			found, err := source.Discover(cmd.Context(), args[0], opts)
+			found, err := discover.At(cmd.Context(), args[0], opts)
 			if err != nil {
 				return err
 			}
-			if found.Feed != nil {
+			if found.Protocol() == protocol.AtomPMH {
 				return inspectFeed(cmd, &sf, args[0], found.Feed, asJSON)
 			}
 			rep, err := changes.Inspect(cmd.Context(), found.Source)

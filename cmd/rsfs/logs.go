@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"rsfs/slogdedup"
+	"rsfs/statedir"
 )
 
 // logOut is where the logs go: stderr, or a mount's log file. Writes to it
@@ -93,7 +94,7 @@ func (o *logOutput) reopen() {
 // per mount point, named after it as systemd names units
 // ($XDG_CACHE_HOME/rsfs/logs/mnt-data.log for /mnt/data).
 func defaultLogFile(dir string) (string, error) {
-	base, err := userCacheDir()
+	base, err := statedir.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("log file: %w", err)
 	}

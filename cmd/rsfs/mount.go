@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,14 +17,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/cache"
-	"rsfs/catalog"
 	"rsfs/follow"
 	"rsfs/fs"
+	"rsfs/mountsrc"
 	"rsfs/mountutil"
 	"rsfs/notify"
 	"rsfs/origin"
 	"rsfs/protocol"
-	"rsfs/remember"
+	"rsfs/statedir"
+	"rsfs/status"
 )
 
 type mountFlags struct {
@@ -180,7 +180,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		mountutil.ReportReady(err)
 		return err
 	}
-	defer lock.release()
+	defer lock.Release()
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
@@ -227,14 +227,14 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		return err
 	}
 	notifySystemd.ready(m.src.Catalog().Len(), rawURL)
-	m.unmounted = lock.closing
+	m.unmounted = lock.Closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
 }
 
 // run follows the Source and serves until the file system is unmounted,
-// then remembers the Source (the follower's loop saves as it ends) and
-// unsubscribes.
+// then waits for the follower's loop, which saves a fresh catalog before
+// its first poll and saves again as it ends, and unsubscribes.
 func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals *mountutil.Signals) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -242,7 +242,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	following := make(chan struct{})
 	go func() {
 		defer close(following)
-		follower.Run(ctx)
+		m.src.Run(ctx) // a fresh catalog is saved first, before any poll
 	}()
 	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
 	sub, err := startPush(ctx, mf, follower)
@@ -251,7 +251,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	}
 	m.serveUntilUnmounted(dir, signals, cancel)
 	stopSystemd()
-	<-following // it saves what it applied as it ends
+	<-following // every save of the loop is done, a fresh catalog's first one included
 	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -276,7 +276,7 @@ func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, 
 
 // mountedFS is a file system being served, of whichever protocol.
 type mountedFS struct {
-	src    protocol.Source
+	src    *mountsrc.Source
 	fsys   *fs.FS
 	server *fuse.Server
 	blocks *cache.Cache
@@ -285,8 +285,12 @@ type mountedFS struct {
 	unmounted func()
 }
 
-// serve opens the Source (package remember: discovered and loaded, or
+// serve opens the Source (package mountsrc: discovered and loaded, or
 // remembered), mounts it on dir, and catches up before it reports ready.
+// Each part is built with the parts it uses, in the order they use each
+// other: the cache, the Source (whose follower lets bad versions be tried
+// again after each poll), the status, the file system (which the
+// follower's effects then reach), the mount.
 func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
@@ -296,54 +300,44 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	// fsys is set once the mount serves: effects before it (the catch-up's)
-	// are dropped, as the kernel holds nothing of the tree yet, and a
-	// notification to a file system not yet mounted would crash go-fuse.
-	var fsys atomic.Pointer[fs.FS]
+	blocks, err := newCache(mf, stateDir)
+	if err != nil {
+		return nil, err
+	}
 	holdFile := mountutil.HoldPath(dir)
 	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
 	}
 	prog := newProgress(term)
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
-	src, err := remember.Open(cmd.Context(), remember.Options{
+	src, err := mountsrc.Open(cmd.Context(), mountsrc.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
 		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
-			AfterPoll: func() { // versions that failed verification are tried again
-				if f := fsys.Load(); f != nil {
-					f.RetryBad()
-				}
-			}},
-		Effects: func(e []catalog.Effect) {
-			if f := fsys.Load(); f != nil {
-				f.Notify(e)
-			}
-		},
+			AfterPoll: blocks.RetryBad}, // versions that failed verification are tried again
 	})
 	client.OnRetry(nil)
 	prog.done()
 	if err != nil {
-		return nil, err
-	}
-	blocks, err := newCache(mf, stateDir)
-	if err != nil {
+		blocks.Close()
 		return nil, err
 	}
 	cache.PaceGC(blocks.MemoryBytes)
-	report := newMountReport(mf, rawURL, dir, stateDir)
-	report.HoldFile = holdFile
+	readErrors := &status.Events{}
+	stat, mets := newMountReport(mf, rawURL, dir, stateDir, holdFile, src, blocks, readErrors)
 	f := fs.New(fs.Config{
-		Status:  report.JSON,
-		Catalog: src.Catalog(),
-		Cache:   blocks,
-		Fetcher: src.Fetcher,
-		Batch:   src.Batch(),
-		UID:     uint32(mf.uid),
-		GID:     uint32(mf.gid),
+		Status:     stat.JSON,
+		ReadErrors: readErrors,
+		Catalog:    src.Catalog(),
+		Cache:      blocks,
+		Fetcher:    src.Fetcher,
+		Batch:      src.Batch(),
+		UID:        uint32(mf.uid),
+		GID:        uint32(mf.gid),
 	})
-	report.Protocol, report.Origin, report.Client = src.Protocol(), src.Origin(), src.Client()
-	report.FS, report.Follower, report.Cache, report.Count = f, src.Follower(), blocks, src.Catalog().Len
-	mf.serveMetrics(cmd.Context(), report)
+	// The file system drops effects until it is mounted: the kernel holds
+	// nothing of the tree before (fs/notify.go).
+	src.Attach(f.Notify)
+	mf.serveMetrics(cmd.Context(), mets)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 	}
@@ -357,10 +351,6 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
-	}
-	fsys.Store(f)
-	if src.Fresh() {
-		go src.Save() // remember it at once
 	}
 	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
 }
@@ -376,7 +366,7 @@ func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
 	}
 	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, VerifyWholeBelow: verifyWhole}
 	if stateDir != "" && mf.sizes.disk > 0 {
-		cfg.DiskDir, cfg.DiskMaxBytes = remember.BlocksDir(stateDir), mf.sizes.disk
+		cfg.DiskDir, cfg.DiskMaxBytes = statedir.BlocksDir(stateDir), mf.sizes.disk
 	}
 	c, err := cache.NewWithDisk(cfg)
 	if err != nil {

@@ -5,17 +5,26 @@ import (
 
 	"rsfs/cache"
 	"rsfs/metrics"
+	"rsfs/mountsrc"
+	"rsfs/mountutil"
+	"rsfs/status"
 )
 
 // newMountReport is what the status and the metrics of a mount of rawURL
-// on dir read; serve attaches the mount's parts before it serves.
-func newMountReport(mf *mountFlags, rawURL, dir, stateDir string) *metrics.Mount {
-	m := &metrics.Mount{URL: rawURL, Dir: dir, Started: time.Now(), Interval: mf.pollInterval, MemMax: mf.sizes.cache}
+// on dir read: src's follower and catalog, the cache, and the file
+// system's failed reads (readErrors, which the file system is given).
+func newMountReport(mf *mountFlags, rawURL, dir, stateDir, holdFile string, src *mountsrc.Source, blocks *cache.Cache, readErrors *status.Events) (*status.Mount, *metrics.Mount) {
+	m := &metrics.Mount{Started: time.Now(), MemMax: mf.sizes.cache, Client: src.Client(), Follower: src.Follower(),
+		Cache: blocks, ReadErrors: readErrors, Count: src.Catalog().Len, HoldFile: holdFile}
 	if m.MemMax == 0 {
 		m.MemMax = cache.DefaultMaxBytes
 	}
 	if stateDir != "" {
 		m.DiskMax = mf.sizes.disk // 0: no disk cache
 	}
-	return m
+	s := &status.Mount{URL: rawURL, Dir: dir, Started: m.Started, Interval: mf.pollInterval,
+		Protocol: src.Protocol(), Origin: src.Origin(), HoldFile: holdFile, Follower: m.Follower, Count: m.Count,
+		Cache: m.CacheReport, Fetched: m.Fetched, Verification: blocks.VerifyFailures, ReadErrors: readErrors.Since,
+		HeldUntil: mountutil.HeldUntil}
+	return s, m
 }

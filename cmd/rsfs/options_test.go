@@ -49,17 +49,6 @@ func TestHelperFormRefusesUnknownOptions(t *testing.T) {
 	}
 }
 
-func TestRootWithoutHomeCachesUnderVarCache(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root")
-	}
-	t.Setenv("HOME", "")
-	t.Setenv("XDG_CACHE_HOME", "")
-	dir, err := userCacheDir()
-	require.NoError(t, err)
-	assert.Equal(t, "/var/cache", dir)
-}
-
 // Old fstab lines carry no_open, a deprecated flag that does nothing: they
 // still mount.
 func TestHelperFormAcceptsDeprecatedOptions(t *testing.T) {

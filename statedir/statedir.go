@@ -1,28 +1,16 @@
-// Package remember opens a Source, of either protocol, and keeps what rsfs
-// knows of it across mounts, with the policy for using it. Each Source (its
-// URL in the canonical form of Key) has a state directory: a ResourceSync Source's catalog snapshot (the
-// catalog and the follower's change positions), an Atom-PMH feed's state
-// (feed.state), and the disk cache of blocks (owned by package cache).
-//
-// Open discovers what is at the URL and returns a protocol.Source. For a
-// ResourceSync Source, Load decides where the catalog comes from:
-//
-//   - a snapshot for the same origin, and the Source reachable: the snapshot,
-//     caught up through the Change Lists before the mount is ready (CatchUp;
-//     or reloaded, if the Source's resource sets changed since);
-//   - a snapshot, and the Source unreachable: the snapshot alone;
-//   - otherwise (no snapshot, a damaged one, one for another origin): the
-//     Resource Lists.
-//
-// For an Atom-PMH feed: its remembered state, rebuilt with no request and
-// caught up with one poll before the mount is ready (mounted as remembered,
-// with a warning, when the feed cannot be read); otherwise a whole harvest,
-// remembered at once.
-//
-// While mounted, the follower's loop saves every SaveEvery when changes
-// were applied, and once more when it ends at unmount. Every write is
-// atomic (package atomicfile).
-package remember
+// Package statedir is where rsfs keeps what it remembers of a Source, and
+// the policy for those places: each Source (its URL in the canonical form
+// of Key) has a state directory under a base (--cache-dir, by default the
+// user's cache directory's rsfs) named by its key (Dir); it holds the
+// Source's URL (WriteURL, for listing), a ResourceSync Source's catalog
+// snapshot (SnapshotPath), an Atom-PMH feed's state (FeedPath) and the disk
+// cache of blocks (BlocksDir, owned by package cache). One mount holds a
+// state directory at a time (Take); the directories are listed (List) and
+// the least recently used removed (Prune; Take keeps them within a total);
+// one an earlier rsfs named by the URL as typed is moved to its key's name
+// (Resolve). What the files hold, and when they are written, is package
+// mountsrc's.
+package statedir
 
 import (
 	"crypto/sha256"
@@ -51,9 +39,9 @@ func Dir(base, rawURL string) (string, error) {
 }
 
 // LegacyDir is the state directory rsfs used for rawURL before Dir keyed
-// it by Key: the SHA-256 of the URL as typed. A mount moves it to Dir when
-// Dir does not exist yet (cmd/rsfs), so a Source's snapshot and disk cache
-// survive the change.
+// it by Key: the SHA-256 of the URL as typed. Resolve moves it to Dir when
+// Dir does not exist yet, so a Source's snapshot and disk cache survive the
+// change.
 func LegacyDir(base, rawURL string) (string, error) {
 	return dirNamed(base, rawURL)
 }
@@ -135,3 +123,47 @@ func SnapshotPath(dir string) string { return filepath.Join(dir, "catalog.snap")
 
 // BlocksDir is the disk cache of blocks in the state directory dir.
 func BlocksDir(dir string) string { return filepath.Join(dir, "blocks") }
+
+// FeedPath is where the state of an Atom-PMH feed is remembered in the
+// state directory dir (the feed's harvest state and the sizes it learned;
+// package atomfeed encodes it).
+func FeedPath(dir string) string { return filepath.Join(dir, "feed.state") }
+
+// Resolve is the state directory of the Source at rawURL under cacheDir
+// (--cache-dir: "" for the user's cache directory, None for none, when it
+// is ""): named by the Source's canonical URL (Key); one an earlier rsfs
+// named by the URL as typed is moved there first.
+func Resolve(cacheDir, rawURL string) (string, error) {
+	base := Base(cacheDir)
+	dir, err := Dir(base, rawURL)
+	if err != nil {
+		return "", err
+	}
+	if legacy, err := LegacyDir(base, rawURL); err == nil {
+		migrate(legacy, dir)
+	}
+	return dir, nil
+}
+
+// Base is the directory that holds the state directories: cacheDir, or
+// the user's cache directory's rsfs (root's under systemd: /var/cache's).
+// None stays None; "" when there is no user cache directory.
+func Base(cacheDir string) string {
+	if cacheDir == "" {
+		if d, err := UserCacheDir(); err == nil {
+			return filepath.Join(d, "rsfs") // Dir's default, or root's under systemd
+		}
+	}
+	return cacheDir
+}
+
+// UserCacheDir is os.UserCacheDir, except that root without $HOME or
+// $XDG_CACHE_HOME (a mount started by systemd from /etc/fstab, whose
+// manager sets neither) gets /var/cache.
+func UserCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil && os.Getuid() == 0 {
+		return filepath.Join("/var", "cache"), nil
+	}
+	return dir, err
+}

@@ -1,4 +1,4 @@
-package remember
+package mountsrc
 
 import (
 	"context"
@@ -10,7 +10,10 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/changes"
+	"rsfs/discover"
+	"rsfs/protocol"
 	"rsfs/source"
+	"rsfs/statedir"
 )
 
 // Loaded is a Source and its catalog, ready to mount.
@@ -38,9 +41,9 @@ func (l *Loaded) Fresh() bool { return l.Positions == nil }
 // Lists, as the package documentation says. progress sees the Resource
 // Lists being read.
 func Load(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
-	found, err := source.Discover(ctx, rawURL, opts)
-	if err == nil && found.Source == nil {
-		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", rawURL, found.Protocol)
+	found, err := discover.At(ctx, rawURL, opts)
+	if err == nil && found.Protocol() != protocol.ResourceSync {
+		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", rawURL, found.Protocol())
 	}
 	var src *source.Source
 	if found != nil {
@@ -58,7 +61,7 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 		return nil, discoverErr
 	case discoverErr != nil:
 		slog.Warn("the Source is unreachable; mounting from the snapshot: cached files read, others fail with EIO until it is back",
-			"err", discoverErr, "snapshot", SnapshotPath(dir))
+			"err", discoverErr, "snapshot", statedir.SnapshotPath(dir))
 		return &Loaded{Source: source.Restore(snap.state, opts), Catalog: snap.cat, Positions: snap.positions}, nil
 	case snap != nil && src.Origin == snap.state.Origin:
 		src.AllowSavedMirrors(snap.state)
@@ -115,7 +118,7 @@ func readSnapshot(dir string) *snapshot {
 	if dir == "" {
 		return nil
 	}
-	path := SnapshotPath(dir)
+	path := statedir.SnapshotPath(dir)
 	start := time.Now()
 	cat, data, err := catalog.LoadSnapshot(path, catalog.Options{})
 	if errors.Is(err, os.ErrNotExist) {

@@ -1,4 +1,4 @@
-package main
+package statedir
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"rsfs/mountutil"
-	"rsfs/remember"
 )
 
 // closingWait bounds how long a mount waits for an earlier mount of the
@@ -17,22 +16,24 @@ import (
 // that "umount DIR && rsfs mount URL DIR" works.
 const closingWait = time.Minute
 
-// stateLock is the Source's state directory, held by this mount.
-type stateLock struct{ l *mountutil.DirLock }
+// Lock is a Source's state directory, held by one mount.
+type Lock struct{ l *mountutil.DirLock }
 
-// lockState takes the Source's state directory for this mount until
-// release (or exit): a second mount of the same Source with the same
-// --cache-dir is refused, rather than sharing the snapshot and the disk
-// cache. An earlier mount that is unmounted and closing is waited for.
-func lockState(mf *mountFlags, rawURL, dir string) (*stateLock, error) {
-	stateDir, err := mf.stateDir(rawURL)
-	if err != nil || stateDir == "" {
-		return &stateLock{}, err
+// Take takes the state directory dir of the Source at rawURL for the mount
+// on mountPoint until Release (or exit): a second mount of the same Source
+// with the same --cache-dir is refused, rather than sharing the snapshot
+// and the disk cache. An earlier mount that is unmounted and closing is
+// waited for. Once held, it records the Source's URL there (WriteURL) and,
+// in the background, keeps the state directories beside it within
+// totalMax (autoPrune). With dir "" (remembering off) it holds nothing.
+func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
+	if dir == "" {
+		return &Lock{}, nil
 	}
 	waiting := func(e *mountutil.LockedError) {
 		slog.Info("waiting for the previous mount of this Source to finish closing", "pid", e.PID, "unmounted_from", e.Owner, "state_dir", e.Dir, "at_most", closingWait)
 	}
-	l, err := mountutil.LockDirWait(stateDir, dir, closingWait, waiting)
+	l, err := mountutil.LockDirWait(dir, mountPoint, closingWait, waiting)
 	var locked *mountutil.LockedError
 	if errors.As(err, &locked) {
 		return nil, fmt.Errorf("state directory %w: unmount it first, or mount with another --cache-dir (or --cache-dir none)", err)
@@ -40,16 +41,16 @@ func lockState(mf *mountFlags, rawURL, dir string) (*stateLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	if err := remember.WriteURL(stateDir, rawURL); err != nil {
+	if err := WriteURL(dir, rawURL); err != nil {
 		slog.Warn("recording the Source's URL in its state directory", "err", err)
 	}
-	go autoPrune(filepath.Dir(stateDir), stateDir, mf.sizes.cacheTotal)
-	return &stateLock{l: l}, nil
+	go autoPrune(filepath.Dir(dir), dir, totalMax)
+	return &Lock{l: l}, nil
 }
 
-// closing records that this mount is unmounted and only finishing, so a
+// Closing records that this mount is unmounted and only finishing, so a
 // new mount of the Source waits for it instead of being refused.
-func (s *stateLock) closing() {
+func (s *Lock) Closing() {
 	if s.l == nil {
 		return
 	}
@@ -58,8 +59,8 @@ func (s *stateLock) closing() {
 	}
 }
 
-// release lets the state directory go.
-func (s *stateLock) release() {
+// Release lets the state directory go.
+func (s *Lock) Release() {
 	if s.l != nil {
 		_ = s.l.Close()
 	}

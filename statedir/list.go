@@ -1,29 +1,21 @@
-package main
+package statedir
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"rsfs/mountutil"
-	"rsfs/remember"
 )
 
-// defaultCacheTotalMax bounds the state directories under one --cache-dir
-// together: each holds up to --cache-max-size (10 GiB) of disk cache, and
-// a user who mounts many Sources in turn would otherwise fill the disk.
-const defaultCacheTotalMax = "40GiB"
-
-// stateDirInfo describes one state directory under a --cache-dir.
-type stateDirInfo struct {
+// Info describes one state directory under a base.
+type Info struct {
 	Name     string    `json:"name"`          // 16 hex digits
 	Dir      string    `json:"dir"`           // its path
 	URL      string    `json:"url,omitempty"` // the Source's URL, when recorded
@@ -35,9 +27,9 @@ type stateDirInfo struct {
 	MountPoint string `json:"mount_point,omitempty"`
 }
 
-// isStateDirName reports whether name is a state directory's (remember.Dir:
-// 16 hex digits).
-func isStateDirName(name string) bool {
+// isName reports whether name is a state directory's (Dir: 16 hex
+// digits).
+func isName(name string) bool {
 	if len(name) != 16 {
 		return false
 	}
@@ -50,9 +42,9 @@ func isStateDirName(name string) bool {
 	return true
 }
 
-// listStateDirs describes every state directory under base, least
-// recently used first. A missing base holds none.
-func listStateDirs(base string) ([]stateDirInfo, error) {
+// List describes every state directory under base, least recently used
+// first. A missing base holds none.
+func List(base string) ([]Info, error) {
 	entries, err := os.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -60,13 +52,13 @@ func listStateDirs(base string) ([]stateDirInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []stateDirInfo
+	var out []Info
 	for _, e := range entries {
-		if !e.IsDir() || !isStateDirName(e.Name()) {
+		if !e.IsDir() || !isName(e.Name()) {
 			continue
 		}
 		d := filepath.Join(base, e.Name())
-		info := stateDirInfo{Name: e.Name(), Dir: d, URL: remember.ReadURL(d)}
+		info := Info{Name: e.Name(), Dir: d, URL: ReadURL(d)}
 		info.Size, info.LastUsed = dirUsage(d)
 		if _, err := os.Stat(filepath.Join(d, "lock")); err == nil { // else never mounted
 			l, err := mountutil.TryLockDir(d)
@@ -112,8 +104,8 @@ func dirUsage(dir string) (int64, time.Time) {
 	return size, last
 }
 
-// pruneOptions say which state directories pruneStateDirs removes.
-type pruneOptions struct {
+// PruneOptions say which state directories Prune removes.
+type PruneOptions struct {
 	// OlderThan: those last used longer ago than this; 0: none by age.
 	OlderThan time.Duration
 	// MaxTotal: then the least recently used, until all together take at
@@ -125,12 +117,12 @@ type pruneOptions struct {
 	Now    time.Time
 }
 
-// pruneStateDirs removes state directories under base as opts say, least
+// Prune removes state directories under base as opts say, least
 // recently used first, never one a live mount holds (nor one that is
 // closing). It returns those it removed (or would, with DryRun), and the
 // total left.
-func pruneStateDirs(base string, opts pruneOptions) ([]stateDirInfo, int64, error) {
-	dirs, err := listStateDirs(base)
+func Prune(base string, opts PruneOptions) ([]Info, int64, error) {
+	dirs, err := List(base)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -138,7 +130,7 @@ func pruneStateDirs(base string, opts pruneOptions) ([]stateDirInfo, int64, erro
 	for _, d := range dirs {
 		total += d.Size
 	}
-	var pruned []stateDirInfo
+	var pruned []Info
 	for _, d := range dirs { // least recently used first
 		old := opts.OlderThan > 0 && opts.Now.Sub(d.LastUsed) > opts.OlderThan
 		over := opts.MaxTotal > 0 && total > opts.MaxTotal
@@ -146,7 +138,7 @@ func pruneStateDirs(base string, opts pruneOptions) ([]stateDirInfo, int64, erro
 			continue
 		}
 		if !opts.DryRun {
-			if err := removeStateDir(base, d.Dir); err != nil {
+			if err := remove(base, d.Dir); err != nil {
 				var locked *mountutil.LockedError
 				if !errors.As(err, &locked) {
 					slog.Warn("removing a state directory", "dir", d.Dir, "err", err)
@@ -160,11 +152,11 @@ func pruneStateDirs(base string, opts pruneOptions) ([]stateDirInfo, int64, erro
 	return pruned, total, nil
 }
 
-// removeStateDir removes dir under base while holding its lock, so that a
+// remove removes dir under base while holding its lock, so that a
 // mount starting meanwhile is refused rather than finding it half gone;
 // the directory is first renamed out of the way, so that one starting just
 // after gets a new one.
-func removeStateDir(base, dir string) error {
+func remove(base, dir string) error {
 	l, err := mountutil.TryLockDir(dir)
 	if err != nil {
 		return err
@@ -177,54 +169,6 @@ func removeStateDir(base, dir string) error {
 	return os.RemoveAll(gone)
 }
 
-// parseAge reads a duration that may also be given in days ("30d") or
-// weeks ("2w"), as time.ParseDuration does not.
-func parseAge(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, ok := strings.CutSuffix(t, suffix); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
-			}
-			return time.Duration(v * float64(unit)), nil
-		}
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
-	}
-	return d, nil
-}
-
-// migrateStateDir moves the state directory rsfs named by the URL as typed
-// (remember.LegacyDir) to the one named by the Source's canonical key
-// (remember.Dir), when only the first exists and no mount holds it, so that
-// the snapshot and disk cache of a Source mounted by an earlier rsfs are
-// kept.
-func migrateStateDir(legacy, dir string) {
-	if legacy == dir || legacy == "" {
-		return
-	}
-	if _, err := os.Stat(dir); err == nil {
-		return
-	}
-	if _, err := os.Stat(legacy); err != nil {
-		return
-	}
-	l, err := mountutil.TryLockDir(legacy)
-	if err != nil {
-		slog.Info("state directory of an earlier rsfs not moved", "from", legacy, "to", dir, "err", err)
-		return
-	}
-	defer l.Close()
-	if err := os.Rename(legacy, dir); err != nil {
-		slog.Warn("moving the state directory of an earlier rsfs", "from", legacy, "to", dir, "err", err)
-		return
-	}
-	slog.Info("state directory moved to the Source's canonical name", "from", legacy, "to", dir)
-}
-
 // autoPrune keeps the state directories under base, together, within max
 // (--cache-total-max), removing the least recently used that no mount
 // holds; keep, the mount's own, stays whatever its size.
@@ -232,7 +176,7 @@ func autoPrune(base, keep string, max int64) {
 	if max <= 0 {
 		return
 	}
-	pruned, total, err := pruneStateDirs(base, pruneOptions{MaxTotal: max, Keep: keep, Now: time.Now()})
+	pruned, total, err := Prune(base, PruneOptions{MaxTotal: max, Keep: keep, Now: time.Now()})
 	if err != nil {
 		slog.Warn("--cache-total-max: listing state directories", "err", err)
 		return

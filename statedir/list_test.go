@@ -1,4 +1,4 @@
-package main
+package statedir
 
 import (
 	"math/rand/v2"
@@ -11,20 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/mountutil"
-	"rsfs/remember"
 )
 
 // makeStateDir makes a state directory under base as a mount leaves it:
 // its lock, its URL, size bytes of blocks, every file dated used.
 func makeStateDir(t *testing.T, base, url string, size int, used time.Time) string {
 	t.Helper()
-	dir, err := remember.Dir(base, url)
+	dir, err := Dir(base, url)
 	require.NoError(t, err)
 	l, err := mountutil.LockDir(dir, "/mnt/x")
 	require.NoError(t, err)
 	require.NoError(t, l.Close())
-	require.NoError(t, remember.WriteURL(dir, url))
-	blocks := remember.BlocksDir(dir)
+	require.NoError(t, WriteURL(dir, url))
+	blocks := BlocksDir(dir)
 	require.NoError(t, os.MkdirAll(blocks, 0o700))
 	body := make([]byte, size)
 	_, _ = rand.NewChaCha8([32]byte{byte(size)}).Read(body) // incompressible, whatever the file system
@@ -36,13 +35,13 @@ func makeStateDir(t *testing.T, base, url string, size int, used time.Time) stri
 // dateStateDir dates every file of a state directory made by makeStateDir.
 func dateStateDir(t *testing.T, dir string, used time.Time) {
 	t.Helper()
-	blocks := remember.BlocksDir(dir)
-	for _, p := range []string{filepath.Join(blocks, "b1"), blocks, filepath.Join(dir, "lock"), filepath.Join(dir, remember.URLFile), dir} {
+	blocks := BlocksDir(dir)
+	for _, p := range []string{filepath.Join(blocks, "b1"), blocks, filepath.Join(dir, "lock"), filepath.Join(dir, URLFile), dir} {
 		require.NoError(t, os.Chtimes(p, used, used))
 	}
 }
 
-func names(dirs []stateDirInfo) []string {
+func names(dirs []Info) []string {
 	var out []string
 	for _, d := range dirs {
 		out = append(out, d.URL)
@@ -63,7 +62,7 @@ func TestStateDirsListAndPrune(t *testing.T) {
 	t.Cleanup(func() { held.Close() })
 	dateStateDir(t, mounted, now.Add(-50*24*time.Hour)) // mounted long ago, and idle since
 
-	dirs, err := listStateDirs(base)
+	dirs, err := List(base)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://mounted.example/", "http://old.example/", "http://mid.example/", "http://recent.example/"}, names(dirs), "least recently used first")
 	assert.True(t, dirs[0].Mounted)
@@ -74,20 +73,20 @@ func TestStateDirsListAndPrune(t *testing.T) {
 	assert.WithinDuration(t, now.Add(-40*24*time.Hour), dirs[1].LastUsed, time.Second)
 
 	// Dry run: nothing goes.
-	pruned, _, err := pruneStateDirs(base, pruneOptions{OlderThan: 30 * 24 * time.Hour, DryRun: true, Now: now})
+	pruned, _, err := Prune(base, PruneOptions{OlderThan: 30 * 24 * time.Hour, DryRun: true, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://old.example/"}, names(pruned), "the mounted one is older, and kept")
 	assert.DirExists(t, old)
 
 	// By age.
-	pruned, _, err = pruneStateDirs(base, pruneOptions{OlderThan: 30 * 24 * time.Hour, Now: now})
+	pruned, _, err = Prune(base, PruneOptions{OlderThan: 30 * 24 * time.Hour, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://old.example/"}, names(pruned))
 	assert.NoDirExists(t, old)
 	assert.DirExists(t, mounted)
 
 	// By total: the least recently used unheld go until the rest fit; Keep stays.
-	pruned, total, err := pruneStateDirs(base, pruneOptions{MaxTotal: 150 << 10, Keep: mid, Now: now})
+	pruned, total, err := Prune(base, PruneOptions{MaxTotal: 150 << 10, Keep: mid, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://recent.example/"}, names(pruned), "mounted and kept ones stay")
 	assert.NoDirExists(t, recent)
@@ -96,7 +95,7 @@ func TestStateDirsListAndPrune(t *testing.T) {
 
 	// Released, the mounted one can go.
 	require.NoError(t, held.Close())
-	pruned, _, err = pruneStateDirs(base, pruneOptions{MaxTotal: 1, Now: now})
+	pruned, _, err = Prune(base, PruneOptions{MaxTotal: 1, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://mounted.example/", "http://mid.example/"}, names(pruned))
 	entries, err := os.ReadDir(base)
@@ -104,56 +103,43 @@ func TestStateDirsListAndPrune(t *testing.T) {
 	require.Len(t, entries, 1, "only rsfs.log, no .pruning- leftovers")
 }
 
-func TestMigrateStateDir(t *testing.T) {
+func TestResolveMigratesTheLegacyDir(t *testing.T) {
 	base := t.TempDir()
 	const typed = "HTTP://Example.org:80"
-	legacy, err := remember.LegacyDir(base, typed)
+	legacy, err := LegacyDir(base, typed)
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(legacy, 0o700))
-	require.NoError(t, os.WriteFile(remember.SnapshotPath(legacy), []byte("snap"), 0o600))
-	mf := &mountFlags{cacheDir: base}
+	require.NoError(t, os.WriteFile(SnapshotPath(legacy), []byte("snap"), 0o600))
 
 	// Held by a mount of an earlier rsfs: left alone.
 	held, err := mountutil.LockDir(legacy, "/mnt/old")
 	require.NoError(t, err)
-	dir, err := mf.stateDir(typed)
+	dir, err := Resolve(base, typed)
 	require.NoError(t, err)
 	assert.NotEqual(t, legacy, dir)
 	assert.DirExists(t, legacy)
 	require.NoError(t, held.Close())
 
 	// Free: moved to the canonical name, with its snapshot.
-	dir, err = mf.stateDir(typed)
+	dir, err = Resolve(base, typed)
 	require.NoError(t, err)
-	want, _ := remember.Dir(base, "http://example.org/")
+	want, _ := Dir(base, "http://example.org/")
 	assert.Equal(t, want, dir)
 	assert.NoDirExists(t, legacy)
-	b, err := os.ReadFile(remember.SnapshotPath(dir))
+	b, err := os.ReadFile(SnapshotPath(dir))
 	require.NoError(t, err)
 	assert.Equal(t, "snap", string(b))
 
 	// Every spelling now finds it.
 	for _, u := range []string{"http://example.org/", "http://example.org/.well-known/resourcesync"} {
-		d, err := mf.stateDir(u)
+		d, err := Resolve(base, u)
 		require.NoError(t, err)
 		assert.Equal(t, dir, d, u)
 	}
 
 	// A legacy directory beside an existing canonical one stays where it is.
 	require.NoError(t, os.MkdirAll(legacy, 0o700))
-	_, err = mf.stateDir(typed)
+	_, err = Resolve(base, typed)
 	require.NoError(t, err)
 	assert.DirExists(t, legacy)
-}
-
-func TestParseAge(t *testing.T) {
-	for in, want := range map[string]time.Duration{"30d": 30 * 24 * time.Hour, "2w": 14 * 24 * time.Hour, "12h": 12 * time.Hour, "1.5d": 36 * time.Hour} {
-		got, err := parseAge(in)
-		require.NoError(t, err, in)
-		assert.Equal(t, want, got, in)
-	}
-	for _, bad := range []string{"", "x", "-1d", "3y"} {
-		_, err := parseAge(bad)
-		assert.Error(t, err, bad)
-	}
 }

@@ -1,4 +1,4 @@
-package remember
+package mountsrc
 
 import (
 	"context"
@@ -18,15 +18,15 @@ type resourceSync struct {
 	f      *changes.Follower
 	reader *copies.Reader
 
-	mu    sync.Mutex // guards saved; saves run on the follower's loop and at load
+	mu    sync.Mutex // guards saved; saves run on the follower's loop (Source.Run)
 	saved changes.FollowStats
 }
 
-func newResourceSync(l *Loaded, o Options) *resourceSync {
+func newResourceSync(l *Loaded, o Options, effects func([]catalog.Effect)) *resourceSync {
 	r := &resourceSync{l: l, dir: o.Dir}
 	fo := o.Follow
 	fo.Save, fo.SaveEvery = r.save, SaveEvery
-	r.f = changes.New(l.Source, l.Catalog, changes.FollowOptions{Options: fo, Effects: o.Effects}, l.Positions)
+	r.f = changes.New(l.Source, l.Catalog, changes.FollowOptions{Options: fo, Effects: effects}, l.Positions)
 	r.saved = r.f.Stats()
 	r.reader = copies.NewReader(l.Source.Client(), copies.ReaderOptions{Members: l.Source,
 		Changed: func(res *catalog.Resource) { r.f.PollSoon(res.Set) }})
@@ -44,9 +44,6 @@ func (r *resourceSync) Fetcher(res *catalog.Resource) cache.Fetcher { return r.r
 func (r *resourceSync) Batch() func(context.Context, []*catalog.Resource) [][]byte {
 	return r.l.Source.ReadDumpBatch
 }
-func (r *resourceSync) CatchUp(ctx context.Context) error { return r.l.CatchUp(ctx, r.f) }
-func (r *resourceSync) Fresh() bool                       { return r.l.Fresh() }
-func (r *resourceSync) Save()                             { r.save(true) }
 
 // save writes the snapshot, when final or when changes were applied or
 // the Source reloaded since the last one.

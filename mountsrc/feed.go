@@ -1,4 +1,4 @@
-package remember
+package mountsrc
 
 import (
 	"context"
@@ -6,23 +6,18 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"rsfs/atomfeed"
 	"rsfs/atomicfile"
 	"rsfs/atompmh"
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/discover"
 	"rsfs/fetch"
 	"rsfs/protocol"
-	"rsfs/source"
+	"rsfs/statedir"
 	"sync"
 	"time"
 )
-
-// FeedPath is where the state of an Atom-PMH feed is remembered in the
-// state directory dir (the feed's harvest state and the sizes it learned;
-// package atomfeed encodes it).
-func FeedPath(dir string) string { return filepath.Join(dir, "feed.state") }
 
 // SaveFeed writes a feed's state to dir, atomically. With dir "" it does
 // nothing.
@@ -33,7 +28,7 @@ func SaveFeed(dir string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
-	if err := atomicfile.WriteBytes(FeedPath(dir), data); err != nil {
+	if err := atomicfile.WriteBytes(statedir.FeedPath(dir), data); err != nil {
 		return fmt.Errorf("feed state: %w", err)
 	}
 	return nil
@@ -44,7 +39,7 @@ func LoadFeed(dir string) ([]byte, error) {
 	if dir == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(FeedPath(dir))
+	data, err := os.ReadFile(statedir.FeedPath(dir))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -67,7 +62,7 @@ type feedSource struct {
 // openFeed harvests the Atom-PMH feed discovery found, or rebuilds it from
 // what the state directory remembers and catches up with one poll (a feed
 // that cannot be reached is mounted as remembered, with a warning).
-func openFeed(ctx context.Context, o Options, found *source.Found) (*feedSource, error) {
+func openFeed(ctx context.Context, o Options, found *discover.Found, effects func([]catalog.Effect)) (*feedSource, error) {
 	slog.Info("mounting an Atom-PMH feed", "feed", found.Feed.URL)
 	feed, err := atomfeed.New(found.Feed.URL, atomfeed.Options{Client: o.Source.Client,
 		Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}, Discovered: found.Feed})
@@ -77,7 +72,7 @@ func openFeed(ctx context.Context, o Options, found *source.Found) (*feedSource,
 	fs := &feedSource{feed: feed, dir: o.Dir}
 	fo := o.Follow
 	fo.Save, fo.SaveEvery = fs.save, SaveEvery
-	fs.fl, err = loadFeed(ctx, feed, o.Dir, atomfeed.FollowOptions{Options: fo, Effects: o.Effects})
+	fs.fl, err = loadFeed(ctx, feed, o.Dir, atomfeed.FollowOptions{Options: fo, Effects: effects})
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +87,6 @@ func (f *feedSource) Catalog() *catalog.Catalog                                 
 func (f *feedSource) Follower() protocol.Follower                                { return f.fl }
 func (f *feedSource) Fetcher(res *catalog.Resource) cache.Fetcher                { return f.feed.Fetcher(res) }
 func (f *feedSource) Batch() func(context.Context, []*catalog.Resource) [][]byte { return nil }
-func (f *feedSource) CatchUp(context.Context) error                              { return nil }   // Open caught up
-func (f *feedSource) Fresh() bool                                                { return false } // Open saved a fresh harvest
-func (f *feedSource) Save()                                                      { f.save(true) }
 
 // save writes the feed's state, when final or when changes were applied
 // since the last save. It runs on the follower's loop (or after it), never
@@ -136,7 +128,7 @@ func loadFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string, opts at
 				"took", time.Since(start).Round(time.Millisecond))
 			return fl, nil
 		}
-		slog.Warn("feed state not used; harvesting the whole feed", "path", FeedPath(stateDir), "err", err)
+		slog.Warn("feed state not used; harvesting the whole feed", "path", statedir.FeedPath(stateDir), "err", err)
 	}
 	fl := feed.NewFollower(feed.NewCatalog(), opts)
 	if err := fl.Load(ctx); err != nil {

@@ -1,8 +1,9 @@
-package remember
+package mountsrc
 
 import (
 	"context"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,71 +13,11 @@ import (
 	"rsfs/catalog"
 	"rsfs/changes"
 	"rsfs/fetch"
+	"rsfs/follow"
 	"rsfs/source"
+	"rsfs/statedir"
 	"rsfs/tests/sourcetest"
 )
-
-func TestDir(t *testing.T) {
-	// printf %s KEY | sha256sum | cut -c1-16, KEY = Key(url) = http://example.org/
-	const url = "http://example.org/.well-known/resourcesync"
-	const name = "781bc04ec9bd049c"
-
-	dir, err := Dir("/var/tmp/rsfs", url)
-	require.NoError(t, err)
-	assert.Equal(t, "/var/tmp/rsfs/"+name, dir)
-
-	t.Setenv("XDG_CACHE_HOME", "/home/u/.cache")
-	dir, err = Dir("", url)
-	require.NoError(t, err)
-	assert.Equal(t, "/home/u/.cache/rsfs/"+name, dir)
-
-	dir, err = Dir(None, url)
-	require.NoError(t, err)
-	assert.Equal(t, "", dir, "remembering off")
-
-	other, err := Dir("/var/tmp/rsfs", "https://example.org/")
-	require.NoError(t, err)
-	assert.Equal(t, "/var/tmp/rsfs/8198d1bac40a1033", other)
-
-	// The name an earlier rsfs gave: the URL as typed.
-	legacy, err := LegacyDir("/var/tmp/rsfs", url)
-	require.NoError(t, err)
-	assert.Equal(t, "/var/tmp/rsfs/997d30b7a6586a94", legacy)
-}
-
-func TestKeyOneSourceOneKey(t *testing.T) {
-	for _, spelling := range []string{
-		"http://example.org/", "http://example.org", "HTTP://Example.ORG:80/",
-		"http://example.org:80", "http://user:pw@example.org/#top",
-		"http://example.org/.well-known/resourcesync", "http://EXAMPLE.org:80/.well-known/resourcesync",
-	} {
-		assert.Equal(t, "http://example.org/", Key(spelling), spelling)
-		d1, _ := Dir("/c", spelling)
-		d2, _ := Dir("/c", "http://example.org/")
-		assert.Equal(t, d2, d1, spelling)
-	}
-	for in, want := range map[string]string{
-		"https://h:443/rs/capabilitylist.xml":   "https://h/rs/capabilitylist.xml",
-		"https://h:8443/":                       "https://h:8443/",
-		"http://h/a/?q=1":                       "http://h/a/?q=1",
-		"http://h/.well-known/resourcesync?x=1": "http://h/?x=1",
-		"http://h/Capability.XML":               "http://h/Capability.XML",
-		"not a url":                             "not a url",
-	} {
-		assert.Equal(t, want, Key(in), in)
-	}
-	assert.NotEqual(t, Key("http://h/"), Key("https://h/"))
-	assert.NotEqual(t, Key("http://h/"), Key("http://h:8080/"))
-}
-
-func TestWriteURL(t *testing.T) {
-	dir := t.TempDir()
-	assert.Equal(t, "", ReadURL(dir))
-	require.NoError(t, WriteURL(dir, "HTTP://H:80/.well-known/resourcesync"))
-	assert.Equal(t, "http://h/", ReadURL(dir))
-	require.NoError(t, WriteURL(dir, "http://h"))
-	assert.Equal(t, "http://h/", ReadURL(dir))
-}
 
 func testOptions() source.Options {
 	return source.Options{Client: fetch.New(fetch.Options{Retries: -1, Timeout: 5 * time.Second})}
@@ -175,7 +116,7 @@ func TestSnapshotNotUsed(t *testing.T) {
 	other := startSource(t, sourcetest.Config{Resources: 5})
 
 	damaged := t.TempDir()
-	require.NoError(t, os.WriteFile(SnapshotPath(damaged), []byte("not a snapshot"), 0o600))
+	require.NoError(t, os.WriteFile(statedir.SnapshotPath(damaged), []byte("not a snapshot"), 0o600))
 	l := loadT(t, damaged, src.URL())
 	assert.True(t, l.Fresh(), "a damaged snapshot: the Resource Lists are read")
 	assert.Equal(t, 12, l.Catalog.Len())
@@ -214,9 +155,9 @@ func TestReloadWhenSetsChanged(t *testing.T) {
 func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 8})
 	dir := t.TempDir()
-	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir})
+	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir}, nil)
 	r.save(false)
-	_, err := os.Stat(SnapshotPath(dir))
+	_, err := os.Stat(statedir.SnapshotPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no changes: nothing saved")
 
 	_, err = src.Create("/new.txt", []byte("new\n"))
@@ -227,11 +168,78 @@ func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	assert.False(t, l.Fresh())
 	assert.Equal(t, 9, l.Catalog.Len(), "the saved catalog holds the change")
 
-	require.NoError(t, os.Remove(SnapshotPath(dir)))
+	require.NoError(t, os.Remove(statedir.SnapshotPath(dir)))
 	r.save(false)
-	_, err = os.Stat(SnapshotPath(dir))
+	_, err = os.Stat(statedir.SnapshotPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing new since: nothing saved")
 	r.save(true)
-	_, err = os.Stat(SnapshotPath(dir))
+	_, err = os.Stat(statedir.SnapshotPath(dir))
 	assert.NoError(t, err, "the last save writes whatever changed")
+}
+
+// A catalog fresh from the Resource Lists is saved on the follower's loop
+// before its first poll, not beside it, and Run returns only once every
+// save is done: the last one holds what the polls applied.
+func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 500})
+	dir := t.TempDir()
+	var snapshotAtFirstPoll atomic.Int32 // 0: no poll yet, 1: absent, 2: present
+	held := func() bool {
+		_, err := os.Stat(statedir.SnapshotPath(dir))
+		snapshotAtFirstPoll.CompareAndSwap(0, map[bool]int32{false: 1, true: 2}[err == nil])
+		return false
+	}
+	applied := make(chan struct{}, 1)
+	s, err := Open(ctx(t), Options{Dir: dir, URL: src.URL(), Source: testOptions(),
+		Follow: follow.Options{Interval: time.Millisecond, MinGap: time.Millisecond, Held: held,
+			AfterPoll: func() {
+				select {
+				case applied <- struct{}{}:
+				default:
+				}
+			}}})
+	require.NoError(t, err)
+	_, err = os.Stat(statedir.SnapshotPath(dir))
+	require.ErrorIs(t, err, os.ErrNotExist, "Open does not save")
+	_, err = src.Create("/new.txt", []byte("new\n"))
+	require.NoError(t, err)
+
+	runCtx, cancel := context.WithCancel(ctx(t))
+	ran := make(chan struct{})
+	go func() { defer close(ran); s.Run(runCtx) }()
+	for s.Catalog().Len() != 501 {
+		select {
+		case <-applied:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no poll applied the new resource")
+		}
+	}
+	cancel()
+	<-ran
+	assert.Equal(t, int32(2), snapshotAtFirstPoll.Load(), "the snapshot was saved before the first poll began")
+	l := loadT(t, dir, src.URL())
+	assert.False(t, l.Fresh())
+	assert.Equal(t, 501, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
+}
+
+// The follower's effects are dropped until Attach names the file system,
+// then reach it.
+func TestEffectsReachWhatIsAttached(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 4})
+	s, err := Open(ctx(t), Options{URL: src.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	_, err = src.Create("/before.txt", []byte("b\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.Follower().Poll(ctx(t)), "nothing attached: the effects are dropped")
+
+	var got []string
+	s.Attach(func(es []catalog.Effect) {
+		for _, e := range es {
+			got = append(got, e.Name)
+		}
+	})
+	_, err = src.Create("/after.txt", []byte("a\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.Follower().Poll(ctx(t)))
+	assert.Equal(t, []string{"after.txt"}, got)
 }

@@ -1,4 +1,4 @@
-package remember
+package mountsrc
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/changes"
+	"rsfs/statedir"
 )
 
 // Save writes cat and f's change positions to the snapshot in the state
@@ -20,7 +21,7 @@ func Save(dir string, cat *catalog.Catalog, f *changes.Follower) error {
 		return fmt.Errorf("snapshot: %w", err)
 	}
 	start := time.Now()
-	err := f.Snapshot(func(state []byte) error { return cat.SaveSnapshot(SnapshotPath(dir), state) })
+	err := f.Snapshot(func(state []byte) error { return cat.SaveSnapshot(statedir.SnapshotPath(dir), state) })
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}

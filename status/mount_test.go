@@ -1,0 +1,69 @@
+package status
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type fakeFollower struct{ st Follow }
+
+func (f fakeFollower) Status() Follow { return f.st }
+
+// The report is assembled from the mount's parts alone: each field of
+// `rsfs status` comes from the part that owns it.
+func TestMountReportFromItsParts(t *testing.T) {
+	started := time.Now().Add(-time.Hour)
+	last := time.Now().Add(-time.Minute)
+	var reads, verify Events
+	reads.Add("/a.txt: EIO")
+	verify.Add("/b.txt: hash mismatch")
+	verify.Add("/c.txt: hash mismatch")
+	m := &Mount{
+		URL: "http://h/", Dir: "/mnt/h", Started: started, Interval: time.Minute,
+		Protocol: "resourcesync", Origin: "http://h", HoldFile: "/run/hold",
+		Follower: fakeFollower{Follow{Polling: Polling{Polls: 3, PollFailures: 1, LastPoll: last, LastPollTook: time.Second},
+			Applied: 7, Sets: []Set{{Set: "http://h/cl.xml", Resources: 5}}}},
+		Count:        func() int { return 5 },
+		Cache:        func() CacheReport { return CacheReport{Memory: TierReport{Bytes: 4096, MaxBytes: 1 << 20, Blocks: 1}} },
+		Fetched:      func() []OriginReport { return []OriginReport{{Origin: "http://h", Requests: 9, Bytes: 2048}} },
+		Verification: verify.Since,
+		ReadErrors:   reads.Since,
+		HeldUntil: func(path string) (time.Time, bool) {
+			return time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), path == "/run/hold"
+		},
+	}
+	var rep Report
+	require.NoError(t, json.Unmarshal(m.JSON(), &rep))
+	assert.Equal(t, "http://h/", rep.Source)
+	assert.Equal(t, 5, rep.Resources)
+	assert.Equal(t, "1m0s", rep.PollInterval)
+	assert.Equal(t, PollReport{Count: 3, Failures: 1, Applied: 7, Last: rep.Polls.Last, LastTook: 1, Result: "ok"}, rep.Polls)
+	require.Len(t, rep.Sets, 1)
+	assert.Equal(t, "http://h/cl.xml", rep.Sets[0].Set)
+	assert.Equal(t, uint64(1), rep.ReadErrors.Total)
+	assert.Equal(t, "/a.txt: EIO", rep.ReadErrors.Latest[0].Reason)
+	assert.Equal(t, uint64(2), rep.Verification.Total)
+	assert.Equal(t, int64(4096), rep.Cache.Memory.Bytes)
+	assert.Nil(t, rep.Cache.Disk)
+	assert.Equal(t, []OriginReport{{Origin: "http://h", Requests: 9, Bytes: 2048}}, rep.Fetched)
+	require.NotNil(t, rep.Hold)
+	assert.Equal(t, "/run/hold", rep.HoldFile)
+
+	var text strings.Builder
+	rep.WriteText(&text)
+	for _, line := range []string{
+		"Source:     http://h/ (origin http://h)",
+		"Following:  every 1m0s: 3 polls (1 failed), 7 changes applied, 0 reloads, 0 drift repaired",
+		"Hold:       changes held back until 2030-01-02T03:04:05Z",
+		"  http://h: 9 requests, 2.0 KiB",
+		"Verification failures: 2 in the last hour (2 in all)",
+		"Read errors: 1 in the last hour (1 in all)",
+	} {
+		assert.Contains(t, text.String(), line+"\n")
+	}
+}
