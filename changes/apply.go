@@ -2,10 +2,7 @@ package changes
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"sync"
 
 	"rsfs/catalog"
@@ -13,12 +10,6 @@ import (
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
-
-// learned is a length learned by HEAD for a change that did not publish one.
-type learned struct {
-	n   int64
-	err error
-}
 
 // applyChanges applies changes in datetime order, each once; of several
 // changes to one resource the last wins. Lengths are learned first, with
@@ -31,15 +22,11 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 		return false
 	}
 	horizon := f.now().Add(source.FutureBound)
-	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
 	f.mu.Lock()
-	changes = slices.DeleteFunc(changes, func(c change) bool { return !c.doubt && f.positions[set].passed(&c) })
+	plan := planApply(changes, func(c *change) bool { return !c.doubt && f.positions[set].passed(c) })
 	f.mu.Unlock()
-	last := make(map[string]int, len(changes))
-	for i := range changes {
-		last[changes[i].entry.Loc] = i
-	}
-	lengths := f.learnLengths(ctx, changes, last)
+	changes = plan.changes
+	lengths := plan.learnLengths(ctx, f.s.Client())
 
 	f.applyMu.Lock()
 	var effects []catalog.Effect
@@ -51,7 +38,7 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 			continue
 		}
 		ahead := pos.appliedAhead(c, horizon)
-		if last[c.entry.Loc] == i && !ahead {
+		if plan.wins(i) && !ahead {
 			eff, err := f.applyOne(set, c, lengths[i])
 			if err != nil && !f.giveUp(set, c, err) {
 				blocked, failed = true, true
@@ -83,53 +70,16 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 	return failed
 }
 
-// errNotAsked: the poll ended before a length was asked for.
-var errNotAsked = errors.New("not asked: the poll ended first")
-
-// learnLengths HEADs, in parallel, the resources of the winning changes
-// that publish no length.
-func (f *Follower) learnLengths(ctx context.Context, changes []change, last map[string]int) map[int]learned {
-	var todo []int
-	for i := range changes {
-		e := changes[i].entry
-		if last[e.Loc] == i && e.MD.Change != resourcesync.ChangeDeleted && e.MD.Length == resourcesync.NoLength {
-			todo = append(todo, i)
-		}
-	}
-	out := make(map[int]learned, len(todo))
-	for _, i := range todo {
-		out[i] = learned{n: -1, err: errNotAsked} // until its answer, if ctx ends first
-	}
-	var mu sync.Mutex
-	_ = fetch.HeadEach(ctx, f.s.Client(), todo, fetch.HeadParallel,
-		func(i int) string { return changes[i].entry.Loc },
-		func(i int, meta *fetch.Meta, err error) error {
-			l := learned{n: -1, err: err}
-			if err == nil {
-				l.n = meta.Length
-			}
-			mu.Lock()
-			out[i] = l
-			mu.Unlock()
-			return nil
-		})
-	return out
-}
-
 func (f *Follower) applyOne(set *source.Set, c *change, l learned) ([]catalog.Effect, error) {
 	e := c.entry
 	if e.MD.Change == resourcesync.ChangeDeleted {
 		return f.cat.Remove(e.Loc), nil
 	}
-	res := source.ResourceOf(e, c.at)
-	res.Set = f.s.SetNumber(set)
-	f.s.AllowMirrors(res.Links)
-	if res.Length == resourcesync.NoLength {
-		if l.err != nil || l.n < 0 {
-			return nil, fmt.Errorf("its length is not published and could not be learned: %v", l.err)
-		}
-		res.Length = l.n
+	res, err := resourceOf(c, f.s.SetNumber(set), l)
+	if err != nil {
+		return nil, err
 	}
+	f.s.AllowMirrors(res.Links)
 	eff, err := f.cat.TryUpsert(res)
 	if err != nil {
 		return nil, fmt.Errorf("the catalog has no room for it: %w", err)
@@ -236,7 +186,7 @@ func (f *Follower) reload(ctx context.Context) error {
 	}
 	f.mu.Lock()
 	f.positions = map[*source.Set]*Position{}
-	for _, set := range f.s.Sets {
+	for _, set := range f.s.Sets() {
 		set.ListedAt = st.ListedAt(set)
 		f.positions[set] = &Position{Time: set.ListedAt}
 		f.listedFresh[set] = true

@@ -10,49 +10,23 @@ import (
 	"rsfs/source"
 )
 
-// readChangeDump reads a Change Dump (or an index of them) and collects the
-// changes, past the position, of the packages it names: a package closed
-// (until) before the position is skipped. Each created or updated resource
-// gets its member in the package as a copy of that version, read before
-// its URI (the package holds exactly the version the change lists; the URI
-// may already serve a later one); deleted
-// entries are changes like any other. A package that cannot be read fails
-// the poll of the set, so its changes are retried and the position does
-// not pass them.
-func (f *Follower) readChangeDump(ctx context.Context, u string, r *pollRead, depth int) error {
-	if depth > 3 {
-		return fmt.Errorf("change dump %s: indexes nested too deep", u)
-	}
-	doc, err := f.readCond(ctx, u, r)
-	if err != nil || doc == nil {
-		return err
-	}
-	for i := range doc.Entries {
-		e := &doc.Entries[i]
-		if until := e.MD.Until; !until.IsZero() && until.Before(r.pos.Time) {
-			continue
-		}
-		f.s.AllowDoc(e.Loc)
-		if doc.Header.Root == resourcesync.SitemapIndex {
-			if err := f.readChangeDump(ctx, e.Loc, r, depth+1); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := f.collectPackage(ctx, r, e.Loc); err != nil {
-			return err
-		}
-	}
-	return nil
+// polledReads reads a poll's change documents by conditional GET, with
+// the validators of their last read, and remembers what each held (an
+// index's children, a list's coverage) for the polls at which it answers
+// 304. The new validators are kept in vals, for once the changes are
+// applied. A push's reads (condition false) are whole, and keep nothing
+// but an index's children.
+type polledReads struct {
+	f         *Follower
+	condition bool
+	vals      map[string]*fetch.Validators
 }
 
-// readCond fetches a change document, with the validators of its last
-// read when r is a poll's, and returns nil when it is unchanged. A poll's
-// new validators are kept in r, for once its changes are applied.
-func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resourcesync.Document, error) {
+func (p *polledReads) get(ctx context.Context, u string) (*resourcesync.Document, error) {
+	f := p.f
 	var v *fetch.Validators
 	f.mu.Lock()
-	if r.condition {
+	if p.condition {
 		v = f.validators[u]
 	}
 	f.docs++
@@ -61,27 +35,38 @@ func (f *Follower) readCond(ctx context.Context, u string, r *pollRead) (*resour
 	if err != nil || doc == nil {
 		return nil, err
 	}
-	if r.condition {
-		r.vals[u] = vals
+	if p.condition {
+		p.vals[u] = vals
 	}
 	return doc, nil
 }
 
-// collectPackage reads a Change Dump package's manifest.
-func (f *Follower) collectPackage(ctx context.Context, r *pollRead, pkgURL string) error {
-	h, entries, err := packageEntries(ctx, f.s, pkgURL)
-	if err != nil {
-		return err
+func (p *polledReads) remembered(u string) ([]resourcesync.Entry, bool, coverage) {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	children, index := p.f.indexes[u]
+	return children, index, p.f.coverage[u]
+}
+
+// read remembers an index's children (a notification may name one of
+// them: knownChangeDoc) and, at a poll, what a list covers: a rotation is
+// never a gap.
+func (p *polledReads) read(u string, children []resourcesync.Entry, index bool, cov coverage) {
+	p.f.mu.Lock()
+	defer p.f.mu.Unlock()
+	switch {
+	case index:
+		p.f.indexes[u] = children
+	case p.condition:
+		p.f.coverage[u] = cov
 	}
-	f.collect(r, pkgURL, h, entries)
-	return nil
 }
 
 // packageEntries reads a Change Dump package's manifest and returns its
 // header and entries: a created or updated resource gets its member as a
 // copy of that version, read first (Pri 1; the URI is the fallback,
 // copies.DumpRel), and the member's size where the manifest gives no
-// length. The follower and Truth both read packages through it.
+// length. Every walk (engine.go) reads packages through it.
 func packageEntries(ctx context.Context, s *source.Source, pkgURL string) (*resourcesync.Header, []resourcesync.Entry, error) {
 	pkg, err := s.OpenPackage(ctx, pkgURL)
 	if err != nil {

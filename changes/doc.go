@@ -11,10 +11,15 @@
 // source.FutureBound, a day, after now). A fresh load starts it at the
 // set's list time (the oldest at, else modified, else completed, of its
 // Resource Lists). A change's time is 1.1's datetime; lastmod, the
-// resource's own time, stands in only in a 1.0 document (no from, until,
-// at or completed in the header, no datetime on any entry). An entry with
-// neither takes the latest time before it in the document (1.1 Example
-// 19), else the document's from.
+// resource's own time, stands in only in a document none of whose entries
+// has a datetime (source.DatedByLastmod: 1.0 dated changes by lastmod, and
+// its lists carry from and until too, so the header says nothing about
+// the version). An undated entry takes the latest time before it in the
+// document (1.1 Example 19), else the document's from.
+//
+// The follower, Truth (drift repair's and audit's) and inspect's follow
+// plan (Plan) read change documents through one engine (engine.go): a
+// walk of a set's documents, its collector, and the apply plan.
 //
 // A poll first re-reads the structure by conditional GET (the Source
 // Description and every Capability List: a new Change List or dump is

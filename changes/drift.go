@@ -32,7 +32,7 @@ func (f *Follower) checkDrift(ctx context.Context) error {
 	now := f.now()
 	var due []*source.Set
 	f.mu.Lock()
-	for _, set := range f.s.Sets {
+	for _, set := range f.s.Sets() {
 		last, ok := f.driftChecked[set]
 		if !ok {
 			f.driftChecked[set] = now // known since now: the first check is DriftEvery on

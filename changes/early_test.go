@@ -91,7 +91,7 @@ func startTwoSets(t *testing.T) (*twoSetSource, *Follower, *catalog.Catalog) {
 	src.base = srv.URL
 	s, cat, _, err := load(t, srv.URL+"/")
 	require.NoError(t, err)
-	require.Len(t, s.Sets, 2)
+	require.Len(t, s.Sets(), 2)
 	f := New(s, cat, FollowOptions{}, nil)
 	pollOnce(t, f) // the structure discovery read is not read again
 	pollOnce(t, f) // validators for everything
@@ -143,15 +143,15 @@ func TestFrameworkNotificationRereadsTheResourceListItNames(t *testing.T) {
 	src.listed[2] = fmt.Sprintf(`<url><loc>%s/set2/new.txt</loc><lastmod>2024-01-03T00:00:00Z</lastmod><rs:md length="1"/></url>`, src.base)
 	src.mu.Unlock()
 	before := cat.Len()
-	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	framework(t, f, f.s.Sets()[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
 	assert.Equal(t, map[string]int{"/rl2.xml": 1}, src.requests(), "exactly the document named")
 	_, ok := cat.ByURI(src.base + "/set2/new.txt")
 	assert.True(t, ok, "the resource it lists now is created")
 	assert.Equal(t, before+1, cat.Len(), "nothing else changed")
-	assert.Equal(t, "2024-01-01T00:00:00Z", f.Positions()[f.s.Sets[1].URL].Time.UTC().Format(time.RFC3339), "the position does not move")
+	assert.Equal(t, "2024-01-01T00:00:00Z", f.Positions()[f.s.Sets()[1].URL].Time.UTC().Format(time.RFC3339), "the position does not move")
 
 	// Unchanged since: a 304, nothing applied.
-	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	framework(t, f, f.s.Sets()[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
 	assert.Equal(t, map[string]int{"/rl2.xml": 1}, src.requests())
 
 	// The list no longer names set2/a.txt: it is the set's only list, so
@@ -159,7 +159,7 @@ func TestFrameworkNotificationRereadsTheResourceListItNames(t *testing.T) {
 	src.mu.Lock()
 	src.listed[2] = ""
 	src.mu.Unlock()
-	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	framework(t, f, f.s.Sets()[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
 	_, ok = cat.ByURI(src.base + "/set2/new.txt")
 	assert.False(t, ok, "a resource the set's only list no longer names is deleted")
 	_, ok = cat.ByURI(src.base + "/set1/a.txt")
@@ -174,8 +174,8 @@ func TestFrameworkNotificationRereadsTheCapabilityListItNames(t *testing.T) {
 	src.mu.Lock()
 	src.capExtra[2] = fmt.Sprintf(`<url><loc>%s/cl2b.xml</loc><rs:md capability="changelist"/></url>`, src.base)
 	src.mu.Unlock()
-	framework(t, f, f.s.Sets[1], fmt.Sprintf(`<url><loc>%s/caps2.xml</loc><rs:md change="updated" capability="capabilitylist"/></url>`, src.base))
+	framework(t, f, f.s.Sets()[1], fmt.Sprintf(`<url><loc>%s/caps2.xml</loc><rs:md change="updated" capability="capabilitylist"/></url>`, src.base))
 	assert.Equal(t, map[string]int{"/caps2.xml": 1}, src.requests(), "exactly the document named: no poll, no reload")
-	assert.Equal(t, []string{src.base + "/cl2.xml", src.base + "/cl2b.xml"}, f.s.Sets[1].Docs[resourcesync.CapChangeList], "what it names now is followed")
+	assert.Equal(t, []string{src.base + "/cl2.xml", src.base + "/cl2b.xml"}, f.s.Sets()[1].Docs[resourcesync.CapChangeList], "what it names now is followed")
 	assert.Equal(t, int64(0), f.Stats().Reloads)
 }

@@ -3,7 +3,6 @@ package changes
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -99,7 +98,7 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 	}
 	f.Loop = follow.New(f.pollOnce, opts.Options)
 	f.discovered.Store(true)
-	for _, set := range src.Sets {
+	for _, set := range src.Sets() {
 		pos := &Position{Time: set.ListedAt}
 		if p, ok := restored[setKey(set)]; ok {
 			c := p.clone()
@@ -116,7 +115,7 @@ func setKey(set *source.Set) string {
 	if set.URL != "" {
 		return set.URL
 	}
-	return set.Docs[resourcesync.CapResourceList][0]
+	return set.Docs[resourcesync.CapResourceList][0] // an implicit set's documents never change after discovery
 }
 
 // Positions returns the position of every set, keyed by Capability List
@@ -210,23 +209,16 @@ func (f *Follower) pollSets(ctx context.Context, sets []*source.Set) error {
 	return errors.Join(errs...)
 }
 
-// pollRead is what one read of a set's change documents found.
+// pollRead is one read of a set's change documents: a walk (engine.go)
+// whose documents are read by conditional GET at a poll (polledReads).
 type pollRead struct {
-	pos       Position
-	horizon   time.Time
-	changes   []change
-	cov       coverage
-	vals      map[string]*fetch.Validators // to keep once the changes are applied
-	condition bool                         // use and keep validators (polls do, pushes not)
-	set       *source.Set
-	seen      map[string]struct{} // the changes collected, by key and time
-	failed    map[string]error    // the documents that could not be read
-	// fresh: the set's position is its Resource Lists' time, from a load;
-	// before then holds, by URI, the latest change behind it.
-	fresh  bool
-	before map[string]change
+	*walk
+	reads *polledReads
+	set   *source.Set
 }
 
+// newRead starts a read of set's change documents from its position: a
+// poll's (conditional) uses and keeps validators, a push's does not.
 func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 	f.mu.Lock()
 	p, ok := f.positions[set]
@@ -237,7 +229,13 @@ func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 	pos := p.clone()
 	fresh := f.listedFresh[set] && conditional
 	f.mu.Unlock()
-	return &pollRead{pos: pos, horizon: f.now().Add(source.FutureBound), vals: map[string]*fetch.Validators{}, condition: conditional, set: set, fresh: fresh}
+	reads := &polledReads{f: f, condition: conditional, vals: map[string]*fetch.Validators{}}
+	w := newWalk(f.s, reads, pos, f.now())
+	w.cat, w.fresh, w.log, w.firstWarning = f.cat, fresh, f.s.Logger(), f.firstWarning
+	if conditional {
+		w.closed = func(u string, h *resourcesync.Header) { f.followClosed(set, u, h) }
+	}
+	return &pollRead{walk: w, reads: reads, set: set}
 }
 
 // pollSet applies a set's new changes. One document that cannot be read
@@ -252,18 +250,14 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	started := f.now()
 	r := f.newRead(set, true)
 	docs, retired := f.changeDocs(set)
-	for _, u := range docs {
-		r.fail(u, f.readChangeDoc(ctx, u, r, 0))
-	}
+	r.changeLists(ctx, docs)
 	for _, u := range retired {
-		if err := f.readChangeDoc(ctx, u, r, 0); err != nil {
+		if err := r.changeList(ctx, u, -1, time.Time{}, 0); err != nil {
 			f.s.Logger().Warn("a Change List the Capability List no longer names could not be read once more; dropped, so changes only it listed are left to drift repair",
 				"set", setKey(set), "document", u, "err", err)
 		}
 	}
-	for _, u := range f.changeDumps(set) {
-		r.fail(u, f.readChangeDump(ctx, u, r, 0))
-	}
+	r.changeDumps(ctx, f.changeDumps(set))
 	f.staleListed(r)
 	f.noteNewest(set, r.changes)
 	complete := len(r.failed) == 0
@@ -296,7 +290,7 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 		f.mu.Unlock()
 	}
 	f.mu.Lock()
-	for u, v := range r.vals {
+	for u, v := range r.reads.vals {
 		if failed || !complete {
 			delete(f.validators, u) // read it whole again: its changes are retried
 		} else {
@@ -305,26 +299,6 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	}
 	f.mu.Unlock()
 	return false, r.err()
-}
-
-// fail notes that document u could not be read (err not nil).
-func (r *pollRead) fail(u string, err error) {
-	if err == nil {
-		return
-	}
-	if r.failed == nil {
-		r.failed = map[string]error{}
-	}
-	r.failed[u] = err
-}
-
-// err joins the errors of the documents that could not be read.
-func (r *pollRead) err() error {
-	var errs []error
-	for _, err := range r.failed {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }
 
 // acceptGap moves the position, once the changes read are applied, to
@@ -347,96 +321,6 @@ func (f *Follower) acceptGap(set *source.Set, r *pollRead, start time.Time) {
 	f.applyMu.Unlock()
 }
 
-// readChangeDoc reads a Change List, or an index or archive of them, and
-// collects the changes past the position. A document unchanged since the
-// last poll (304) has nothing new.
-func (f *Follower) readChangeDoc(ctx context.Context, u string, r *pollRead, depth int) error {
-	if depth > 3 {
-		return fmt.Errorf("change list %s: indexes nested too deep", u)
-	}
-	doc, err := f.readCond(ctx, u, r)
-	if err != nil {
-		return fmt.Errorf("poll change list: %w", err)
-	}
-	if doc == nil {
-		// An unchanged index still has children that may have grown; an
-		// unchanged list still covers what it covered.
-		f.mu.Lock()
-		children, isIndex := f.indexes[u]
-		cov := f.coverage[u]
-		f.mu.Unlock()
-		if isIndex {
-			return f.readChildren(ctx, children, r, depth)
-		}
-		r.cov = r.cov.with(cov)
-		return nil
-	}
-	if doc.Header.Root == resourcesync.SitemapIndex {
-		f.mu.Lock()
-		f.indexes[u] = doc.Entries
-		f.mu.Unlock()
-		return f.readChildren(ctx, doc.Entries, r, depth)
-	}
-	f.collect(r, u, &doc.Header, doc.Entries)
-	if depth == 0 && r.condition && !doc.Header.MD.Until.IsZero() {
-		f.followClosed(r.set, u, &doc.Header)
-	}
-	return nil
-}
-
-// collect keeps a document's changes that are past the position. A change
-// met twice in one read (a list read directly and through an index that
-// names it) is kept once. An undated entry that falls at or before the
-// position cannot be told new from old by time: it is compared with the
-// catalog, and kept (a doubt, said in a warning naming the document) when
-// the catalog does not hold its result.
-func (f *Follower) collect(r *pollRead, u string, h *resourcesync.Header, entries []resourcesync.Entry) {
-	cs, cov := datedChanges(u, h, entries, r.pos.Time)
-	r.cov = r.cov.with(cov)
-	if r.condition {
-		f.noteCoverage(u, cov)
-	}
-	if r.seen == nil {
-		r.seen = map[string]struct{}{}
-	}
-	var skipped source.NonWebLocs
-	defer skipped.Warn(f.s.Logger(), u)
-	doubts, future := 0, 0
-	for i := range cs {
-		c := &cs[i]
-		if skipped.Skip(c.entry.Loc) || c.entry.MD.Change == "" {
-			continue
-		}
-		if c.at.After(r.horizon) {
-			future++
-		}
-		id := c.key + "@" + c.at.UTC().Format(time.RFC3339Nano)
-		if _, dup := r.seen[id]; dup {
-			continue
-		}
-		r.seen[id] = struct{}{}
-		if r.pos.passed(c) {
-			if r.fresh {
-				r.noteBefore(c)
-			}
-			if !c.undated || catalogHolds(f.cat, c) {
-				continue
-			}
-			c.doubt = true
-			doubts++
-		}
-		r.changes = append(r.changes, *c)
-	}
-	if future > 0 && f.firstWarning(u) {
-		f.s.Logger().Warn("changes dated more than a day ahead of now: applied, but the position does not move past now (said once per document)",
-			"document", u, "changes", future, "horizon", r.horizon)
-	}
-	if doubts > 0 {
-		f.s.Logger().Warn("entries without a date fall at or before the last change applied, yet the tree does not hold them: applied",
-			"document", u, "entries", doubts, "position", r.pos.Time)
-	}
-}
-
 // firstWarning reports whether a warning about document u is the first:
 // a condition a document keeps at every poll is said once.
 func (f *Follower) firstWarning(u string) bool {
@@ -447,27 +331,4 @@ func (f *Follower) firstWarning(u string) bool {
 	}
 	f.warned[u] = true
 	return true
-}
-
-// readChildren reads the Change Lists an index (or 1.0 archive) names, in
-// order, from the first whose interval holds the position: those closed
-// (until) before it are skipped.
-func (f *Follower) readChildren(ctx context.Context, children []resourcesync.Entry, r *pollRead, depth int) error {
-	for i := range children {
-		e := &children[i]
-		if until := e.MD.Until; !until.IsZero() && until.Before(r.pos.Time) {
-			continue
-		}
-		f.s.AllowDoc(e.Loc)
-		r.fail(e.Loc, f.readChangeDoc(ctx, e.Loc, r, depth+1))
-	}
-	return nil
-}
-
-// noteCoverage remembers what a polled document covers, for the polls at
-// which it answers 304: a rotation is never a gap.
-func (f *Follower) noteCoverage(u string, cov coverage) {
-	f.mu.Lock()
-	f.coverage[u] = cov
-	f.mu.Unlock()
 }

@@ -29,7 +29,7 @@ func (f *Follower) applyFramework(ctx context.Context, set *source.Set, n notify
 		case e.MD.Change == resourcesync.ChangeDeleted:
 			f.pollSetSoon(set, e)
 		case f.knownChangeDoc(set, e.Loc):
-			err = f.readChangeDoc(ctx, e.Loc, r, 1)
+			err = r.changeList(ctx, e.Loc, -1, time.Time{}, 1)
 		case f.knownResourceList(set, e.Loc):
 			err = f.rereadResourceList(ctx, set, e.Loc)
 		case e.Loc == set.URL:
@@ -49,18 +49,14 @@ func (f *Follower) applyFramework(ctx context.Context, set *source.Set, n notify
 func (f *Follower) pollSetSoon(set *source.Set, e *resourcesync.Entry) {
 	f.s.Logger().Info("framework notification: polling the set early", "set", setKey(set), "document", e.Loc,
 		"capability", e.MD.Capability, "change", e.MD.Change)
-	f.applyMu.Lock()
 	n := f.s.SetNumber(set)
-	f.applyMu.Unlock()
 	f.PollSoon(n)
 }
 
 // knownResourceList reports whether u is one of set's Resource Lists (not
 // an index's child: those are read through a poll's gap check).
 func (f *Follower) knownResourceList(set *source.Set, u string) bool {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	return slices.Contains(set.Docs[resourcesync.CapResourceList], u)
+	return slices.Contains(f.s.Docs(set, resourcesync.CapResourceList), u)
 }
 
 // refreshSet re-reads set's Capability List by conditional GET and adopts
@@ -137,10 +133,8 @@ func (f *Follower) listDifferences(set *source.Set, u string, doc *resourcesync.
 		}
 		out = append(out, change{at: when, key: baseKey(&e), entry: &e, doc: u})
 	}
-	f.applyMu.Lock()
-	only := slices.Equal(set.Docs[resourcesync.CapResourceList], []string{u})
+	only := slices.Equal(f.s.Docs(set, resourcesync.CapResourceList), []string{u})
 	n := f.s.SetNumber(set)
-	f.applyMu.Unlock()
 	if !only || n == 0 {
 		return out
 	}
@@ -159,19 +153,14 @@ func (f *Follower) listDifferences(set *source.Set, u string, doc *resourcesync.
 }
 
 // sameListedVersion reports whether a listed entry is the version the
-// catalog holds: same length (when listed), lastmod and hashes.
+// catalog holds (source.SameVersion), an entry without lastmod taking the
+// list's time (at).
 func sameListedVersion(old *catalog.Resource, e *resourcesync.Entry, at time.Time) bool {
 	lastmod := e.Lastmod
 	if lastmod.IsZero() {
 		lastmod = at
 	}
-	if e.MD.Length != resourcesync.NoLength && e.MD.Length != old.Length {
-		return false
-	}
-	if !lastmod.Equal(old.Lastmod) {
-		return false
-	}
-	return len(e.MD.Hashes) == 0 || slices.Equal(e.MD.Hashes, old.Hashes)
+	return source.SameVersion(old, e.MD.Hashes, lastmod, e.MD.Length)
 }
 
 // applyListed applies a Resource List's differences: lengths are learned
@@ -179,11 +168,9 @@ func sameListedVersion(old *catalog.Resource, e *resourcesync.Entry, at time.Tim
 // and one past it is marked ahead. A change that fails is left to the
 // polls (the Change List carries it).
 func (f *Follower) applyListed(ctx context.Context, set *source.Set, changes []change) {
-	last := make(map[string]int, len(changes))
-	for i := range changes {
-		last[changes[i].entry.Loc] = i
-	}
-	lengths := f.learnLengths(ctx, changes, last)
+	plan := planApply(changes, nil) // one change per URI
+	changes = plan.changes
+	lengths := plan.learnLengths(ctx, f.s.Client())
 	horizon := f.now().Add(source.FutureBound)
 	var effects []catalog.Effect
 	applied := 0

@@ -77,7 +77,7 @@ func TestInspectFollowPlanAgreesWithTheFollower(t *testing.T) {
 	defer cancel()
 	is, err := discoverSource(ctx, base+"/caps.xml", opts)
 	require.NoError(t, err)
-	rep, err := is.Inspect(ctx)
+	rep, err := Inspect(ctx, is)
 	require.NoError(t, err)
 	require.Len(t, rep.Sets, 1)
 	plan := rep.Sets[0].Follow
@@ -104,4 +104,68 @@ func TestInspectFollowPlanAgreesWithTheFollower(t *testing.T) {
 	require.NotNil(t, plan.Position)
 	assert.Equal(t, onlyPosition(f).Time.UTC(), plan.Position.UTC(), "inspect's position is the follower's")
 	assert.Equal(t, "2024-01-06T00:00:00Z", plan.Position.UTC().Format(time.RFC3339), "the 1.0 list's lastmod")
+}
+
+// Inspect's follow plan says what would keep following a set from being
+// exact, per document: one that cannot be read (the position holds at the
+// Resource Lists' time then), one that starts after that time, entries it
+// does not date, changes dated in the future; and a set without change
+// documents is not followed.
+func TestInspectPlanSaysWhatKeepsFollowingInexact(t *testing.T) {
+	plan := func(t *testing.T, docs map[string]string, failing string) (string, planView) {
+		s := startDocSource(t, docs)
+		if failing != "" {
+			s.fail(failing, http.StatusInternalServerError)
+		}
+		opts := testOptions()
+		opts.Partial = true
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		src, err := discoverSource(ctx, s.base+"/caps.xml", opts)
+		require.NoError(t, err)
+		rep, err := Inspect(ctx, src)
+		require.NoError(t, err)
+		require.Len(t, rep.Sets, 1)
+		v := planView{Polled: rep.Sets[0].Follow.Polled, Warnings: rep.Sets[0].Follow.Warnings}
+		if p := rep.Sets[0].Follow.Position; p != nil {
+			v.Position = p.UTC().Format(time.RFC3339)
+		}
+		return s.base, v
+	}
+
+	t.Run("a list that cannot be read", func(t *testing.T) {
+		base, v := plan(t, map[string]string{"/caps.xml": capList("/cl.xml", "/cl2.xml"), "/rl.xml": resList,
+			"/cl2.xml": changeList("2024-01-01T00:00:00Z", "", entry("b.txt", "created", "", "2024-01-04T00:00:00Z", 1))}, "/cl.xml")
+		assert.Equal(t, []string{base + "/cl.xml", base + "/cl2.xml"}, v.Polled)
+		require.Len(t, v.Warnings, 1)
+		assert.Contains(t, v.Warnings[0], base+"/cl.xml could not be read (")
+		assert.Contains(t, v.Warnings[0], "500")
+		assert.Equal(t, "2024-01-01T00:00:00Z", v.Position, "the Resource List's at: the follower's position holds")
+	})
+	t.Run("late, undated and future", func(t *testing.T) {
+		base, v := plan(t, map[string]string{"/caps.xml": capList("/cl.xml"), "/rl.xml": resList,
+			"/cl.xml": changeList("2024-01-03T00:00:00Z", "",
+				entry("b.txt", "updated", "", "2024-01-04T00:00:00Z", 2),
+				entry("c.txt", "created", "", "", 1),
+				entry("d.txt", "created", "", "9999-12-31T00:00:00Z", 1))}, "")
+		assert.Equal(t, []string{base + "/cl.xml"}, v.Polled)
+		assert.Equal(t, "2024-01-04T00:00:00Z", v.Position, "the newest change not in the future")
+		assert.Equal(t, []string{
+			base + "/cl.xml starts at 2024-01-03T00:00:00Z, after the Resource Lists' time 2024-01-01T00:00:00Z: changes in between are not listed",
+			base + "/cl.xml has 1 entries without datetime: each is ordered by its place in the list",
+			base + "/cl.xml has 1 changes dated in the future (the latest 9999-12-31T00:00:00Z)",
+		}, v.Warnings)
+	})
+	t.Run("no change documents", func(t *testing.T) {
+		_, v := plan(t, map[string]string{"/caps.xml": capList(), "/rl.xml": resList}, "")
+		assert.Empty(t, v.Polled)
+		assert.Equal(t, []string{"no Change List: a mount shows this set as listed and does not follow it"}, v.Warnings)
+	})
+}
+
+// planView is a follow plan as a test compares it.
+type planView struct {
+	Polled   []string
+	Position string
+	Warnings []string
 }

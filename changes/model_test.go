@@ -154,7 +154,7 @@ func TestFutureChangeNeverMovesThePosition(t *testing.T) {
 
 func TestPushedChangeDoesNotSkipUnseenChanges(t *testing.T) {
 	cs, f, cat := startScripted(t)
-	set := f.s.Sets[0]
+	set := f.s.Sets()[0]
 	set.Hubs = []source.Channel{{Capability: resourcesync.CapChangeNotification, Topic: "topic", Hub: "hub"}}
 	note := fmt.Sprintf(`<urlset %s><rs:md capability="change-notification"/>
 <url><loc>%s/pushed.txt</loc><rs:md change="created" datetime="2024-01-03T00:00:00Z" length="2"/></url></urlset>`, nsXML, cs.base)
@@ -181,7 +181,7 @@ func TestPushedChangeDoesNotSkipUnseenChanges(t *testing.T) {
 // would apply it, not dropped as an undated change before the position.
 func TestPushed10NotificationIsDatedByLastmod(t *testing.T) {
 	cs, f, cat := startScripted(t)
-	set := f.s.Sets[0]
+	set := f.s.Sets()[0]
 	set.Hubs = []source.Channel{{Capability: resourcesync.CapChangeNotification, Topic: "topic", Hub: "hub"}}
 	note := fmt.Sprintf(`<urlset %s><rs:md capability="change-notification" from="2023-12-01T00:00:00Z" until="2024-01-04T00:00:00Z"/>
 <url><loc>%s/pushed10.txt</loc><lastmod>2024-01-03T00:00:00Z</lastmod><rs:md change="created" length="2"/></url></urlset>`, nsXML, cs.base)
@@ -260,7 +260,7 @@ func TestClosedChangeListLeadsToItsIndex(t *testing.T) {
 
 func TestFrameworkNotificationReadsTheChangeListItNames(t *testing.T) {
 	cs, f, cat := startScripted(t)
-	set := f.s.Sets[0]
+	set := f.s.Sets()[0]
 	set.Hubs = []source.Channel{{Capability: resourcesync.CapFrameworkNotification, Topic: "fw", Hub: "hub"}}
 	cs.add("created", "b.txt", "2024-01-02T00:00:00Z", 2)
 	note := fmt.Sprintf(`<urlset %s><rs:md capability="framework-notification"/>
@@ -316,7 +316,7 @@ func TestSourceDescriptionAddingASetReloads(t *testing.T) {
 	base = srv.URL
 	s, cat, _, err := load(t, srv.URL+"/")
 	require.NoError(t, err)
-	require.Len(t, s.Sets, 1)
+	require.Len(t, s.Sets(), 1)
 	f := New(s, cat, FollowOptions{}, nil)
 	pollOnce(t, f) // the structure discovery just read is not read again
 	pollOnce(t, f) // reads it: unchanged

@@ -25,8 +25,8 @@ func (f *Follower) Subscribe(ctx context.Context, sub *notify.Subscriber) (int, 
 	n := 0
 	var errs []error
 	var failed []status.Push
-	for _, set := range f.s.Sets {
-		for _, ch := range set.Hubs {
+	for _, set := range f.s.Sets() {
+		for _, ch := range f.s.Hubs(set) {
 			if err := sub.Keep(ch.Hub, ch.Topic); err != nil {
 				errs = append(errs, fmt.Errorf("subscribe to %s at %s: %w", ch.Topic, ch.Hub, err))
 				failed = append(failed, status.Push{Hub: ch.Hub, Topic: ch.Topic, State: status.PushFailed, Err: err.Error()})
@@ -133,7 +133,7 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 		return f.applyFramework(ctx, set, n)
 	}
 	r := f.newRead(set, false)
-	f.collect(r, n.Topic, &n.Doc.Header, n.Doc.Entries)
+	r.collect(n.Topic, &n.Doc.Header, n.Doc.Entries, false)
 	f.noteNewest(set, r.changes)
 	f.applyChanges(ctx, set, r.changes, true)
 	return nil
@@ -162,7 +162,7 @@ func (f *Follower) knownChangeDoc(set *source.Set, u string) bool {
 
 func (f *Follower) setOfTopic(topic string) *source.Set {
 	for _, set := range f.sets() {
-		for _, ch := range set.Hubs {
+		for _, ch := range f.s.Hubs(set) {
 			if ch.Topic == topic {
 				return set
 			}

@@ -17,10 +17,6 @@ import (
 // that change (or lacks the resource, or still has a deleted one), the
 // list is stale and the change is applied, as a doubt with one warning.
 
-// noteBefore keeps c, a change behind the position of a fresh set,
-// if it is the latest seen for its resource.
-func (r *pollRead) noteBefore(c *change) { r.before = latestBefore(r.before, c) }
-
 // latestBefore keeps c in before if it is the latest change seen for its
 // resource; it returns before, made if nil.
 func latestBefore(before map[string]change, c *change) map[string]change {
@@ -36,12 +32,10 @@ func latestBefore(before map[string]change, c *change) map[string]change {
 // staleListed adds to r's changes those behind the position that the
 // Resource Lists' records are older than (staleBefore), with a warning.
 func (f *Follower) staleListed(r *pollRead) {
-	stale := staleBefore(f.cat, r.before, r.changes)
-	r.before = nil
+	stale := r.staleBehind()
 	if len(stale) == 0 {
 		return
 	}
-	r.changes = append(r.changes, stale...)
 	f.s.Logger().Warn("changes dated before the Resource Lists' time are missing from them (a list stamped after it was taken): applied",
 		"set", setKey(r.set), "changes", len(stale), "example", stale[0].entry.Loc, "listed_at", r.pos.Time)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"rsfs/resourcesync"
@@ -84,11 +83,9 @@ func (f *Follower) isDescription(u string) bool {
 	return true
 }
 
-// sets returns the sets, read under applyMu (a refresh may replace them).
+// sets returns the sets (a snapshot: a refresh may replace them).
 func (f *Follower) sets() []*source.Set {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	return slices.Clone(f.s.Sets)
+	return f.s.Sets()
 }
 
 // adoptDocs takes a re-read Capability List's documents for set, and
@@ -96,12 +93,13 @@ func (f *Follower) sets() []*source.Set {
 // once more (it may hold changes past the position), then dropped.
 func (f *Follower) adoptDocs(set *source.Set, fresh *source.Set) bool {
 	f.replaceClosed(fresh)
-	f.applyMu.Lock()
+	f.applyMu.Lock() // against followClosed's read and replace
 	defer f.applyMu.Unlock()
-	if maps.EqualFunc(set.Docs, fresh.Docs, slices.Equal) {
+	old, changed := f.s.AdoptDocs(set, fresh)
+	if !changed {
 		return false
 	}
-	for _, u := range set.Docs[resourcesync.CapChangeList] {
+	for _, u := range old[resourcesync.CapChangeList] {
 		if !slices.Contains(fresh.Docs[resourcesync.CapChangeList], u) {
 			f.mu.Lock()
 			f.retired[set] = append(f.retired[set], u)
@@ -110,7 +108,6 @@ func (f *Follower) adoptDocs(set *source.Set, fresh *source.Set) bool {
 	}
 	f.s.Logger().Info("capability list changed; following what it names now", "set", set.URL,
 		"changelists", fresh.Docs[resourcesync.CapChangeList], "changedumps", fresh.Docs[resourcesync.CapChangeDump])
-	set.Docs, set.Hubs, set.Links = fresh.Docs, fresh.Hubs, fresh.Links
 	return true
 }
 
@@ -168,9 +165,7 @@ func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document)
 		sets = append(sets, f.s.SetFromCapabilityList(u, d))
 	}
 	f.s.Logger().Warn("the Source Description names other capability lists; reloading", "sets", want)
-	f.applyMu.Lock()
-	f.s.Sets = sets
-	f.applyMu.Unlock()
+	f.s.ReplaceSets(sets)
 	return true
 }
 
@@ -186,9 +181,7 @@ func (f *Follower) setOf(capURL string) *source.Set {
 // changeDocs returns the Change Lists to read for set: those its
 // Capability List names, and those it stopped naming, once.
 func (f *Follower) changeDocs(set *source.Set) (docs, retired []string) {
-	f.applyMu.Lock()
-	docs = slices.Clone(set.Docs[resourcesync.CapChangeList])
-	f.applyMu.Unlock()
+	docs = f.s.Docs(set, resourcesync.CapChangeList)
 	f.mu.Lock()
 	retired = f.retired[set]
 	f.mu.Unlock()
@@ -214,9 +207,7 @@ func (f *Follower) dropRetired(set *source.Set, read []string) {
 
 // changeDumps returns the Change Dumps set's Capability List names.
 func (f *Follower) changeDumps(set *source.Set) []string {
-	f.applyMu.Lock()
-	defer f.applyMu.Unlock()
-	return slices.Clone(set.Docs[resourcesync.CapChangeDump])
+	return f.s.Docs(set, resourcesync.CapChangeDump)
 }
 
 // followClosed handles a Change List the set polls directly that is now
@@ -237,7 +228,7 @@ func (f *Follower) followClosed(set *source.Set, u string, h *resourcesync.Heade
 	f.s.AllowDoc(index)
 	f.applyMu.Lock()
 	defer f.applyMu.Unlock()
-	docs := set.Docs[resourcesync.CapChangeList]
+	docs := f.s.Docs(set, resourcesync.CapChangeList)
 	i := slices.Index(docs, u)
 	if i < 0 || slices.Contains(docs, index) {
 		return
@@ -246,7 +237,5 @@ func (f *Follower) followClosed(set *source.Set, u string, h *resourcesync.Heade
 	f.mu.Lock()
 	f.closedTo[u] = index
 	f.mu.Unlock()
-	fresh := maps.Clone(set.Docs)
-	fresh[resourcesync.CapChangeList] = slices.Replace(slices.Clone(docs), i, i+1, index)
-	set.Docs = fresh
+	f.s.ReplaceDocs(set, resourcesync.CapChangeList, slices.Replace(docs, i, i+1, index))
 }

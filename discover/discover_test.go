@@ -94,7 +94,7 @@ func TestAtNamesTheProtocolItFound(t *testing.T) {
 	assert.Equal(t, protocol.ResourceSync, found.Protocol())
 	require.NotNil(t, found.Source)
 	assert.Nil(t, found.Feed)
-	assert.Len(t, found.Source.Sets, 1)
+	assert.Len(t, found.Source.Sets(), 1)
 
 	base := site(t, map[string]page{
 		"/records.atom": {body: atomFeedDoc, ctype: "text/xml", headers: map[string]string{"ETag": `"v1"`}},
@@ -168,7 +168,7 @@ func TestAtResourceSyncBeforeAtomLink(t *testing.T) {
 	found, err := at(t, base)
 	require.NoError(t, err)
 	assert.Equal(t, protocol.ResourceSync, found.Protocol())
-	assert.Len(t, found.Source.Sets, 1)
+	assert.Len(t, found.Source.Sets(), 1)
 
 	other := site(t, map[string]page{
 		"/": {body: `<html><link rel="alternate" type="application/rss+xml" href="/rss"><link rel="feed" type="application/atom+xml" href="/feed"></html>`, ctype: "text/html"},

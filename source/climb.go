@@ -113,7 +113,7 @@ func (d *discovery) startNode(ctx context.Context, n *node) error {
 		if err := d.adoptTop(ctx, n, nil); err != nil {
 			return err
 		}
-		if len(d.s.Sets) == 0 {
+		if len(d.s.sets) == 0 {
 			return fmt.Errorf("discover %s: %w (it names no Capability List that could be read)", n.url, ErrNotFound)
 		}
 		return nil
@@ -192,7 +192,7 @@ func (d *discovery) adoptTop(ctx context.Context, top *node, above []string) err
 // as a set, with a warning.
 func (d *discovery) keepStart(chain []*node) {
 	named := map[string]bool{}
-	for _, set := range d.s.Sets {
+	for _, set := range d.s.sets {
 		named[set.URL] = true
 		for _, docs := range set.Docs {
 			for _, u := range docs {
@@ -303,7 +303,7 @@ func (d *discovery) capabilitySet(n *node) *Set {
 }
 
 func (d *discovery) hasSet(capURL string) bool {
-	for _, set := range d.s.Sets {
+	for _, set := range d.s.sets {
 		if set.URL == capURL {
 			return true
 		}
@@ -315,7 +315,7 @@ func (d *discovery) addSet(set *Set) {
 	if set.URL != "" && d.hasSet(set.URL) {
 		return
 	}
-	d.s.Sets = append(d.s.Sets, set)
+	d.s.sets = append(d.s.sets, set)
 }
 
 // implicitDoc adds a document no Capability List names to the one set of
@@ -323,7 +323,7 @@ func (d *discovery) addSet(set *Set) {
 func (d *discovery) implicitDoc(c resourcesync.Capability, docURL string) {
 	if d.implicit == nil {
 		d.implicit = &Set{}
-		d.s.Sets = append(d.s.Sets, d.implicit)
+		d.s.sets = append(d.s.sets, d.implicit)
 	}
 	d.votes.add(levelDocument, docURL)
 	d.s.addSetDoc(d.implicit, c, docURL)

@@ -67,7 +67,7 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 	if err := d.run(ctx, u); err != nil {
 		return nil, err
 	}
-	if len(s.Sets) == 0 {
+	if len(s.sets) == 0 {
 		return nil, fmt.Errorf("discover %s: %w (no document it names could be read)", rawURL, ErrNotFound)
 	}
 	s.Origin = d.votes.origin(d.typed)
@@ -225,7 +225,7 @@ func (d *discovery) tryRobots(ctx context.Context) (bool, error) {
 			return true, err
 		}
 	}
-	if len(s.Sets) == 0 {
+	if len(s.sets) == 0 {
 		for _, n := range plain {
 			d.warn(n.url, "robots.txt names a sitemap without rs:md capability; reading it as a Resource List")
 			d.implicitDoc(resourcesync.CapResourceList, n.url)
@@ -235,7 +235,7 @@ func (d *discovery) tryRobots(ctx context.Context) (bool, error) {
 			d.warn(n.url, "robots.txt names a sitemap that is not a ResourceSync document; skipped")
 		}
 	}
-	if len(s.Sets) == 0 {
+	if len(s.sets) == 0 {
 		return true, fmt.Errorf("discover %s: %w (no robots.txt Sitemap line could be read)", resp.URL, ErrNotFound)
 	}
 	return true, nil

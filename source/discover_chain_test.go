@@ -94,7 +94,7 @@ func twoSets() map[string]page {
 
 func setURLs(s *Source) []string {
 	var out []string
-	for _, set := range s.Sets {
+	for _, set := range s.Sets() {
 		out = append(out, set.URL)
 	}
 	return out
@@ -109,8 +109,8 @@ func TestDiscoverSourceDescriptionIndex(t *testing.T) {
 	s, err := discover(t, base)
 	require.NoError(t, err)
 	assert.Equal(t, []string{base + "set1/caps.xml", base + "set2/caps.xml"}, setURLs(s))
-	assert.Equal(t, []string{base + "set1/rli.xml"}, s.Sets[0].Docs[resourcesync.CapResourceList])
-	assert.Equal(t, []string{base + "set2/rl.xml"}, s.Sets[1].Docs[resourcesync.CapResourceList])
+	assert.Equal(t, []string{base + "set1/rli.xml"}, s.Sets()[0].Docs[resourcesync.CapResourceList])
+	assert.Equal(t, []string{base + "set2/rl.xml"}, s.Sets()[1].Docs[resourcesync.CapResourceList])
 	assert.Empty(t, s.Failed)
 }
 
@@ -125,8 +125,8 @@ func TestDiscoverClimbsFromAnyDocument(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, base+start, s.Entry)
 			assert.Equal(t, []string{base + "set1/caps.xml", base + "set2/caps.xml"}, setURLs(s))
-			assert.Equal(t, []string{base + "set1/cl.xml"}, s.Sets[0].Docs[resourcesync.CapChangeList], "changelistindex read as changelist")
-			assert.Equal(t, []string{base + "set2/cl.xml"}, s.Sets[1].Docs[resourcesync.CapChangeList])
+			assert.Equal(t, []string{base + "set1/cl.xml"}, s.Sets()[0].Docs[resourcesync.CapChangeList], "changelistindex read as changelist")
+			assert.Equal(t, []string{base + "set2/cl.xml"}, s.Sets()[1].Docs[resourcesync.CapChangeList])
 			assert.Empty(t, s.Failed)
 		})
 	}
@@ -158,7 +158,7 @@ func TestDiscoverRobotsClimbs(t *testing.T) {
 	// The Source Description (up from set2's Capability List) is missing: the
 	// climb stops at the Capability List, which is still followed.
 	assert.Equal(t, []string{base + "set2/caps.xml"}, setURLs(s))
-	assert.Equal(t, []string{base + "set2/cl.xml"}, s.Sets[0].Docs[resourcesync.CapChangeList])
+	assert.Equal(t, []string{base + "set2/cl.xml"}, s.Sets()[0].Docs[resourcesync.CapChangeList])
 	require.Len(t, s.Failed, 1)
 	assert.Equal(t, base+".well-known/resourcesync", s.Failed[0].URL)
 	assert.Contains(t, s.Failed[0].Msg, "404")

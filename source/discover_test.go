@@ -90,8 +90,8 @@ func TestDiscoverSourceDescription11(t *testing.T) {
 	s, err := discover(t, src.URL())
 	require.NoError(t, err)
 	assert.Equal(t, src.WellKnownURL(), s.Entry)
-	require.Len(t, s.Sets, 2)
-	for i, set := range s.Sets {
+	require.Len(t, s.Sets(), 2)
+	for i, set := range s.Sets() {
 		assert.Equal(t, src.CapabilityListURL(i), set.URL)
 		assert.Equal(t, []string{src.ResourceListURL(i)}, set.Docs[resourcesync.CapResourceList])
 		assert.Equal(t, []string{src.ChangeListURL(i)}, set.Docs[resourcesync.CapChangeList])
@@ -102,15 +102,15 @@ func TestDiscoverCapabilityList10(t *testing.T) {
 	src := startTestSource(t, sourcetest.Config{Resources: 10, Layout: sourcetest.Layout10})
 	s, err := discover(t, src.URL())
 	require.NoError(t, err)
-	require.Len(t, s.Sets, 1)
-	assert.Equal(t, []string{src.ResourceListURL(0)}, s.Sets[0].Docs[resourcesync.CapResourceList])
+	require.Len(t, s.Sets(), 1)
+	assert.Equal(t, []string{src.ResourceListURL(0)}, s.Sets()[0].Docs[resourcesync.CapResourceList])
 }
 
 func TestDiscoverCapabilityListIndex10(t *testing.T) {
 	src := startTestSource(t, sourcetest.Config{Resources: 10, Layout: sourcetest.Layout10, ResourceSets: 3})
 	s, err := discover(t, src.URL())
 	require.NoError(t, err)
-	assert.Len(t, s.Sets, 3)
+	assert.Len(t, s.Sets(), 3)
 }
 
 func TestDiscoverDocumentURLs(t *testing.T) {
@@ -129,8 +129,8 @@ func TestDiscoverDocumentURLs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, err := discover(t, c.url)
 			require.NoError(t, err)
-			require.Len(t, s.Sets, c.sets)
-			assert.NotEmpty(t, s.Sets[0].Docs[c.cap])
+			require.Len(t, s.Sets(), c.sets)
+			assert.NotEmpty(t, s.Sets()[0].Docs[c.cap])
 			assert.Equal(t, c.url, s.Entry)
 		})
 	}
@@ -140,8 +140,8 @@ func TestDiscoverThroughLinkHeader(t *testing.T) {
 	src := startTestSource(t, sourcetest.Config{Resources: 5})
 	s, err := discover(t, src.Resources()[2].URI)
 	require.NoError(t, err)
-	require.Len(t, s.Sets, 1)
-	assert.Equal(t, src.CapabilityListURL(0), s.Sets[0].URL)
+	require.Len(t, s.Sets(), 1)
+	assert.Equal(t, src.CapabilityListURL(0), s.Sets()[0].URL)
 }
 
 func TestDiscoverThroughHTMLLink(t *testing.T) {
@@ -151,11 +151,11 @@ func TestDiscoverThroughHTMLLink(t *testing.T) {
 	})
 	s, err := discover(t, base)
 	require.NoError(t, err)
-	require.Len(t, s.Sets, 1)
-	assert.Equal(t, base+"caps.xml", s.Sets[0].URL)
-	assert.Equal(t, []string{base + "rl.xml"}, s.Sets[0].Docs[resourcesync.CapResourceList])
-	require.Len(t, s.Sets[0].Hubs, 1)
-	assert.Equal(t, Channel{Capability: resourcesync.CapChangeList, Topic: base + "cl.xml", Hub: base + "hub"}, s.Sets[0].Hubs[0])
+	require.Len(t, s.Sets(), 1)
+	assert.Equal(t, base+"caps.xml", s.Sets()[0].URL)
+	assert.Equal(t, []string{base + "rl.xml"}, s.Sets()[0].Docs[resourcesync.CapResourceList])
+	require.Len(t, s.Sets()[0].Hubs, 1)
+	assert.Equal(t, Channel{Capability: resourcesync.CapChangeList, Topic: base + "cl.xml", Hub: base + "hub"}, s.Sets()[0].Hubs[0])
 }
 
 func TestDiscoverThroughRobots(t *testing.T) {
@@ -165,8 +165,8 @@ func TestDiscoverThroughRobots(t *testing.T) {
 	})
 	s, err := discover(t, base)
 	require.NoError(t, err)
-	require.Len(t, s.Sets, 1)
-	assert.Equal(t, []string{base + "rl.xml"}, s.Sets[0].Docs[resourcesync.CapResourceList])
+	require.Len(t, s.Sets(), 1)
+	assert.Equal(t, []string{base + "rl.xml"}, s.Sets()[0].Docs[resourcesync.CapResourceList])
 	require.Len(t, s.Failed, 1, "the line whose document is missing")
 	assert.Equal(t, base+"other.xml", s.Failed[0].URL)
 	assert.Contains(t, s.Failed[0].Msg, "404")

@@ -170,7 +170,8 @@ type dumpCopies struct {
 	// listedAt is, per set, the oldest time its Resource Lists speak for
 	// (set once they are read, before unlisted).
 	listedAt map[*Set]time.Time
-	number   func(*Set) uint16 // a set's number for the catalog (Source.SetNumber)
+	number   func(*Set) uint16                            // a set's number for the catalog (Source.SetNumber)
+	docs     func(*Set, resourcesync.Capability) []string // a set's documents (Source.Docs)
 }
 
 type dumpCopy struct {
@@ -224,7 +225,7 @@ func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 	}
 	set := c.set
 	listed := d.listedAt[set]
-	return set != nil && len(set.Docs[resourcesync.CapResourceList]) > 0 && !listed.IsZero() && c.at.Before(listed)
+	return set != nil && !listed.IsZero() && c.at.Before(listed) && d.docs != nil && len(d.docs(set, resourcesync.CapResourceList)) > 0
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -308,7 +309,13 @@ func sameVersion(r *catalog.Resource, l *resourcesync.Link) bool {
 
 // SameVersion reports whether r is the version that hashes, lastmod and
 // length describe: a hash both publish with the same algorithm agrees,
-// else the lastmod agrees (and the length, where both give one).
+// else the lastmod agrees (and the length, where both give one). Two
+// records that give neither a lastmod nor a common hash are the same
+// version when their lengths agree (or one is unknown): nothing else tells
+// them apart. It is the one rule of "the same version": dump copies
+// (attach), the follower's doubts and the Framework Notification's
+// re-read Resource List (package changes), and audit's and drift repair's
+// Compare all ask it.
 func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.Time, length int64) bool {
 	for _, a := range r.Hashes {
 		for _, b := range hashes {
@@ -317,10 +324,14 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 			}
 		}
 	}
+	sameLength := r.Length < 0 || length < 0 || r.Length == length
+	if r.Lastmod.IsZero() && lastmod.IsZero() {
+		return sameLength
+	}
 	if r.Lastmod.IsZero() || lastmod.IsZero() || !r.Lastmod.Equal(lastmod) {
 		return false
 	}
-	return r.Length < 0 || length < 0 || r.Length == length
+	return sameLength
 }
 
 // readDumps opens every Resource Dump and Change Dump package of every set
@@ -328,9 +339,9 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 func (l *loader) readDumps(ctx context.Context) error {
 	var pkgs []string
 	l.pkgSets = map[string]*Set{}
-	for _, set := range l.s.Sets {
+	for _, set := range l.s.Sets() {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
-			for _, u := range set.Docs[c] {
+			for _, u := range l.s.Docs(set, c) {
 				found, err := l.s.dumpPackages(ctx, u, 0)
 				if err != nil {
 					return err

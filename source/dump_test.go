@@ -15,7 +15,8 @@ func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
 	listed := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceList: {"rl"}}}
 	dumpOnly := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceDump: {"rd"}}}
-	d := dumpCopies{listedAt: map[*Set]time.Time{listed: day(5)}}
+	d := dumpCopies{listedAt: map[*Set]time.Time{listed: day(5)},
+		docs: func(s *Set, c resourcesync.Capability) []string { return s.Docs[c] }}
 	add := func(uri string, at time.Time, set *Set) {
 		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: copies.DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
 			entry: resourcesync.Entry{Loc: uri, Lastmod: at}, at: at, set: set})

@@ -34,8 +34,8 @@ type SetReport struct {
 	DumpPackages   int64           `json:"dump_packages"`
 	DumpBytes      int64           `json:"dump_bytes"`
 	Changes        int64           `json:"changes"`
-	NewestChange   *time.Time      `json:"newest_change,omitempty"`
-	ListedAt       *time.Time      `json:"listed_at,omitempty"` // the oldest time the Resource Lists speak for
+	NewestChange   *time.Time      `json:"newest_change,omitempty"` // filled with Follow (changes.Plan)
+	ListedAt       *time.Time      `json:"listed_at,omitempty"`     // the oldest time the Resource Lists speak for
 	Channels       []Channel       `json:"channels,omitempty"`
 	Packages       []PackageReport `json:"packages,omitempty"`
 	// Links counts the rs:ln links of the set's resources by relation, as
@@ -75,17 +75,20 @@ func (sr *SetReport) noteLinks(e *resourcesync.Entry) {
 	}
 }
 
-// FollowPlan is how a mount would follow a set's changes, as the follower
-// (package changes) does it.
+// FollowPlan is how a mount would follow a set's changes. Inspect leaves
+// it empty: package changes works it out with the follower's own engine
+// (changes.Plan, which cmd/rsfs's inspect fills in), since source cannot
+// follow.
 type FollowPlan struct {
-	// Polled are the documents each poll reads: the Change Lists and Change
-	// Dumps the Capability List names, and of an index the children its
-	// entries do not close (until) before the position.
+	// Polled are the documents each poll reads once caught up: the Change
+	// Lists and Change Dumps the Capability List names, and of an index
+	// (at any depth) the children its entries do not close (until) before
+	// the position.
 	Polled []string `json:"polled"`
-	// Position is where following stands once caught up: the newest change
-	// the Change Lists date (datetime; lastmod when no entry has one, as in 1.0),
-	// changes dated more than a day ahead aside, else the Resource Lists'
-	// time.
+	// Position is where following stands once caught up: past the newest
+	// change the change documents list, dated as the follower dates them
+	// (changes dated more than a day ahead aside), or the Resource Lists'
+	// time while a document cannot be read.
 	Position *time.Time `json:"position,omitempty"`
 	// Warnings say what would keep following from being exact.
 	Warnings []string `json:"warnings,omitempty"`
@@ -121,11 +124,12 @@ type DocReport struct {
 // error is only the context's.
 func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 	rep := &Report{Origin: s.Origin, Entry: s.Entry, Failed: s.Failed, Warnings: s.Warnings}
-	for _, set := range s.Sets {
-		sr := SetReport{CapabilityList: set.URL, Channels: set.Hubs}
-		in := &inspection{now: time.Now()}
-		caps := make([]string, 0, len(set.Docs))
-		for c := range set.Docs {
+	for _, set := range s.Sets() {
+		sr := SetReport{CapabilityList: set.URL, Channels: s.Hubs(set)}
+		docs := s.AllDocs(set)
+		in := &inspection{}
+		caps := make([]string, 0, len(docs))
+		for c := range docs {
 			caps = append(caps, string(c))
 		}
 		sort.Strings(caps)
@@ -133,73 +137,26 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 			if isChannel(resourcesync.Capability(c)) {
 				continue // a notification topic, not a document
 			}
-			for _, u := range set.Docs[resourcesync.Capability(c)] {
+			for _, u := range docs[resourcesync.Capability(c)] {
 				sr.Documents = append(sr.Documents, *s.inspectDoc(ctx, resourcesync.Capability(c), u, &sr, in))
 			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		sr.Follow = in.plan(&sr)
+		if !in.listedAt.IsZero() {
+			t := in.listedAt
+			sr.ListedAt = &t
+		}
 		rep.Sets = append(rep.Sets, sr)
 	}
 	return rep, nil
 }
 
-// inspection is what a set's documents say about following it.
+// inspection is what a set's documents say about following it: the
+// oldest time its Resource Lists speak for.
 type inspection struct {
-	now      time.Time
 	listedAt time.Time
-	lists    []*changeDoc
-	until    map[string]time.Time // children closed by their index's entry
-}
-
-// changeDoc is a Change List or Change Dump, or a child of an index of
-// them.
-type changeDoc struct {
-	url         string
-	dump        bool
-	from, until time.Time
-	err         string
-	index       bool
-	// child: named by an index, whose entry closes it at entryUntil.
-	child      bool
-	entryUntil time.Time
-	// dt and lm: the entries dated by datetime and by lastmod; which one
-	// dates them (DatedByLastmod) is known once the list is read.
-	dt, lm entryTimes
-}
-
-// entryTimes is what one way of dating a list's entries gives.
-type entryTimes struct {
-	undated      int
-	future       int
-	futureNewest time.Time
-	newest       time.Time // not dated in the future
-}
-
-func (et *entryTimes) note(t, horizon time.Time) {
-	switch {
-	case t.IsZero():
-		et.undated++
-	case t.After(horizon):
-		et.future++
-		if t.After(et.futureNewest) {
-			et.futureNewest = t
-		}
-	case t.After(et.newest):
-		et.newest = t
-	}
-}
-
-// times is how the follower dates cd's entries (DatedByLastmod, streamed):
-// by datetime, or by lastmod when no entry has a datetime.
-func (cd *changeDoc) times() *entryTimes {
-	hasDatetime := cd.dt.future > 0 || !cd.dt.newest.IsZero()
-	if !hasDatetime {
-		return &cd.lm
-	}
-	return &cd.dt
 }
 
 func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport, in *inspection) *DocReport {
@@ -216,7 +173,7 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 			}
 		}()
 	}
-	children, err := s.countDoc(ctx, c, u, dr, sr, in)
+	children, err := s.readCounted(ctx, c, u, dr, sr, in)
 	if err != nil {
 		dr.Error = err.Error()
 	}
@@ -226,34 +183,16 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 	dr.Index = true
 	dr.Documents = len(children)
 	for _, child := range children {
-		n := len(in.lists)
-		if _, err := s.countDoc(ctx, c, child, dr, sr, in); err != nil {
+		if _, err := s.readCounted(ctx, c, child, dr, sr, in); err != nil {
 			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
-		}
-		if len(in.lists) > n {
-			cd := in.lists[n]
-			cd.child, cd.entryUntil = true, in.until[child]
 		}
 	}
 	return dr
 }
 
-// countDoc streams one document. For an index it returns the children's
-// URLs; otherwise it adds the entries to the reports.
-func (s *Source) countDoc(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection) ([]string, error) {
-	var cd *changeDoc
-	if c == resourcesync.CapChangeList || c == resourcesync.CapChangeDump {
-		cd = &changeDoc{url: u, dump: c == resourcesync.CapChangeDump}
-		in.lists = append(in.lists, cd)
-	}
-	children, err := s.readCounted(ctx, c, u, dr, sr, in, cd)
-	if err != nil && cd != nil {
-		cd.err = err.Error()
-	}
-	return children, err
-}
-
-func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection, cd *changeDoc) ([]string, error) {
+// readCounted streams one document. For an index it returns the
+// children's URLs; otherwise it adds the entries to the reports.
+func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection) ([]string, error) {
 	resp, err := s.opts.Client.Get(ctx, u, nil)
 	if err != nil {
 		return nil, err
@@ -278,10 +217,6 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 			in.listedAt = at
 		}
 	}
-	if cd != nil {
-		md := &h.MD
-		cd.from, cd.until, cd.index = md.From, md.Until, h.Root == resourcesync.SitemapIndex
-	}
 	var children []string
 	for {
 		e, err := r.Next()
@@ -293,13 +228,10 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 		}
 		if h.Root == resourcesync.SitemapIndex {
 			children = append(children, e.Loc)
-			if !e.MD.Until.IsZero() {
-				in.closes(e.Loc, e.MD.Until)
-			}
 			continue
 		}
 		dr.Entries++
-		count(c, e, sr, in, cd)
+		count(c, e, sr)
 	}
 	if h.Root == resourcesync.SitemapIndex && children == nil {
 		children = []string{}
@@ -307,7 +239,7 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 	return children, nil
 }
 
-func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport, in *inspection, cd *changeDoc) {
+func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
 	if c == resourcesync.CapResourceList || c == resourcesync.CapChangeList {
 		sr.noteLinks(e)
 	}
@@ -326,91 +258,7 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport, in *
 		}
 	case resourcesync.CapChangeList:
 		sr.Changes++
-		horizon := in.now.Add(FutureBound)
-		cd.dt.note(e.MD.Datetime, horizon)
-		cd.lm.note(e.Lastmod, horizon)
-		t := e.MD.Datetime
-		if t.IsZero() {
-			t = e.Lastmod
-		}
-		if !t.IsZero() && (sr.NewestChange == nil || t.After(*sr.NewestChange)) {
-			sr.NewestChange = &t
-		}
 	}
-}
-
-// closes notes that an index's entry closes the child u at until.
-func (in *inspection) closes(u string, until time.Time) {
-	if in.until == nil {
-		in.until = map[string]time.Time{}
-	}
-	in.until[u] = until
-}
-
-// plan says how a mount would follow the set.
-func (in *inspection) plan(sr *SetReport) FollowPlan {
-	var p FollowPlan
-	if !in.listedAt.IsZero() {
-		t := in.listedAt
-		sr.ListedAt = &t
-	}
-	pos := in.listedAt
-	for _, cd := range in.lists {
-		if t := cd.times().newest; !cd.dump && t.After(pos) {
-			pos = t
-		}
-	}
-	if !pos.IsZero() {
-		p.Position = &pos
-	}
-	if len(in.lists) == 0 {
-		p.Warnings = append(p.Warnings, "no Change List: a mount shows this set as listed and does not follow it")
-		return p
-	}
-	for _, cd := range in.lists {
-		// As the follower's readChildren and readChangeDump (package
-		// changes): a child is skipped when its
-		// index's entry closes it before the position; a document the
-		// Capability List names is always read.
-		if !cd.child || cd.entryUntil.IsZero() || !cd.entryUntil.Before(pos) {
-			p.Polled = append(p.Polled, cd.url)
-		}
-		if !cd.dump {
-			p.Warnings = append(p.Warnings, cd.warnings(in.listedAt)...)
-		}
-	}
-	return p
-}
-
-func (cd *changeDoc) warnings(listedAt time.Time) []string {
-	var out []string
-	rfc := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-	if cd.err != "" {
-		out = append(out, fmt.Sprintf("%s could not be read (%s): a mount retries it at each poll", cd.url, cd.err))
-		return out
-	}
-	if cd.index {
-		return nil
-	}
-	switch {
-	case cd.from.IsZero():
-		out = append(out, fmt.Sprintf("%s has no from: whether it lists every change since the Resource Lists cannot be told", cd.url))
-	case !listedAt.IsZero() && cd.from.After(listedAt):
-		out = append(out, fmt.Sprintf("%s starts at %s, after the Resource Lists' time %s: changes in between are not listed",
-			cd.url, rfc(cd.from), rfc(listedAt)))
-	}
-	et := cd.times()
-	if et.undated > 0 {
-		what := "datetime"
-		if et == &cd.lm {
-			what = "datetime or lastmod (dated by lastmod, as in 1.0)"
-		}
-		out = append(out, fmt.Sprintf("%s has %d entries without %s: each is ordered by its place in the list", cd.url, et.undated, what))
-	}
-	if et.future > 0 {
-		out = append(out, fmt.Sprintf("%s has %d changes dated in the future (the latest %s)", cd.url, et.future, rfc(et.futureNewest)))
-	}
-	return out
 }
 
 func isChannel(c resourcesync.Capability) bool {

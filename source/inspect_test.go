@@ -54,23 +54,14 @@ func TestInspectReportsFailuresPerDocument(t *testing.T) {
 	assert.Equal(t, int64(1), set1.Resources, "the Resource List Index's one child was read")
 	cl := docReport(t, set1, resourcesync.CapChangeList)
 	assert.Contains(t, cl.Error, "500")
-	require.Len(t, set1.Follow.Warnings, 1)
-	assert.Contains(t, set1.Follow.Warnings[0], base+"set1/cl.xml could not be read")
-	assert.Equal(t, []string{base + "set1/cl.xml"}, set1.Follow.Polled)
-	require.NotNil(t, set1.Follow.Position)
-	assert.Equal(t, "2024-01-02T00:00:00Z", set1.Follow.Position.Format(time.RFC3339), "the Resource List's at")
+	require.NotNil(t, set1.ListedAt)
+	assert.Equal(t, "2024-01-02T00:00:00Z", set1.ListedAt.Format(time.RFC3339), "the Resource List's at")
 
 	set2 := rep.Sets[1]
 	assert.Empty(t, docReport(t, set2, resourcesync.CapChangeList).Error)
 	assert.Equal(t, int64(3), set2.Changes)
-	assert.Equal(t, []string{base + "set2/cl.xml"}, set2.Follow.Polled)
-	require.NotNil(t, set2.Follow.Position)
-	assert.Equal(t, "2024-01-04T00:00:00Z", set2.Follow.Position.Format(time.RFC3339), "the newest change not in the future")
-	assert.ElementsMatch(t, []string{
-		base + "set2/cl.xml starts at 2024-01-03T00:00:00Z, after the Resource Lists' time 2024-01-02T00:00:00Z: changes in between are not listed",
-		base + "set2/cl.xml has 1 entries without datetime: each is ordered by its place in the list",
-		base + "set2/cl.xml has 1 changes dated in the future (the latest 9999-12-31T00:00:00Z)",
-	}, set2.Follow.Warnings)
+	// The follow plan is package changes' (changes.Plan,
+	// TestInspectPlanSaysWhatKeepsFollowingInexact).
 }
 
 func TestInspectIndexChildFailure(t *testing.T) {
@@ -89,7 +80,6 @@ func TestInspectIndexChildFailure(t *testing.T) {
 	require.Len(t, rl.Failed, 1)
 	assert.Equal(t, base+"set1/rl-part2.xml", rl.Failed[0].URL)
 	assert.Contains(t, rl.Failed[0].Msg, "404")
-	assert.Empty(t, rep.Sets[1].Follow.Warnings, "set2's Change List reaches back to its Resource List")
 }
 
 func TestInspectSetWithoutChangeList(t *testing.T) {
@@ -97,6 +87,5 @@ func TestInspectSetWithoutChangeList(t *testing.T) {
 	rep := inspect(t, base+"rl.xml")
 	require.Len(t, rep.Sets, 1)
 	assert.Equal(t, int64(1), rep.Sets[0].Resources)
-	assert.Empty(t, rep.Sets[0].Follow.Polled)
-	assert.Equal(t, []string{"no Change List: a mount shows this set as listed and does not follow it"}, rep.Sets[0].Follow.Warnings)
+	assert.Zero(t, rep.Sets[0].Changes)
 }

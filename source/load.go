@@ -45,7 +45,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 	if err != nil {
 		return nil, err
 	}
-	for _, set := range s.Sets { // no follower yet: nothing reads the sets meanwhile
+	for _, set := range s.Sets() { // no follower yet: nothing reads the sets meanwhile
 		set.ListedAt = st.listed[set]
 	}
 	if err := cat.Seal(); err != nil {
@@ -79,14 +79,15 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	sinkAll func([]*catalog.Resource) (int, error), progress func(Progress)) (*LoadStats, error) {
 	start := time.Now()
 	l := &loader{s: s, progress: progress}
-	l.dumps.number = s.SetNumber
+	l.dumps.number, l.dumps.docs = s.SetNumber, s.Docs
 	s.lists.reset()
 	dumps := 0
-	for _, set := range s.Sets {
-		for _, u := range set.Docs[resourcesync.CapResourceList] {
+	for _, set := range s.Sets() {
+		docs := s.AllDocs(set)
+		for _, u := range docs[resourcesync.CapResourceList] {
 			l.seeds = append(l.seeds, listDoc{u, set})
 		}
-		dumps += len(set.Docs[resourcesync.CapResourceDump]) + len(set.Docs[resourcesync.CapChangeDump])
+		dumps += len(docs[resourcesync.CapResourceDump]) + len(docs[resourcesync.CapChangeDump])
 	}
 	if len(l.seeds) == 0 && dumps == 0 {
 		return nil, fmt.Errorf("load: %w (no Resource List or Resource Dump in any resource set)", ErrNotFound)

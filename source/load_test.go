@@ -96,7 +96,7 @@ func TestLoadRejectsWrongCapability(t *testing.T) {
 	src := startTestSource(t, sourcetest.Config{Resources: 5})
 	s, err := discover(t, src.URL())
 	require.NoError(t, err)
-	s.Sets[0].Docs["resourcelist"] = []string{src.ChangeListURL(0)}
+	s.Sets()[0].Docs["resourcelist"] = []string{src.ChangeListURL(0)}
 	err = func() error {
 		_, err := s.Load(context.Background(), catalog.New(catalog.Options{Origin: s.Origin}), nil)
 		return err

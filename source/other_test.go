@@ -101,7 +101,7 @@ func TestDiscoverResourceSyncBeforeOtherLink(t *testing.T) {
 	})
 	src, err := discoverOther(t, base)
 	require.NoError(t, err)
-	assert.Len(t, src.Sets, 1)
+	assert.Len(t, src.Sets(), 1)
 }
 
 func TestPageLinks(t *testing.T) {

@@ -14,6 +14,7 @@ package source
 
 import (
 	"log/slog"
+	"sync"
 	"time"
 
 	"rsfs/fetch"
@@ -30,10 +31,6 @@ type Source struct {
 	// Entry is the document discovery started from (the Source Description,
 	// a Capability List, ...).
 	Entry string
-	// Sets are the resource sets, one per Capability List. A Source reached
-	// through a Resource List, Change List or robots.txt has one implicit
-	// set whose URL is empty.
-	Sets []*Set
 	// Failed are the documents discovery could not read (see
 	// Options.Partial), Warnings what it tolerated; both name the document.
 	Failed, Warnings []Problem
@@ -43,6 +40,14 @@ type Source struct {
 	policy *fetch.Policy // the client's: the origins it may fetch from, and why
 	pkgs   packages
 	lists  listValidators // of the Resource Lists last loaded
+
+	// sets are the resource sets, one per Capability List (a Source
+	// reached through a Resource List, Change List or robots.txt has one
+	// implicit set whose URL is empty). Once discovery has returned them,
+	// they, and each set's Docs, Hubs and Links, are read and replaced only
+	// under setsMu, through the methods in sets.go.
+	setsMu sync.Mutex
+	sets   []*Set
 }
 
 // Set is one resource set: a Capability List and the documents it names.
@@ -50,10 +55,13 @@ type Set struct {
 	// URL of the Capability List; empty for an implicit set.
 	URL string
 	// Docs lists, per capability, the URLs of the documents the Capability
-	// List names (each may be an index).
+	// List names (each may be an index). Exported for a snapshot's State;
+	// once the set is a Source's, read it through Source.Docs and replace
+	// it through Source.AdoptDocs or Source.ReplaceDocs.
 	Docs map[resourcesync.Capability][]string
 	// Hubs are the notification channels (rs:ln rel="hub") by capability,
-	// e.g. "changelist" → hub URL, with the topic URL beside it.
+	// e.g. "changelist" → hub URL, with the topic URL beside it; read
+	// through Source.Hubs.
 	Hubs []Channel
 	// Links are the Capability List's own rs:ln elements.
 	Links []resourcesync.Link
@@ -108,18 +116,6 @@ func (o *Options) logger() *slog.Logger {
 		return o.Logger
 	}
 	return slog.Default()
-}
-
-// SetNumber is set's number in the catalog (catalog.Resource.Set): its
-// place in Sets, from 1; 0 for a set not (or no longer) among them. A
-// change of sets reloads every Resource List, which renumbers them.
-func (s *Source) SetNumber(set *Set) uint16 {
-	for i, x := range s.Sets {
-		if x == set && i < 0xffff {
-			return uint16(i + 1)
-		}
-	}
-	return 0
 }
 
 // addSetDoc records a document of a set. The Source names it, so its

@@ -28,10 +28,10 @@ type State struct {
 }
 
 // State returns the Source's state for a snapshot, with the positions its
-// follower encoded. The caller holds whatever lock keeps the sets from
-// changing until the state is encoded.
+// follower encoded: copies of the sets as they are now. The caller holds
+// whatever lock keeps the sets' list times from changing (a reload).
 func (s *Source) State(positions json.RawMessage) *State {
-	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.Sets,
+	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.setCopies(),
 		Positions: positions, Mirrors: s.policy.Mirrors()}
 }
 
@@ -51,9 +51,9 @@ func DecodeState(data []byte) (*State, error) {
 // mounting from a snapshot while the Source is unreachable.
 func Restore(st *State, opts Options) *Source {
 	s := newSource(st.Origin, fetch.ReasonSource, opts)
-	s.Entry, s.Sets = st.Entry, st.Sets
+	s.Entry, s.sets = st.Entry, st.Sets
 	s.AllowSavedMirrors(st)
-	for _, set := range s.Sets {
+	for _, set := range s.sets {
 		if set.URL != "" {
 			s.AllowDoc(set.URL)
 		}
@@ -70,12 +70,13 @@ func Restore(st *State, opts Options) *Source {
 // a saved state. When not, the Source changed its Capability Lists and the
 // catalog must be reloaded.
 func (s *Source) SameSets(st *State) bool {
-	if len(s.Sets) != len(st.Sets) {
+	sets := s.Sets()
+	if len(sets) != len(st.Sets) {
 		return false
 	}
-	for i, set := range s.Sets {
+	for i, set := range sets {
 		old := st.Sets[i]
-		if set.URL != old.URL || !reflect.DeepEqual(set.Docs, old.Docs) {
+		if set.URL != old.URL || !reflect.DeepEqual(s.AllDocs(set), old.Docs) {
 			return false
 		}
 	}
@@ -85,7 +86,7 @@ func (s *Source) SameSets(st *State) bool {
 // AdoptListedAt carries the saved sets' list times over to freshly
 // discovered ones (they are learned only by loading).
 func (s *Source) AdoptListedAt(st *State) {
-	for i, set := range s.Sets {
+	for i, set := range s.Sets() {
 		if i < len(st.Sets) {
 			set.ListedAt = st.Sets[i].ListedAt
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rsfs/changes"
 	"rsfs/discover"
 	"rsfs/protocol"
 	"rsfs/source"
@@ -46,7 +47,7 @@ when nothing could be discovered.`,
 			if found.Protocol() == protocol.AtomPMH {
 				return inspectFeed(cmd, &sf, args[0], found.Feed, asJSON)
 			}
-			rep, err := found.Source.Inspect(cmd.Context())
+			rep, err := changes.Inspect(cmd.Context(), found.Source)
 			if err != nil {
 				return err
 			}
