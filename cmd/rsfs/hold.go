@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,7 +40,7 @@ once the mount's status shows the hold.`,
 				return fmt.Errorf("hold %s: %w", args[0], err)
 			}
 			if err := m.acknowledged(func(r *status.Report) bool { return r.Hold != nil && r.Hold.Until.Equal(until) }); err != nil {
-				_ = mountutil.RemoveHold(m.file) // no hold the mount does not see
+				m.restore() // no hold the mount does not see; an earlier one stays
 				return fmt.Errorf("hold %s: the mount (pid %d) does not show the hold written to %s: %w", args[0], m.pid, m.file, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "changes held back at %s until %s\n", m.dir, until.Format(time.RFC3339))
@@ -84,6 +85,23 @@ type holdMount struct {
 	file string // the hold file it reads
 	pid  int
 	held bool // it showed a hold before
+	// earlier is the until of the hold it showed before, if any: a new
+	// hold it does not show puts it back rather than end it.
+	earlier time.Time
+}
+
+// restore puts the hold file back as it was before a hold the mount did
+// not show: the earlier hold, or none.
+func (m *holdMount) restore() {
+	var err error
+	if m.held {
+		err = mountutil.WriteHold(m.file, m.earlier)
+	} else {
+		err = mountutil.RemoveHold(m.file)
+	}
+	if err != nil {
+		slog.Warn("hold: the hold file could not be put back as it was", "hold_file", m.file, "err", err)
+	}
 }
 
 // holdTarget finds the mount at dir (through symlinks) and, from its
@@ -102,6 +120,9 @@ func holdTarget(dir string) (*holdMount, error) {
 		return nil, err
 	}
 	m := &holdMount{dir: real, file: rep.HoldFile, pid: rep.PID, held: rep.Hold != nil}
+	if m.held {
+		m.earlier = rep.Hold.Until
+	}
 	if m.file == "" {
 		// A mount from before hold_file: its file is where it was.
 		m.file = mountutil.HoldPath(real)

@@ -113,5 +113,17 @@ func TestHoldOverAnEarlierHoldWaitsForTheNewOne(t *testing.T) {
 		assert.Contains(t, err.Error(), "does not show the hold")
 		assert.Contains(t, err.Error(), "its status says held until "+earlier.Format(time.RFC3339))
 		assert.GreaterOrEqual(t, time.Since(start), 2*time.Second, "it waited for the mount to show the new hold")
+		until, ok := mountutil.HeldUntil(m.holdFile)
+		require.True(t, ok, "the earlier hold, which the mount shows, is not ended by a hold that failed")
+		assert.True(t, until.Equal(earlier), "the hold file holds the earlier hold again: %s", until)
+	})
+
+	t.Run("none before, not shown", func(t *testing.T) {
+		m := newFakeMount(t)
+		code, err := execute(t, "hold", m.dir, "--for", "2h")
+		require.Error(t, err)
+		assert.Equal(t, 1, code)
+		_, ok := mountutil.HeldUntil(m.holdFile)
+		assert.False(t, ok, "a hold the mount does not show leaves no hold file")
 	})
 }
