@@ -16,6 +16,10 @@ import (
 // is 8 windows.
 const maxOut = 256 << 10
 
+// maxData caps FuzzResume's data: three windows, and short enough for
+// thousands of execs in CI's 10 s.
+const maxData = 96 << 10
+
 // maxResumes caps the boundaries one fuzz input resumes at (each resumed
 // decode reads up to maxOut).
 const maxResumes = 16
@@ -212,13 +216,14 @@ func compress(tb testing.TB, data []byte, level, chunk int) []byte {
 }
 
 // FuzzResume compresses data with compress/flate at a fuzzed level
-// (HuffmanOnly to BestCompression), the seed grown by repeating it by
-// grow*256 bytes so that matches reach back across the 32 KiB window (and
-// cut at maxOut), with a sync flush every chunk bytes when chunk is not 0. The copy must decode it to the data, at
-// every boundary it reports the window must be the 32 KiB of data before
-// it, and a decoder resumed there (at all boundaries if there are at most
-// maxResumes, else at ones spread evenly, the last and pick's) must yield
-// the data's tail from there, no error, and the same later boundaries.
+// (HuffmanOnly to BestCompression): the seed grown by repeating it by
+// grow*256 bytes, so that matches reach back across the 32 KiB window, and
+// cut at maxData, with a sync flush every chunk bytes (at most about 1024
+// of them) when chunk is not 0. The copy must decode it to the data; at the
+// boundaries chosen (all if there are at most maxResumes, else ones spread
+// evenly, the last and pick's) the window must be the 32 KiB of data before
+// the boundary, and a decoder resumed there must yield the data's tail from
+// there, no error, and the same later boundaries.
 func FuzzResume(f *testing.F) {
 	for _, tc := range streamsTestCases {
 		if tc.want != "fail" {
@@ -242,7 +247,7 @@ func FuzzResume(f *testing.F) {
 		if n := len(seed) + int(grow)<<8; n > len(seed) && len(seed) > 0 {
 			data = bytes.Repeat(seed, n/len(seed)+1)[:n]
 		}
-		data = data[:min(len(data), maxOut)]
+		data = data[:min(len(data), maxData)]
 		lvl := int(level)%12 - 2
 		// At most about 1024 flushes: each is a boundary or two.
 		flushEvery := int(chunk)
