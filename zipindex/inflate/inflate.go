@@ -3,12 +3,38 @@
 // license that can be found in the LICENSE file.
 
 // Package inflate is a trimmed copy of the Go standard library's
-// compress/flate decompressor (Go 1.26, BSD licence, see LICENSE) that reports
+// compress/flate decompressor (BSD licence, see LICENSE) that reports
 // deflate block boundaries and can start decoding at any block boundary,
 // given the bit offset and the 32 KiB of output before it. It is the zran.c
-// technique for random access into deflate streams. Changes from the original:
-// the Boundary hook, NewResumed, the output counter, and the removal of the
-// writer-side and deprecated declarations.
+// technique for random access into deflate streams.
+//
+// # Upstream
+//
+// The copy is of Go go1.26.8: src/compress/flate/inflate.go (git blob
+// 4ed6aade149982eeb4480deaa3267a513fbf5483) and dict_decoder.go (git blob
+// d2c19040f54f5322b10d2c02a600a9b2f3198638); `git hash-object` on a newer
+// release's files tells whether they changed. Apart from the changes below,
+// the decoding code (the Huffman tables, readHuffman, huffmanBlock,
+// dataBlock, copyData, moreBits, huffSym and the dictDecoder) is upstream's
+// line for line, so a later upstream fix applies as it is. The changes:
+//
+//   - inflate.go: the package doc and name; the Boundary hook (Options.OnBlock,
+//     called first thing in nextBlock, and Boundary with its Window);
+//     the decoder's start (baseBits, baseOut) and NewResumed, which skips
+//     the bits of the first byte before the boundary; Decoder and NewDecoder
+//     in place of NewReader, NewReaderDict (NewResumed with a window is a
+//     preset dictionary) and Resetter/Reset; the Reader doc (the input must
+//     be an io.ByteReader: there is no bufio fallback, makeReader and rBuf
+//     are gone, so the decoder never reads past the bits it decodes);
+//     maxMatchOffset and endBlockMarker, which upstream declares in the
+//     writer's files; and the removal of the deprecated ReadError and
+//     WriteError.
+//   - dict_decoder.go: the package name; the flushed counter (readFlush adds
+//     to it) and the written and window methods, for Boundary.
+//
+// The upstream decoder tests that apply to this API are in upstream_test.go
+// under their upstream names; FuzzAgainstCompressFlate and FuzzResume in
+// fuzz_test.go compare the copy with compress/flate.
 package inflate
 
 import (
