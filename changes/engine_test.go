@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -192,6 +193,29 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-01T13:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/n.txt": 4},
 	applied:  2,
+}, {
+	// An index of Change Dumps: read as an index of Change Lists is, so a
+	// caught-up poll reads the index and the Change Dump it names (which may
+	// have gained packages since, TestChangeDumpIndexUnchangedChildGrows).
+	name: "change dump index",
+	docs: map[string]string{
+		"/caps.xml": engineCaps(nil, []string{"/cdi.xml"}),
+		"/rl.xml":   rlAt,
+		"/cdi.xml": `<sitemapindex ` + ns + `><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/>
+<sitemap><loc>BASE/cd.xml</loc><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/></sitemap></sitemapindex>`,
+		"/cd.xml": `<urlset ` + ns + `><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/>
+<url><loc>BASE/p1.zip</loc><rs:md type="application/zip" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></url></urlset>`,
+	},
+	packages: map[string]enginePackage{"/p1.zip": {
+		manifest: `<urlset ` + ns + `><rs:md capability="changedump-manifest" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>BASE/n.txt</loc><lastmod>2024-01-01T13:00:00Z</lastmod><rs:md change="created" datetime="2024-01-01T13:00:00Z" path="/res/n.txt"/></url></urlset>`,
+		members: map[string]string{"res/n.txt": "nnnn"},
+	}},
+	caughtUp: []string{"/cdi.xml", "/cd.xml"},
+	newest:   "2024-01-01T13:00:00Z",
+	position: "2024-01-01T13:00:00Z",
+	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 1, "/c.txt": 1, "/n.txt": 4},
+	applied:  1,
 }}
 
 // engineSource serves a fixture: documents with an ETag (If-None-Match
@@ -429,4 +453,48 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A Change Dump index that answers 304 has children that may have grown:
+// the follower reads them again, as it does an unchanged Change List
+// index's, and applies the packages a Change Dump gained since.
+func TestChangeDumpIndexUnchangedChildGrows(t *testing.T) {
+	var fx engineFixture
+	for _, f := range engineFixtures {
+		if f.name == "change dump index" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.docs)
+	fx.docs = maps.Clone(fx.docs)
+	s := startEngineSource(t, fx)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := testOptions()
+	opts.Partial = true
+	src, err := discoverSource(ctx, s.base+"/caps.xml", opts)
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	_, err = src.Load(ctx, cat, nil)
+	require.NoError(t, err)
+	f := New(src, cat, FollowOptions{}, nil)
+	pollOnce(t, f)
+	require.Equal(t, int64(4), lengthsOf(treeOf(cat, s.base))["/n.txt"], "the first package applied")
+
+	// The Change Dump gains a package; its index is unchanged (304).
+	p2 := zipPackage(t, strings.ReplaceAll(`<urlset `+ns+`><rs:md capability="changedump-manifest" from="2024-01-02T00:00:00Z" until="2024-01-03T00:00:00Z"/>
+<url><loc>BASE/m.txt</loc><lastmod>2024-01-02T13:00:00Z</lastmod><rs:md change="created" datetime="2024-01-02T13:00:00Z" path="/res/m.txt"/></url></urlset>`,
+		"BASE", s.base), map[string]string{"res/m.txt": "mmmmmm"})
+	s.mu.Lock()
+	s.zips["/p2.zip"] = p2
+	s.fx.docs["/cd.xml"] = strings.Replace(s.fx.docs["/cd.xml"], "</urlset>",
+		`<url><loc>BASE/p2.zip</loc><rs:md type="application/zip" from="2024-01-02T00:00:00Z" until="2024-01-03T00:00:00Z"/></url></urlset>`, 1)
+	s.mu.Unlock()
+	s.takeHits()
+	pollOnce(t, f)
+	_, hits := s.takeHits()
+	assert.Equal(t, 1, hits["/cdi.xml"], "the index is asked (and answers 304)")
+	assert.Equal(t, 1, hits["/cd.xml"], "the Change Dump it names is read again")
+	assert.Equal(t, int64(6), lengthsOf(treeOf(cat, s.base))["/m.txt"], "the new package's change is applied")
+	assert.Equal(t, "2024-01-02T13:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
 }

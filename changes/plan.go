@@ -86,13 +86,13 @@ func Plan(ctx context.Context, src *source.Source, set *source.Set, listedAt tim
 
 // polled returns the documents a caught-up poll at pos reads: those
 // walked, less an index's children closed (by their entry's until) before
-// pos, and their own children; each once. A Change Dump index's children are not
-// among them: a poll at which the index answers 304 does not read them.
+// pos, and their own children; each once. An index answering 304 has its
+// children read again, a Change Dump index's as a Change List index's.
 func (w *walk) polled(pos time.Time) []string {
 	keep := make([]bool, len(w.visits))
 	var out []string
 	for i, v := range w.visits {
-		ok := v.parent < 0 || keep[v.parent] && !v.dump
+		ok := v.parent < 0 || keep[v.parent]
 		if !v.until.IsZero() && v.until.Before(pos) {
 			ok = false
 		}
