@@ -77,6 +77,8 @@ type walk struct {
 	// closed, when set, is told of a Change List the Capability List names
 	// (depth 0) that is closed (its until).
 	closed func(u string, h *resourcesync.Header)
+	// report, when set, keeps what the walk read, for inspect's report.
+	report *walkReport
 
 	changes []change
 	cov     coverage
@@ -191,6 +193,7 @@ func (w *walk) document(ctx context.Context, u string, parent int, until time.Ti
 		w.cov = w.cov.with(cov)
 		return nil
 	}
+	w.report.noteDoc(me, doc)
 	if doc.Header.Root == resourcesync.SitemapIndex {
 		w.docs.read(u, doc.Entries, true, coverage{})
 		w.children(ctx, doc.Entries, me, depth, read)
@@ -230,7 +233,7 @@ func (w *walk) children(ctx context.Context, children []resourcesync.Entry, pare
 func (w *walk) packages(ctx context.Context, entries []resourcesync.Entry, me, depth int) coverage {
 	var cov coverage
 	w.children(ctx, entries, me, depth, func(ctx context.Context, pkg string, _ int, _ time.Time, _ int) error {
-		h, entries, err := packageEntries(ctx, w.s, pkg)
+		h, entries, err := packageEntries(ctx, w.s, pkg, w.report)
 		if err != nil {
 			return err
 		}
