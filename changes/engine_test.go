@@ -419,7 +419,7 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			if nc := rep.Sets[0].NewestChange; nc != nil {
 				newest = nc.UTC().Format(time.RFC3339)
 			}
-			t.Logf("inspect: polled %v; position %s; newest change %s; warnings %q", planPolled, planPos, newest, plan.Warnings)
+			t.Logf("inspect: read %v; polled %v; position %s; newest change %s; warnings %q", inspectHits, planPolled, planPos, newest, plan.Warnings)
 
 			// What the spec asks of each.
 			check := func(_ string, agrees func(t assert.TestingT) bool) { agrees(t) }
