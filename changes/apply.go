@@ -40,9 +40,12 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 		ahead := pos.appliedAhead(c, horizon)
 		if plan.wins(i) && !ahead {
 			eff, err := f.applyOne(set, c, lengths[i])
-			if err != nil && !f.giveUp(set, c, err) {
-				blocked, failed = true, true
-				continue
+			if err != nil {
+				var gaveUp bool
+				if eff, gaveUp = f.giveUp(set, c, err); !gaveUp {
+					blocked, failed = true, true
+					continue
+				}
 			}
 			effects = append(effects, eff...)
 			applied++
@@ -94,8 +97,9 @@ func (f *Follower) applyOne(set *source.Set, c *change, l learned) ([]catalog.Ef
 // often to hold the position any longer. A given-up update keeps the file
 // at its old length with the new version's time and hashes, so reading it
 // fails (EIO, "changed since it was listed" in the log) rather than serve
-// bytes the Source no longer publishes.
-func (f *Follower) giveUp(set *source.Set, c *change, err error) bool {
+// bytes the Source no longer publishes; the effects of marking it are
+// returned, for the kernel to be told the file's version changed.
+func (f *Follower) giveUp(set *source.Set, c *change, err error) ([]catalog.Effect, bool) {
 	f.mu.Lock()
 	f.failures[c.key]++
 	n := f.failures[c.key]
@@ -104,23 +108,28 @@ func (f *Follower) giveUp(set *source.Set, c *change, err error) bool {
 	if n < maxAttempts {
 		f.s.Logger().Warn("change not applied; retried at the next poll", "uri", e.Loc, "change", e.MD.Change,
 			"document", c.doc, "attempt", n, "err", err)
-		return false
+		return nil, false
 	}
 	f.s.Logger().Error("change given up: it failed at every poll; its file reads EIO until the Source lists it again",
 		"uri", e.Loc, "change", e.MD.Change, "document", c.doc, "attempts", n, "err", err)
 	f.mu.Lock()
 	delete(f.failures, c.key)
 	f.mu.Unlock()
-	if id, ok := f.cat.ByURI(e.Loc); ok {
-		if old, ok := f.cat.Resource(id); ok {
-			res := source.ResourceOf(e, c.at)
-			res.Length, res.Set = old.Length, f.s.SetNumber(set)
-			if _, err := f.cat.TryUpsert(res); err != nil {
-				f.s.Logger().Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
-			}
-		}
+	id, ok := f.cat.ByURI(e.Loc)
+	if !ok {
+		return nil, true
 	}
-	return true
+	old, ok := f.cat.Resource(id)
+	if !ok {
+		return nil, true
+	}
+	res := source.ResourceOf(e, c.at)
+	res.Length, res.Set = old.Length, f.s.SetNumber(set)
+	eff, err := f.cat.TryUpsert(res)
+	if err != nil {
+		f.s.Logger().Error("a given-up change could not even be marked; its file may serve its old version", "uri", e.Loc, "err", err)
+	}
+	return eff, true
 }
 
 // closeGaps handles sets whose Change Lists start after their position:

@@ -66,13 +66,20 @@ func (p *polledReads) read(u string, children []resourcesync.Entry, index bool, 
 // header and entries: a created or updated resource gets its member as a
 // copy of that version, read first (Pri 1; the URI is the fallback,
 // copies.DumpRel), and the member's size where the manifest gives no
-// length. Every walk (engine.go) reads packages through it.
-func packageEntries(ctx context.Context, s *source.Source, pkgURL string) (*resourcesync.Header, []resourcesync.Entry, error) {
+// length. Every walk (engine.go) reads packages through it; an
+// inspection's walk (rep not nil) notes the package, as read, in rep.
+func packageEntries(ctx context.Context, s *source.Source, pkgURL string, rep *walkReport) (*resourcesync.Header, []resourcesync.Entry, error) {
 	pkg, err := s.OpenPackage(ctx, pkgURL)
 	if err != nil {
+		if rep != nil {
+			rep.pkgs[pkgURL] = rep.sr.NotePackage(pkgURL, nil, nil, err)
+		}
 		return nil, nil, fmt.Errorf("change dump package: %w", err)
 	}
 	man, err := source.ReadManifest(ctx, pkg)
+	if rep != nil {
+		rep.pkgs[pkgURL] = rep.sr.NotePackage(pkgURL, pkg, man, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("change dump package %s: %w", pkgURL, err)
 	}

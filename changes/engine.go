@@ -77,6 +77,8 @@ type walk struct {
 	// closed, when set, is told of a Change List the Capability List names
 	// (depth 0) that is closed (its until).
 	closed func(u string, h *resourcesync.Header)
+	// report, when set, keeps what the walk read, for inspect's report.
+	report *walkReport
 
 	changes []change
 	cov     coverage
@@ -153,30 +155,52 @@ func (w *walk) visit(u string, parent int, until time.Time, dump bool) int {
 	return len(w.visits) - 1
 }
 
-// changeList reads a Change List, or an index of them, and collects the
-// changes past the position. A document unchanged since the last read has
-// nothing new, but an unchanged index's children may have grown.
+// changeList reads a Change List, or an index of them, changeDump a
+// Change Dump, or an index of them: document.
 func (w *walk) changeList(ctx context.Context, u string, parent int, until time.Time, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("change list %s: indexes nested too deep", u)
+	return w.document(ctx, u, parent, until, depth, false)
+}
+
+func (w *walk) changeDump(ctx context.Context, u string, parent int, until time.Time, depth int) error {
+	return w.document(ctx, u, parent, until, depth, true)
+}
+
+// document reads a Change List, or a Change Dump (dump), or an index of
+// either, and collects the changes past the position: a list's own, a
+// Change Dump's packages' (packages). A document unchanged since the last
+// read has nothing new, but an unchanged index's children may have grown
+// (a Change List more changes, a Change Dump more packages): they are read
+// again.
+func (w *walk) document(ctx context.Context, u string, parent int, until time.Time, depth int, dump bool) error {
+	what, read := "change list", w.changeList
+	if dump {
+		what, read = "change dump", w.changeDump
 	}
-	me := w.visit(u, parent, until, false)
+	if depth > maxDepth {
+		return fmt.Errorf("%s %s: indexes nested too deep", what, u)
+	}
+	me := w.visit(u, parent, until, dump)
 	doc, err := w.docs.get(ctx, u)
 	if err != nil {
-		return fmt.Errorf("change list: %w", err)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 	if doc == nil {
 		children, index, cov := w.docs.remembered(u)
 		if index {
-			w.children(ctx, children, me, depth, w.changeList)
+			w.children(ctx, children, me, depth, read)
 			return nil
 		}
 		w.cov = w.cov.with(cov)
 		return nil
 	}
+	w.report.noteDoc(me, doc)
 	if doc.Header.Root == resourcesync.SitemapIndex {
 		w.docs.read(u, doc.Entries, true, coverage{})
-		w.children(ctx, doc.Entries, me, depth, w.changeList)
+		w.children(ctx, doc.Entries, me, depth, read)
+		return nil
+	}
+	if dump {
+		w.docs.read(u, nil, false, w.packages(ctx, doc.Entries, me, depth))
 		return nil
 	}
 	w.docs.read(u, nil, false, w.collect(u, &doc.Header, doc.Entries, false))
@@ -202,36 +226,21 @@ func (w *walk) children(ctx context.Context, children []resourcesync.Entry, pare
 	}
 }
 
-// changeDump reads a Change Dump (or an index of them) and collects the
-// changes, past the position, of the packages it names: a package closed
-// before the position is skipped. A Change Dump unchanged since the last
-// read has nothing new. Each created or updated resource gets its member
-// in the package as a copy of that version (packageEntries).
-func (w *walk) changeDump(ctx context.Context, u string, parent int, until time.Time, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("change dump %s: indexes nested too deep", u)
-	}
-	me := w.visit(u, parent, until, true)
-	doc, err := w.docs.get(ctx, u)
-	if err != nil {
-		return fmt.Errorf("change dump: %w", err)
-	}
-	if doc == nil {
-		return nil
-	}
-	if doc.Header.Root == resourcesync.SitemapIndex {
-		w.children(ctx, doc.Entries, me, depth, w.changeDump)
-		return nil
-	}
-	w.children(ctx, doc.Entries, me, depth, func(ctx context.Context, pkg string, _ int, _ time.Time, _ int) error {
-		h, entries, err := packageEntries(ctx, w.s, pkg)
+// packages collects the changes, past the position, of the packages a
+// Change Dump names, and returns what they cover: a package closed before
+// the position is skipped. Each created or updated resource gets its
+// member in the package as a copy of that version (packageEntries).
+func (w *walk) packages(ctx context.Context, entries []resourcesync.Entry, me, depth int) coverage {
+	var cov coverage
+	w.children(ctx, entries, me, depth, func(ctx context.Context, pkg string, _ int, _ time.Time, _ int) error {
+		h, entries, err := packageEntries(ctx, w.s, pkg, w.report)
 		if err != nil {
 			return err
 		}
-		w.collect(pkg, h, entries, true)
+		cov = cov.with(w.collect(pkg, h, entries, true))
 		return nil
 	})
-	return nil
+	return cov
 }
 
 // collect keeps a document's changes that are past the position, dated by

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -40,6 +41,10 @@ type engineFixture struct {
 	// warnings: inspect's plan's, BASE for the server's URL.
 	warnings []string
 	tree     map[string]int64
+	// changes: inspect's count of the Change List entries read (at any
+	// depth of indexes); dumpPackages: of the packages the Change Dumps
+	// name.
+	changes, dumpPackages int64
 }
 
 // enginePackage is a Change Dump package: its manifest and members by path.
@@ -96,6 +101,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-04T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 8, "/d.txt": 4, "/e.txt": 3}, // b's last change wins
 	applied:  5,
+	changes:  5,
 }, {
 	// One Change List named twice, by the Capability List and by an index:
 	// read twice in a poll, each change is applied once.
@@ -114,6 +120,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-03T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/f.txt": 1},
 	applied:  2,
+	changes:  4,
 }, {
 	// ResourceSync 1.0 (Z39.99-2014): no from, until or datetime; every
 	// change dated by its lastmod; the last entry, with none, by its place.
@@ -132,6 +139,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-03T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 7, "/b.txt": 2, "/c.txt": 1, "/f.txt": 1, "/g.txt": 5},
 	applied:  4,
+	changes:  4,
 	warnings: []string{`BASE/v10.xml has no from: whether it lists every change since the Resource Lists cannot be told`, `BASE/v10.xml has 1 entries without datetime or lastmod (dated by lastmod, as in 1.0): each is ordered by its place in the list`},
 }, {
 	// ResourceSync 1.1 (Z39.99-2017): changes dated by datetime; lastmod is
@@ -150,6 +158,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-02T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/h.txt": 6},
 	applied:  2,
+	changes:  2,
 	warnings: []string{`BASE/v11.xml has 1 entries without datetime: each is ordered by its place in the list`},
 }, {
 	// The Capability List names a Change List that is gone (404) beside a
@@ -168,6 +177,7 @@ var engineFixtures = []engineFixture{{
 	position: "2024-01-01T00:00:00Z",
 	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1},
 	applied:  1,
+	changes:  1,
 	warnings: []string{`BASE/gone.xml could not be read (fetch BASE/gone.xml: HTTP 404 Not Found): a mount retries it at each poll`},
 }, {
 	// A Change Dump of two packages: p0 closed before the Resource Lists'
@@ -187,11 +197,38 @@ var engineFixtures = []engineFixture{{
 <url><loc>BASE/n.txt</loc><lastmod>2024-01-01T13:00:00Z</lastmod><rs:md change="created" datetime="2024-01-01T13:00:00Z" path="/res/n.txt"/></url></urlset>`,
 		members: map[string]string{"res/b.txt": "bb", "res/n.txt": "nnnn"},
 	}},
-	caughtUp: []string{"/cd.xml"},
-	newest:   "2024-01-01T13:00:00Z",
-	position: "2024-01-01T13:00:00Z",
-	tree:     map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/n.txt": 4},
-	applied:  2,
+	caughtUp:     []string{"/cd.xml"},
+	newest:       "2024-01-01T13:00:00Z",
+	position:     "2024-01-01T13:00:00Z",
+	tree:         map[string]int64{"/a.txt": 1, "/b.txt": 2, "/c.txt": 1, "/n.txt": 4},
+	applied:      2,
+	changes:      0,
+	dumpPackages: 2,
+}, {
+	// An index of Change Dumps: read as an index of Change Lists is, so a
+	// caught-up poll reads the index and the Change Dump it names (which may
+	// have gained packages since, TestChangeDumpIndexUnchangedChildGrows).
+	name: "change dump index",
+	docs: map[string]string{
+		"/caps.xml": engineCaps(nil, []string{"/cdi.xml"}),
+		"/rl.xml":   rlAt,
+		"/cdi.xml": `<sitemapindex ` + ns + `><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/>
+<sitemap><loc>BASE/cd.xml</loc><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/></sitemap></sitemapindex>`,
+		"/cd.xml": `<urlset ` + ns + `><rs:md capability="changedump" from="2024-01-01T00:00:00Z"/>
+<url><loc>BASE/p1.zip</loc><rs:md type="application/zip" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></url></urlset>`,
+	},
+	packages: map[string]enginePackage{"/p1.zip": {
+		manifest: `<urlset ` + ns + `><rs:md capability="changedump-manifest" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>BASE/n.txt</loc><lastmod>2024-01-01T13:00:00Z</lastmod><rs:md change="created" datetime="2024-01-01T13:00:00Z" path="/res/n.txt"/></url></urlset>`,
+		members: map[string]string{"res/n.txt": "nnnn"},
+	}},
+	caughtUp:     []string{"/cdi.xml", "/cd.xml"},
+	newest:       "2024-01-01T13:00:00Z",
+	position:     "2024-01-01T13:00:00Z",
+	tree:         map[string]int64{"/a.txt": 1, "/b.txt": 1, "/c.txt": 1, "/n.txt": 4},
+	applied:      1,
+	changes:      0,
+	dumpPackages: 1,
 }}
 
 // engineSource serves a fixture: documents with an ETag (If-None-Match
@@ -363,8 +400,10 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			// Inspect's follow plan.
 			isrc, err := discoverSource(ctx, s.base+"/caps.xml", opts)
 			require.NoError(t, err)
+			s.takeHits()
 			rep, err := Inspect(ctx, isrc)
 			require.NoError(t, err)
+			_, inspectHits := s.takeHits()
 			require.Len(t, rep.Sets, 1)
 			plan := rep.Sets[0].Follow
 			var planPolled []string
@@ -380,7 +419,7 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 			if nc := rep.Sets[0].NewestChange; nc != nil {
 				newest = nc.UTC().Format(time.RFC3339)
 			}
-			t.Logf("inspect: polled %v; position %s; newest change %s; warnings %q", planPolled, planPos, newest, plan.Warnings)
+			t.Logf("inspect: read %v; polled %v; position %s; newest change %s; warnings %q", inspectHits, planPolled, planPos, newest, plan.Warnings)
 
 			// What the spec asks of each.
 			check := func(_ string, agrees func(t assert.TestingT) bool) { agrees(t) }
@@ -424,9 +463,69 @@ func TestTheThreeReadersAgreeOnHandWrittenSources(t *testing.T) {
 				}
 				return assert.Equal(t, want, plan.Warnings, "inspect's warnings")
 			})
+			check("inspect reads each document once", func(t assert.TestingT) bool {
+				ok := true
+				for d, n := range inspectHits {
+					if strings.HasSuffix(d, ".xml") {
+						ok = assert.Equal(t, 1, n, "inspect's requests for %s", d) && ok
+					}
+				}
+				for _, d := range fx.caughtUp {
+					ok = assert.Contains(t, inspectHits, d, "inspect reads %s", d) && ok
+				}
+				return ok
+			})
+			check("inspect counts", func(t assert.TestingT) bool {
+				return assert.Equal(t, fx.changes, rep.Sets[0].Changes, "inspect's changes, nested index children included") &&
+					assert.Equal(t, fx.dumpPackages, rep.Sets[0].DumpPackages, "inspect's dump packages")
+			})
 			check("inspect newest", func(t assert.TestingT) bool {
 				return assert.Equal(t, fx.newest, newest, "inspect's newest change, dated as the follower dates it")
 			})
 		})
 	}
+}
+
+// A Change Dump index that answers 304 has children that may have grown:
+// the follower reads them again, as it does an unchanged Change List
+// index's, and applies the packages a Change Dump gained since.
+func TestChangeDumpIndexUnchangedChildGrows(t *testing.T) {
+	var fx engineFixture
+	for _, f := range engineFixtures {
+		if f.name == "change dump index" {
+			fx = f
+		}
+	}
+	require.NotEmpty(t, fx.docs)
+	fx.docs = maps.Clone(fx.docs)
+	s := startEngineSource(t, fx)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := testOptions()
+	opts.Partial = true
+	src, err := discoverSource(ctx, s.base+"/caps.xml", opts)
+	require.NoError(t, err)
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	_, err = src.Load(ctx, cat, nil)
+	require.NoError(t, err)
+	f := New(src, cat, FollowOptions{}, nil)
+	pollOnce(t, f)
+	require.Equal(t, int64(4), lengthsOf(treeOf(cat, s.base))["/n.txt"], "the first package applied")
+
+	// The Change Dump gains a package; its index is unchanged (304).
+	p2 := zipPackage(t, strings.ReplaceAll(`<urlset `+ns+`><rs:md capability="changedump-manifest" from="2024-01-02T00:00:00Z" until="2024-01-03T00:00:00Z"/>
+<url><loc>BASE/m.txt</loc><lastmod>2024-01-02T13:00:00Z</lastmod><rs:md change="created" datetime="2024-01-02T13:00:00Z" path="/res/m.txt"/></url></urlset>`,
+		"BASE", s.base), map[string]string{"res/m.txt": "mmmmmm"})
+	s.mu.Lock()
+	s.zips["/p2.zip"] = p2
+	s.fx.docs["/cd.xml"] = strings.Replace(s.fx.docs["/cd.xml"], "</urlset>",
+		`<url><loc>BASE/p2.zip</loc><rs:md type="application/zip" from="2024-01-02T00:00:00Z" until="2024-01-03T00:00:00Z"/></url></urlset>`, 1)
+	s.mu.Unlock()
+	s.takeHits()
+	pollOnce(t, f)
+	_, hits := s.takeHits()
+	assert.Equal(t, 1, hits["/cdi.xml"], "the index is asked (and answers 304)")
+	assert.Equal(t, 1, hits["/cd.xml"], "the Change Dump it names is read again")
+	assert.Equal(t, int64(6), lengthsOf(treeOf(cat, s.base))["/m.txt"], "the new package's change is applied")
+	assert.Equal(t, "2024-01-02T13:00:00Z", onlyPosition(f).Time.UTC().Format(time.RFC3339))
 }

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +25,8 @@ import (
 // is given up"): an update of a.txt that publishes no length, whose HEAD
 // always fails, holds the position at polls 1 and 2 and is given up at
 // poll 3, with an error naming it; the file then keeps its old length with
-// the new version's time and hashes.
+// the new version's time and hashes, and the kernel is told its version
+// changed (a ContentChanged effect).
 func TestFailingUpdateIsPendingAfterTwoPollsAndGivenUpAtTheThird(t *testing.T) {
 	cs := &scriptedSource{}
 	srv := httptest.NewServer(http.HandlerFunc(cs.serve))
@@ -39,7 +42,18 @@ func TestFailingUpdateIsPendingAfterTwoPollsAndGivenUpAtTheThird(t *testing.T) {
 	cat := catalog.New(catalog.Options{Origin: s.Origin})
 	_, err = s.Load(ctx, cat, nil)
 	require.NoError(t, err)
-	f := New(s, cat, FollowOptions{}, nil)
+	var effMu sync.Mutex
+	var effects []catalog.Effect
+	f := New(s, cat, FollowOptions{Effects: func(eff []catalog.Effect) {
+		effMu.Lock()
+		effects = append(effects, eff...)
+		effMu.Unlock()
+	}}, nil)
+	told := func() []catalog.Effect {
+		effMu.Lock()
+		defer effMu.Unlock()
+		return slices.Clone(effects)
+	}
 
 	uri := cs.base + "/a.txt"
 	id, ok := cat.ByURI(uri)
@@ -71,6 +85,7 @@ func TestFailingUpdateIsPendingAfterTwoPollsAndGivenUpAtTheThird(t *testing.T) {
 	pending(1)
 	pollOnce(t, f) // poll 2
 	pending(2)
+	require.Empty(t, told(), "polls 1 and 2: nothing changed in the catalog")
 
 	pollOnce(t, f) // poll 3: given up
 	assert.Equal(t, "2024-01-02T00:00:00Z", position(), "poll 3: given up, the position moves past it")
@@ -89,6 +104,10 @@ func TestFailingUpdateIsPendingAfterTwoPollsAndGivenUpAtTheThird(t *testing.T) {
 	assert.Equal(t, int64(1), r.Length, "it keeps its old length")
 	assert.Equal(t, "2024-01-02T00:00:00Z", r.Lastmod.UTC().Format(time.RFC3339), "with the new version's time")
 	assert.Equal(t, []resourcesync.Hash{{Alg: "sha-256", Value: newHash}}, r.Hashes, "and the new version's hashes")
+	eff := told()
+	require.Len(t, eff, 1, "the kernel is told the given-up file's version changed")
+	assert.Equal(t, catalog.ContentChanged, eff[0].Kind)
+	assert.Equal(t, id, eff[0].ID)
 
 	pollOnce(t, f) // poll 4: nothing more to try
 	assert.Equal(t, 1, strings.Count(logs.String(), "change given up"), "given up once")

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/source"
 )
 
 // The follow plan inspect prints is what a follower does: the documents a
@@ -168,4 +170,88 @@ type planView struct {
 	Polled   []string
 	Position string
 	Warnings []string
+}
+
+// Inspect's reports of the change documents are the engine's walk's, read
+// once: an index's entries, failures and parser warnings at any depth of
+// nesting; a Change List that cannot be read; every package a Change Dump
+// names (one closed before the Resource Lists' time too, which the walk
+// skips); the changes, dump packages and links they hold.
+func TestInspectReportsChangeDocuments(t *testing.T) {
+	fx := engineFixture{
+		docs: map[string]string{
+			"/caps.xml": engineCaps([]string{"/broken.xml", "/top.xml"}, []string{"/cd.xml"}),
+			"/rl.xml":   rlAt,
+			"/top.xml": `<sitemapindex ` + ns + `><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+<sitemap><loc>BASE/mid.xml</loc><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/></sitemap></sitemapindex>`,
+			"/mid.xml": `<sitemapindex ` + ns + `><rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+<sitemap><loc>BASE/cl1.xml</loc><rs:md capability="changelist" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></sitemap>
+<sitemap><loc>BASE/missing.xml</loc><rs:md capability="changelist" from="2024-01-02T00:00:00Z"/></sitemap></sitemapindex>`,
+			"/cl1.xml": `<urlset ` + ns + `><rs:md capability="changelist" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>BASE/b.txt</loc><rs:md change="updated" datetime="2024-01-01 10:00:00Z" length="2"/><rs:ln rel="describedby" href="BASE/meta/b.xml"/></url>
+<url><loc>BASE/d.txt</loc><rs:md change="created" datetime="2024-01-01T11:00:00Z" length="4"/></url></urlset>`,
+			"/cd.xml": `<urlset ` + ns + `><rs:md capability="changedump" from="2023-01-01T00:00:00Z"/>
+<url><loc>BASE/p0.zip</loc><rs:md type="application/zip" length="10" from="2023-01-01T00:00:00Z" until="2023-12-01T00:00:00Z"/></url>
+<url><loc>BASE/p1.zip</loc><rs:md type="application/zip" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/></url></urlset>`,
+		},
+		packages: map[string]enginePackage{"/p1.zip": {
+			manifest: `<urlset ` + ns + `><rs:md capability="changedump-manifest" from="2024-01-01T00:00:00Z" until="2024-01-02T00:00:00Z"/>
+<url><loc>BASE/n.txt</loc><rs:md change="created" datetime="2024-01-01T13:00:00Z" path="/res/n.txt"/><rs:ln rel="describedby" href="BASE/meta/n.xml"/></url></urlset>`,
+			members: map[string]string{"res/n.txt": "nnnn"},
+		}},
+	}
+	s := startEngineSource(t, fx)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := testOptions()
+	opts.Partial = true
+	src, err := discoverSource(ctx, s.base+"/caps.xml", opts)
+	require.NoError(t, err)
+	s.takeHits()
+	rep, err := Inspect(ctx, src)
+	require.NoError(t, err)
+	_, hits := s.takeHits()
+	for _, d := range []string{"/broken.xml", "/top.xml", "/mid.xml", "/cl1.xml", "/missing.xml", "/cd.xml", "/rl.xml"} {
+		assert.Equal(t, 1, hits[d], "requests for %s", d)
+	}
+	require.Len(t, rep.Sets, 1)
+	sr := rep.Sets[0]
+	var order []string
+	docs := map[string]source.DocReport{}
+	for _, d := range sr.Documents {
+		u := strings.TrimPrefix(d.URL, s.base)
+		order = append(order, string(d.Capability)+" "+u)
+		docs[u] = d
+	}
+	assert.Equal(t, []string{"changedump /cd.xml", "changelist /broken.xml", "changelist /top.xml", "resourcelist /rl.xml"}, order)
+
+	assert.Contains(t, docs["/broken.xml"].Error, "404")
+	top := docs["/top.xml"]
+	assert.True(t, top.Index)
+	assert.Equal(t, 1, top.Documents, "the documents the index names")
+	assert.Equal(t, int64(2), top.Entries, "the entries of its grandchild")
+	require.Len(t, top.Failed, 1)
+	assert.Equal(t, s.base+"/missing.xml", top.Failed[0].URL)
+	assert.Contains(t, top.Failed[0].Msg, "404")
+	require.Len(t, top.Warnings, 1)
+	assert.Equal(t, s.base+"/cl1.xml", top.Warnings[0].URL)
+	assert.Contains(t, top.Warnings[0].Msg, "space instead of T")
+	cd := docs["/cd.xml"]
+	assert.Empty(t, cd.Error)
+	assert.Equal(t, int64(2), cd.Entries)
+
+	assert.Equal(t, int64(2), sr.Changes)
+	assert.Equal(t, int64(2), sr.DumpPackages)
+	assert.Equal(t, int64(10), sr.DumpBytes)
+	require.Len(t, sr.Packages, 2)
+	assert.Equal(t, s.base+"/p0.zip", sr.Packages[0].URL)
+	assert.Contains(t, sr.Packages[0].Error, "404", "a package the walk skips is opened for the report")
+	p1 := sr.Packages[1]
+	assert.Equal(t, s.base+"/p1.zip", p1.URL)
+	assert.Empty(t, p1.Error)
+	assert.Equal(t, 2, p1.Members)
+	assert.Equal(t, 1, p1.ManifestEntries)
+	assert.Equal(t, 1, p1.Matched)
+	require.Contains(t, sr.Links, "describedby")
+	assert.Equal(t, int64(2), sr.Links["describedby"].Count, "a Change List's link and a manifest's")
 }

@@ -11,9 +11,10 @@ import (
 	"rsfs/source"
 )
 
-// Inspect is src.Inspect's report with each set's follow plan and newest
-// change worked out by the follower's own engine (Plan): source counts
-// what the documents hold, but cannot follow them.
+// Inspect is src.Inspect's report with each set's change documents
+// reported and its follow plan and newest change worked out, by one walk
+// of the follower's own engine (Plan) that reads each change document
+// once: source counts what its own documents hold, but cannot follow.
 func Inspect(ctx context.Context, src *source.Source) (*source.Report, error) {
 	rep, err := src.Inspect(ctx)
 	if err != nil {
@@ -28,7 +29,7 @@ func Inspect(ctx context.Context, src *source.Source) (*source.Report, error) {
 		if sr.ListedAt != nil {
 			listedAt = *sr.ListedAt
 		}
-		p := Plan(ctx, src, set, listedAt)
+		p := plan(ctx, src, set, listedAt, sr)
 		sr.Follow, sr.NewestChange = p.Follow, p.Newest
 	}
 	return rep, ctx.Err()
@@ -50,6 +51,12 @@ type SetPlan struct {
 // children closed before that position are skipped); and what would keep
 // following from being exact.
 func Plan(ctx context.Context, src *source.Source, set *source.Set, listedAt time.Time) SetPlan {
+	return plan(ctx, src, set, listedAt, nil)
+}
+
+// plan is Plan; sr, when set, gets the reports of the change documents
+// the walk read (walkReport.fill).
+func plan(ctx context.Context, src *source.Source, set *source.Set, listedAt time.Time, sr *source.SetReport) SetPlan {
 	lists, dumps := src.Docs(set, resourcesync.CapChangeList), src.Docs(set, resourcesync.CapChangeDump)
 	var out SetPlan
 	if len(lists)+len(dumps) == 0 {
@@ -59,9 +66,15 @@ func Plan(ctx context.Context, src *source.Source, set *source.Set, listedAt tim
 		out.Follow.Warnings = []string{"no Change List: a mount shows this set as listed and does not follow it"}
 		return out
 	}
-	w := newWalk(src, wholeReads{src}, Position{Time: listedAt}, time.Now())
+	w := newWalk(src, onceReads{wholeReads{src}, map[string]onceRead{}}, Position{Time: listedAt}, time.Now())
+	if sr != nil {
+		w.report = newWalkReport(sr)
+	}
 	w.changeLists(ctx, lists)
 	w.changeDumps(ctx, dumps)
+	if w.report != nil {
+		w.report.fill(ctx, src, w)
+	}
 	pos := w.pos.clone()
 	if len(w.failed) == 0 {
 		plan := planApply(w.changes, nil)
@@ -86,13 +99,13 @@ func Plan(ctx context.Context, src *source.Source, set *source.Set, listedAt tim
 
 // polled returns the documents a caught-up poll at pos reads: those
 // walked, less an index's children closed (by their entry's until) before
-// pos, and their own children; each once. A Change Dump index's children are not
-// among them: a poll at which the index answers 304 does not read them.
+// pos, and their own children; each once. An index answering 304 has its
+// children read again, a Change Dump index's as a Change List index's.
 func (w *walk) polled(pos time.Time) []string {
 	keep := make([]bool, len(w.visits))
 	var out []string
 	for i, v := range w.visits {
-		ok := v.parent < 0 || keep[v.parent] && !v.dump
+		ok := v.parent < 0 || keep[v.parent]
 		if !v.until.IsZero() && v.until.Before(pos) {
 			ok = false
 		}

@@ -10,6 +10,7 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/resourcesync"
+	"rsfs/zipindex"
 )
 
 // Report is what Inspect found, per resource set, and what it could not
@@ -119,9 +120,13 @@ type DocReport struct {
 	Warnings []Problem `json:"warnings,omitempty"` // what the parser tolerated, per document
 }
 
-// Inspect reads every document of every set and counts what they hold. A
-// document that cannot be read is reported and the others are read; the
-// error is only the context's.
+// Inspect reads every document of every set that is source's (Resource
+// Lists, Resource Dumps and their packages) and counts what they hold. The
+// change documents (Change Lists, Change Dumps, their indexes and
+// packages) are named, each with an empty report, but not read: package
+// changes reads them once, with the follower's own engine, and fills
+// their reports in (changes.Inspect). A document that cannot be read is
+// reported and the others are read; the error is only the context's.
 func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 	rep := &Report{Origin: s.Origin, Entry: s.Entry, Failed: s.Failed, Warnings: s.Warnings}
 	for _, set := range s.Sets() {
@@ -138,6 +143,10 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 				continue // a notification topic, not a document
 			}
 			for _, u := range docs[resourcesync.Capability(c)] {
+				if IsChangeDoc(resourcesync.Capability(c)) {
+					sr.Documents = append(sr.Documents, DocReport{Capability: resourcesync.Capability(c), URL: u, Documents: 1})
+					continue
+				}
 				sr.Documents = append(sr.Documents, *s.inspectDoc(ctx, resourcesync.Capability(c), u, &sr, in))
 			}
 		}
@@ -161,7 +170,7 @@ type inspection struct {
 
 func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport, in *inspection) *DocReport {
 	dr := &DocReport{Capability: c, URL: u, Documents: 1}
-	if c == resourcesync.CapResourceDump || c == resourcesync.CapChangeDump {
+	if c == resourcesync.CapResourceDump {
 		defer func() {
 			pkgs, err := s.dumpPackages(ctx, u, 0)
 			if err != nil {
@@ -169,7 +178,7 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 				return
 			}
 			for _, p := range pkgs {
-				sr.Packages = append(sr.Packages, s.inspectPackage(ctx, p, sr))
+				sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p, sr))
 			}
 		}()
 	}
@@ -231,7 +240,7 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 			continue
 		}
 		dr.Entries++
-		count(c, e, sr)
+		sr.Count(c, e)
 	}
 	if h.Root == resourcesync.SitemapIndex && children == nil {
 		children = []string{}
@@ -239,7 +248,9 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 	return children, nil
 }
 
-func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
+// Count counts an entry of a document of capability c in the set's
+// report: a resource, a dump package, a change, and their links.
+func (sr *SetReport) Count(c resourcesync.Capability, e *resourcesync.Entry) {
 	if c == resourcesync.CapResourceList || c == resourcesync.CapChangeList {
 		sr.noteLinks(e)
 	}
@@ -261,16 +272,34 @@ func count(c resourcesync.Capability, e *resourcesync.Entry, sr *SetReport) {
 	}
 }
 
+// IsChangeDoc reports whether c's documents are change documents, read by
+// package changes.
+func IsChangeDoc(c resourcesync.Capability) bool {
+	return c == resourcesync.CapChangeList || c == resourcesync.CapChangeDump
+}
+
 func isChannel(c resourcesync.Capability) bool {
 	return c == resourcesync.CapChangeNotification || c == resourcesync.CapFrameworkNotification
 }
 
-// inspectPackage opens a dump package and checks its manifest against its
+// InspectPackage opens a dump package and checks its manifest against its
 // members; the manifest's links count in sr.
-func (s *Source) inspectPackage(ctx context.Context, url string, sr *SetReport) PackageReport {
-	rep := PackageReport{URL: url, Methods: map[string]int{}}
+func (s *Source) InspectPackage(ctx context.Context, url string, sr *SetReport) PackageReport {
 	pkg, err := s.pkgs.open(ctx, url)
 	if err != nil {
+		return sr.NotePackage(url, nil, nil, err)
+	}
+	man, err := ReadManifest(ctx, pkg)
+	return sr.NotePackage(url, pkg, man, err)
+}
+
+// NotePackage describes a dump package as opened (pkg nil: it could not
+// be, err says why) with its manifest (nil: it could not be read, err says
+// why), checking the manifest against the members; the manifest's links
+// count in sr.
+func (sr *SetReport) NotePackage(url string, pkg *zipindex.Package, man *resourcesync.Document, err error) PackageReport {
+	rep := PackageReport{URL: url, Methods: map[string]int{}}
+	if pkg == nil {
 		rep.Error = err.Error()
 		return rep
 	}
@@ -278,8 +307,7 @@ func (s *Source) inspectPackage(ctx context.Context, url string, sr *SetReport) 
 	for _, m := range pkg.Members {
 		rep.Methods[methodName(m.Method)]++
 	}
-	man, err := ReadManifest(ctx, pkg)
-	if err != nil {
+	if man == nil {
 		rep.Error = err.Error()
 		return rep
 	}
