@@ -155,7 +155,8 @@ func TestReloadWhenSetsChanged(t *testing.T) {
 func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 8})
 	dir := t.TempDir()
-	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir}, nil)
+	r := newResourceSync(loadT(t, dir, src.URL()), dir)
+	r.follow(nil, follow.Options{})
 	r.save(false)
 	_, err := os.Stat(statedir.SnapshotPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no changes: nothing saved")
@@ -190,15 +191,15 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 		return false
 	}
 	applied := make(chan struct{}, 1)
-	s, err := Open(ctx(t), Options{Dir: dir, URL: src.URL(), Source: testOptions(),
-		Follow: follow.Options{Interval: time.Millisecond, MinGap: time.Millisecond, Held: held,
-			AfterPoll: func() {
-				select {
-				case applied <- struct{}{}:
-				default:
-				}
-			}}})
+	s, err := Open(ctx(t), Options{Dir: dir, URL: src.URL(), Source: testOptions()})
 	require.NoError(t, err)
+	s.Follow(nil, follow.Options{Interval: time.Millisecond, MinGap: time.Millisecond, Held: held,
+		AfterPoll: func() {
+			select {
+			case applied <- struct{}{}:
+			default:
+			}
+		}})
 	_, err = os.Stat(statedir.SnapshotPath(dir))
 	require.ErrorIs(t, err, os.ErrNotExist, "Open does not save")
 	_, err = src.Create("/new.txt", []byte("new\n"))
@@ -222,24 +223,27 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 	assert.Equal(t, 501, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
 }
 
-// The follower's effects are dropped until Attach names the file system,
-// then reach it.
-func TestEffectsReachWhatIsAttached(t *testing.T) {
+// Open makes no follower: Follow makes it, and the effects of the changes
+// it applies, from CatchUp on, reach the function Follow was given.
+func TestEffectsReachWhatFollowIsGiven(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 4})
 	s, err := Open(ctx(t), Options{URL: src.URL(), Source: testOptions()})
 	require.NoError(t, err)
+	assert.Nil(t, s.Follower(), "Open makes no follower")
 	_, err = src.Create("/before.txt", []byte("b\n"))
 	require.NoError(t, err)
-	require.NoError(t, s.Follower().Poll(ctx(t)), "nothing attached: the effects are dropped")
 
 	var got []string
-	s.Attach(func(es []catalog.Effect) {
+	f := s.Follow(func(es []catalog.Effect) {
 		for _, e := range es {
 			got = append(got, e.Name)
 		}
-	})
+	}, follow.Options{})
+	assert.Same(t, f, s.Follower())
+	require.NoError(t, s.CatchUp(ctx(t)))
+	assert.Equal(t, []string{"before.txt"}, got, "the catch-up's effects")
 	_, err = src.Create("/after.txt", []byte("a\n"))
 	require.NoError(t, err)
-	require.NoError(t, s.Follower().Poll(ctx(t)))
-	assert.Equal(t, []string{"after.txt"}, got)
+	require.NoError(t, f.Poll(ctx(t)))
+	assert.Equal(t, []string{"before.txt", "after.txt"}, got)
 }
