@@ -16,6 +16,8 @@ import (
 	"rsfs/follow"
 	"rsfs/source"
 	"rsfs/statedir"
+	"rsfs/status"
+	"rsfs/tests/atomsource"
 	"rsfs/tests/sourcetest"
 )
 
@@ -246,4 +248,39 @@ func TestEffectsReachWhatFollowIsGiven(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Poll(ctx(t)))
 	assert.Equal(t, []string{"before.txt", "after.txt"}, got)
+}
+
+// A remembered feed is restored by Open, with nothing following it, and
+// caught up by CatchUp through the follower Follow made: the effects of
+// that poll reach the function Follow was given.
+func TestRememberedFeedCatchesUpThroughFollow(t *testing.T) {
+	feed := atomsource.Start(atomsource.Config{PerDocument: 2})
+	t.Cleanup(feed.Close)
+	rep := atomsource.Rep{Type: "application/xml", Ext: "xml", Body: []byte("<r/>\n")}
+	for _, n := range []string{"a", "b", "c"} {
+		require.NoError(t, feed.Create(n, "Record "+n, rep))
+	}
+	dir := t.TempDir()
+	_, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	_, err = os.Stat(statedir.FeedPath(dir))
+	require.NoError(t, err, "a fresh harvest is remembered at once")
+
+	require.NoError(t, feed.Create("d", "Record d", rep))
+	s, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	assert.Nil(t, s.Follower(), "Open makes no follower")
+	assert.Equal(t, status.Follow{}, s.Status(), "nothing followed yet")
+	assert.Equal(t, 3, s.Catalog().Len(), "restored as remembered")
+
+	var got []string
+	s.Follow(func(es []catalog.Effect) {
+		for _, e := range es {
+			got = append(got, e.Name)
+		}
+	}, follow.Options{})
+	require.NoError(t, s.CatchUp(ctx(t)))
+	assert.Equal(t, 4, s.Catalog().Len())
+	assert.Equal(t, []string{"d.xml"}, got, "the catch-up's effects")
+	assert.Equal(t, int64(1), s.Status().Applied)
 }
