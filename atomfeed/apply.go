@@ -14,7 +14,7 @@ import (
 // the URIs it held before that the entry no longer names (removed). A
 // representation whose size could not be learned (other than 404 or 410)
 // keeps what the catalog had and the record is retried at the next poll.
-func (fl *Follower) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]catalog.Effect, error) {
+func (fl *Tree) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]catalog.Effect, error) {
 	var want []*catalog.Resource
 	var keep []string // URIs to keep as they are: their size is not known now
 	if c.Entry != nil {
@@ -62,7 +62,7 @@ func (fl *Follower) applyRecord(c atompmh.Change, sizes map[string]sizeOf) ([]ca
 // resources are an entry's representations as catalog resources, one per
 // distinct alternate URI whose size is known; keep are the URIs it held
 // whose size could not be learned this time (they stay as they were).
-func (fl *Follower) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want []*catalog.Resource, keep []string) {
+func (fl *Tree) resources(e *atompmh.Entry, sizes map[string]sizeOf) (want []*catalog.Resource, keep []string) {
 	props := recordProps(e)
 	links := recordLinks(e)
 	seen := map[string]bool{}

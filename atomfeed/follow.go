@@ -33,16 +33,14 @@ type Stats struct {
 	Applied   int64 // record changes applied to the catalog
 }
 
-// Follower keeps a catalog equal to the feed's pool: Load harvests the
-// whole feed, Poll (and Run, at an interval) the changes since, through
-// the follow.Loop it embeds, which runs one poll at a time.
-type Follower struct {
-	*follow.Loop
-	f   *Feed
-	cat *catalog.Catalog
-	// effects is FollowOptions.Effects: told of each harvest's changes.
-	effects func([]catalog.Effect)
-	state   *atompmh.State
+// Tree is a feed's tree and what its harvests learned: the catalog, the
+// harvest state, and the files each record shows. Harvest (a whole
+// harvest) and Restore (from a Snapshot) make one before anything follows
+// it; Follow then makes its follower.
+type Tree struct {
+	f     *Feed
+	cat   *catalog.Catalog
+	state *atompmh.State
 
 	held  map[string][]string // record id → the URIs it has in the catalog
 	owner map[string]string   // URI → the record holding it
@@ -58,16 +56,49 @@ type Follower struct {
 	st followState
 }
 
-// NewFollower returns a follower filling cat (from NewCatalog).
-func (f *Feed) NewFollower(cat *catalog.Catalog, opts FollowOptions) *Follower {
-	fl := &Follower{f: f, cat: cat, effects: opts.Effects, state: atompmh.NewState(),
+// Follower keeps a catalog equal to the feed's pool: Poll (and Run, at an
+// interval) applies the changes since the harvest that made its Tree,
+// through the follow.Loop it embeds, which runs one poll at a time, and
+// tells Effects of them.
+type Follower struct {
+	*follow.Loop
+	*Tree
+	// effects is FollowOptions.Effects: told of each harvest's changes.
+	effects func([]catalog.Effect)
+}
+
+func (f *Feed) newTree(cat *catalog.Catalog) *Tree {
+	return &Tree{f: f, cat: cat, state: atompmh.NewState(),
 		held: map[string][]string{}, owner: map[string]string{}, sizes: map[string]int64{}, retry: map[string]bool{},
 		lastWarnedForeignOrigins: map[string]bool{}}
+}
+
+// Harvest harvests the whole feed into a new catalog, sealed, with nothing
+// told of what it adds: nothing follows it yet.
+func (f *Feed) Harvest(ctx context.Context) (*Tree, error) {
+	t := f.newTree(f.NewCatalog())
+	start := time.Now()
+	if err := t.harvest(ctx, nil); err != nil {
+		return nil, err
+	}
+	return t, t.loaded(start)
+}
+
+// NewFollower returns a follower filling cat (from NewCatalog), empty
+// until Load.
+func (f *Feed) NewFollower(cat *catalog.Catalog, opts FollowOptions) *Follower {
+	return f.newTree(cat).Follow(opts)
+}
+
+// Follow returns the follower of the tree, which tells opts.Effects of the
+// changes it applies. A tree has one follower: call Follow once.
+func (t *Tree) Follow(opts FollowOptions) *Follower {
+	fl := &Follower{Tree: t, effects: opts.Effects}
 	if opts.Log == nil {
-		opts.Log = f.log
+		opts.Log = t.f.log
 	}
 	fl.Loop = follow.New(fl.harvest, opts.Options)
-	f.follower = fl
+	t.f.follower = fl
 	return fl
 }
 
@@ -76,18 +107,25 @@ func (fl *Follower) Stats() Stats {
 	return Stats{Polls: fl.Polling().Polls, Documents: fl.docs.Load(), Applied: fl.applied.Load()}
 }
 
-// Load harvests the whole feed into the catalog and seals it.
+// Load harvests the whole feed into the catalog, through the loop, and
+// seals it.
 func (fl *Follower) Load(ctx context.Context) error {
 	start := time.Now()
 	if err := fl.Poll(ctx); err != nil {
 		return err
 	}
-	fl.noteLoaded()
-	if err := fl.cat.Seal(); err != nil {
-		return fmt.Errorf("load %s: %w", fl.f.URL, err)
+	return fl.loaded(start)
+}
+
+// loaded marks what was applied so far as the load, not changes, and seals
+// the catalog.
+func (t *Tree) loaded(start time.Time) error {
+	t.noteLoaded()
+	if err := t.cat.Seal(); err != nil {
+		return fmt.Errorf("load %s: %w", t.f.URL, err)
 	}
-	fl.f.log.Info("feed loaded", "files", fl.cat.Len(), "records", len(fl.state.Pool),
-		"documents", fl.docs.Load(), "took", time.Since(start).Round(time.Millisecond))
+	t.f.log.Info("feed loaded", "files", t.cat.Len(), "records", len(t.state.Pool),
+		"documents", t.docs.Load(), "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -95,13 +133,19 @@ func (fl *Follower) Load(ctx context.Context) error {
 // applies what changed, in atom:updated order, then tells Effects. The
 // feed is one set: an early poll is a whole one.
 func (fl *Follower) harvest(ctx context.Context, _ []uint16) error {
+	return fl.Tree.harvest(ctx, fl.effects)
+}
+
+// harvest harvests the feed once, applies what changed, tells effects (if
+// set), and notes how it ended for Status.
+func (t *Tree) harvest(ctx context.Context, effects func([]catalog.Effect)) error {
 	start := time.Now()
-	err := fl.poll(ctx)
-	fl.noteHarvest(start, err)
+	err := t.poll(ctx, effects)
+	t.noteHarvest(start, err)
 	return err
 }
 
-func (fl *Follower) poll(ctx context.Context) error {
+func (fl *Tree) poll(ctx context.Context, tell func([]catalog.Effect)) error {
 	res, err := fl.f.harvester(func(string) { fl.docs.Add(1) }).Harvest(ctx, fl.f.URL, fl.state)
 	if err != nil {
 		return fmt.Errorf("harvest %s: %w", fl.f.URL, err)
@@ -129,24 +173,24 @@ func (fl *Follower) poll(ctx context.Context) error {
 		eff, err := fl.applyRecord(c, lengths)
 		effects = append(effects, eff...)
 		if err != nil {
-			fl.notify(effects)
+			notify(tell, effects)
 			return err
 		}
 		fl.applied.Add(1)
 	}
-	fl.notify(effects)
+	notify(tell, effects)
 	return nil
 }
 
-func (fl *Follower) notify(effects []catalog.Effect) {
-	if len(effects) > 0 && fl.effects != nil {
-		fl.effects(effects)
+func notify(tell func([]catalog.Effect), effects []catalog.Effect) {
+	if len(effects) > 0 && tell != nil {
+		tell(effects)
 	}
 }
 
 // todo is the harvest's changes, then the records to retry that the
 // harvest did not change (as they stand in the pool).
-func (fl *Follower) todo(changes []atompmh.Change) []atompmh.Change {
+func (fl *Tree) todo(changes []atompmh.Change) []atompmh.Change {
 	out := changes
 	seen := make(map[string]bool, len(changes))
 	for _, c := range changes {
@@ -173,7 +217,7 @@ type sizeOf struct {
 
 // learn learns, in parallel, the sizes the links of the changed entries do
 // not give, and leaves out the links rsfs may not fetch from.
-func (fl *Follower) learn(ctx context.Context, todo []atompmh.Change) (map[string]sizeOf, error) {
+func (fl *Tree) learn(ctx context.Context, todo []atompmh.Change) (map[string]sizeOf, error) {
 	out := map[string]sizeOf{}
 	var ask []string
 	foreign := map[string]int{}
@@ -229,7 +273,7 @@ func isGone(err error) bool {
 // warnForeign warns once per origin about alternate links rsfs may not
 // fetch from (the host policy of ResourceSync resources): they are left
 // out of the tree until --allow-host allows their origin.
-func (fl *Follower) warnForeign(foreign map[string]int) {
+func (fl *Tree) warnForeign(foreign map[string]int) {
 	for o, n := range foreign {
 		if fl.lastWarnedForeignOrigins[o] {
 			continue
@@ -242,5 +286,5 @@ func (fl *Follower) warnForeign(foreign map[string]int) {
 
 func isNotAllowed(err error) bool { return errors.Is(err, fetch.ErrNotAllowed) }
 
-// Catalog is the catalog the follower fills.
-func (fl *Follower) Catalog() *catalog.Catalog { return fl.cat }
+// Catalog is the tree's catalog, which its follower keeps up to date.
+func (fl *Tree) Catalog() *catalog.Catalog { return fl.cat }

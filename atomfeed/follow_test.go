@@ -158,3 +158,25 @@ func lookup(cat *catalog.Catalog, path ...string) (catalog.NodeID, catalog.Attr,
 	}
 	return id, a, true
 }
+
+// A tree harvested before anything follows it (Harvest) is followed
+// afterwards (Follow): the changes its follower applies reach the Effects
+// it was given.
+func TestHarvestThenFollow(t *testing.T) {
+	fx := start(t, atomsource.Config{PerDocument: 2})
+	for _, n := range []string{"a", "b", "c"} {
+		require.NoError(t, fx.src.Create(n, "Record "+n, xml))
+	}
+	tr, err := fx.feed.Harvest(testCtx(t))
+	require.NoError(t, err)
+	assert.Equal(t, fx.src.Pool(), tree(t, tr.Catalog()))
+
+	var effects []catalog.Effect
+	fl := tr.Follow(FollowOptions{Effects: func(e []catalog.Effect) { effects = append(effects, e...) }})
+	require.NoError(t, fx.src.Create("d", "Record d", xml, txt))
+	require.NoError(t, fx.src.Delete("a"))
+	require.NoError(t, fl.Poll(testCtx(t)))
+	assert.Equal(t, fx.src.Pool(), tree(t, fl.Catalog()))
+	assert.Len(t, effects, 3, "two files added, one removed")
+	assert.Equal(t, int64(2), fl.Applied(), "the harvest is no change")
+}

@@ -30,10 +30,10 @@ type saved struct {
 	Retry      []string
 }
 
-// Snapshot encodes the follower's state. It must not run during a Poll
+// Snapshot encodes the tree's state. It must not run during a Poll
 // (Run's goroutine is the only caller of Poll once mounted: call it
 // through Run's Save hook or after Run has returned).
-func (fl *Follower) Snapshot() ([]byte, error) {
+func (fl *Tree) Snapshot() ([]byte, error) {
 	s := saved{Version: snapshotVersion, URL: fl.f.URL, State: fl.state, Held: fl.held,
 		Sizes: fl.sizes, Retry: slices.Collect(maps.Keys(fl.retry))}
 	fl.f.mu.Lock()
@@ -48,10 +48,10 @@ func (fl *Follower) Snapshot() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Restore returns a follower of the feed rebuilt from a Snapshot: its
-// catalog (sealed) holds what the saved mount showed. Nothing is fetched;
-// Poll then catches up by a conditional GET.
-func (f *Feed) Restore(data []byte, opts FollowOptions) (*Follower, error) {
+// Restore returns the feed's tree rebuilt from a Snapshot: its catalog
+// (sealed) holds what the saved mount showed. Nothing is fetched; its
+// follower's Poll then catches up by a conditional GET.
+func (f *Feed) Restore(data []byte) (*Tree, error) {
 	var s saved
 	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
 		return nil, fmt.Errorf("feed snapshot: %w", err)
@@ -64,7 +64,7 @@ func (f *Feed) Restore(data []byte, opts FollowOptions) (*Follower, error) {
 	case s.State == nil:
 		return nil, errors.New("feed snapshot: no harvest state")
 	}
-	fl := f.NewFollower(f.NewCatalog(), opts)
+	fl := f.newTree(f.NewCatalog())
 	fl.state = s.State
 	if fl.state.Pool == nil {
 		fl.state.Pool = map[string]*atompmh.Entry{}
@@ -95,7 +95,7 @@ func (f *Feed) Restore(data []byte, opts FollowOptions) (*Follower, error) {
 }
 
 // restoreRecord adds the files one record showed.
-func (fl *Follower) restoreRecord(id string, uris []string, sizes map[string]int64) error {
+func (fl *Tree) restoreRecord(id string, uris []string, sizes map[string]int64) error {
 	e, ok := fl.state.Pool[id]
 	if !ok {
 		return fmt.Errorf("feed snapshot: record %s shown but not in the pool", id)

@@ -29,8 +29,9 @@ func TestSnapshotRestore(t *testing.T) {
 	client := fetch.New(fetch.Options{Retries: -1, Timeout: 5 * time.Second})
 	feed, err := New(fx.src.URL(), Options{Client: client, Logger: quiet})
 	require.NoError(t, err)
-	fl, err := feed.Restore(data, FollowOptions{})
+	restored, err := feed.Restore(data)
 	require.NoError(t, err)
+	fl := restored.Follow(FollowOptions{})
 	assert.Equal(t, fx.src.Pool(), tree(t, fl.Catalog()))
 	assert.Equal(t, tree(t, fx.cat), tree(t, fl.Catalog()))
 	assert.Zero(t, fx.src.DocumentRequests()+fx.src.Requests("/rec/a.txt")+fx.src.Requests("/rec/c.xml"), "nothing fetched")
@@ -46,10 +47,10 @@ func TestSnapshotRestore(t *testing.T) {
 	require.NoError(t, fl.Poll(testCtx(t)))
 	assert.Equal(t, fx.src.Pool(), tree(t, fl.Catalog()))
 
-	_, err = feed.Restore([]byte("not a snapshot"), FollowOptions{})
+	_, err = feed.Restore([]byte("not a snapshot"))
 	assert.Error(t, err)
 	other, err := New(fx.src.ArchiveURL(1), Options{Client: client, Logger: quiet})
 	require.NoError(t, err)
-	_, err = other.Restore(data, FollowOptions{})
+	_, err = other.Restore(data)
 	assert.ErrorContains(t, err, "not "+fx.src.ArchiveURL(1))
 }

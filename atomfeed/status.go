@@ -41,7 +41,7 @@ func (fl *Follower) Status() status.Follow {
 
 // noteHarvest records the harvest mark a poll that began at start left,
 // and whether it read the whole feed (err nil).
-func (fl *Follower) noteHarvest(start time.Time, err error) {
+func (fl *Tree) noteHarvest(start time.Time, err error) {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	fl.st.mark = fl.state.Mark
@@ -56,7 +56,7 @@ func (fl *Follower) noteHarvest(start time.Time, err error) {
 }
 
 // noteNewest records the newest atom:updated of changes read.
-func (fl *Follower) noteNewest(changes []atompmh.Change) {
+func (fl *Tree) noteNewest(changes []atompmh.Change) {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	for _, c := range changes {
@@ -68,7 +68,7 @@ func (fl *Follower) noteNewest(changes []atompmh.Change) {
 
 // noteRestored records the mark and the newest atom:updated of a state
 // restored from a snapshot.
-func (fl *Follower) noteRestored() {
+func (fl *Tree) noteRestored() {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	fl.st.mark = fl.state.Mark
@@ -85,14 +85,14 @@ func (fl *Follower) noteRestored() {
 }
 
 // noteLoaded marks what has been applied so far as the load, not changes.
-func (fl *Follower) noteLoaded() {
+func (fl *Tree) noteLoaded() {
 	fl.mu.Lock()
 	fl.st.loaded = fl.applied.Load()
 	fl.mu.Unlock()
 }
 
 // Applied returns the record changes applied after Load.
-func (fl *Follower) Applied() int64 {
+func (fl *Tree) Applied() int64 {
 	fl.mu.Lock()
 	defer fl.mu.Unlock()
 	return fl.applied.Load() - fl.st.loaded

@@ -6,10 +6,14 @@
 // catalog and the follower's change positions) and an Atom-PMH feed's
 // state.
 //
-// Open discovers what is at the URL and returns a Source: the
-// protocol.Source the mount serves, and CatchUp and Run beside it (the
-// protocol knows nothing of remembering). For a ResourceSync Source, Load
-// decides where the catalog comes from:
+// Open discovers what is at the URL, loads or restores it, and returns a
+// Source that nothing follows yet: the protocol.Source the mount serves,
+// and the policy beside it (the protocol knows nothing of remembering).
+// The mount then builds its file system over the catalog, and Follow makes
+// the follower, which tells the function it is given (the file system's
+// Notify) of the changes it applies; CatchUp brings the catalog up to date
+// through it, for both protocols, before the mount is ready; Run follows.
+// For a ResourceSync Source, Load decides where the catalog comes from:
 //
 //   - a snapshot for the same origin, and the Source reachable: the snapshot,
 //     caught up through the Change Lists before the mount is ready (CatchUp;
@@ -18,10 +22,10 @@
 //   - otherwise (no snapshot, a damaged one, one for another origin): the
 //     Resource Lists, caught up from their time by CatchUp too.
 //
-// For an Atom-PMH feed: its remembered state, rebuilt with no request and
-// caught up with one poll before the mount is ready (mounted as remembered,
-// with a warning, when the feed cannot be read); otherwise a whole harvest,
-// remembered at once.
+// For an Atom-PMH feed: its remembered state, rebuilt with no request by
+// Open and caught up with one poll by CatchUp (mounted as remembered, with
+// a warning, when the feed cannot be read); otherwise a whole harvest by
+// Open, remembered at once.
 //
 // While mounted, the follower's loop (Source.Run) saves a ResourceSync
 // catalog fresh from the Resource Lists before its first poll, every

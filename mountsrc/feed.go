@@ -13,6 +13,7 @@ import (
 	"rsfs/catalog"
 	"rsfs/discover"
 	"rsfs/fetch"
+	"rsfs/follow"
 	"rsfs/protocol"
 	"rsfs/statedir"
 	"sync"
@@ -52,17 +53,21 @@ func LoadFeed(dir string) ([]byte, error) {
 // feedSource is an Atom-PMH feed opened by Open.
 type feedSource struct {
 	feed *atomfeed.Feed
-	fl   *atomfeed.Follower
+	tree *atomfeed.Tree
+	fl   *atomfeed.Follower // made by follow
 	dir  string
+	// remembered: the tree was restored from the state directory, and
+	// catchUp polls once.
+	remembered bool
 
 	mu    sync.Mutex // guards saved
 	saved int64      // changes applied at the last save
 }
 
-// openFeed harvests the Atom-PMH feed discovery found, or rebuilds it from
-// what the state directory remembers and catches up with one poll (a feed
-// that cannot be reached is mounted as remembered, with a warning).
-func openFeed(ctx context.Context, o Options, found *discover.Found, effects func([]catalog.Effect)) (*feedSource, error) {
+// openFeed rebuilds the Atom-PMH feed discovery found from what the state
+// directory remembers (catchUp then polls once), or harvests it whole and
+// remembers it.
+func openFeed(ctx context.Context, o Options, found *discover.Found) (*feedSource, error) {
 	slog.Info("mounting an Atom-PMH feed", "feed", found.Feed.URL)
 	feed, err := atomfeed.New(found.Feed.URL, atomfeed.Options{Client: o.Source.Client,
 		Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}, Discovered: found.Feed})
@@ -70,23 +75,48 @@ func openFeed(ctx context.Context, o Options, found *discover.Found, effects fun
 		return nil, err
 	}
 	fs := &feedSource{feed: feed, dir: o.Dir}
-	fo := o.Follow
-	fo.Save, fo.SaveEvery = fs.save, SaveEvery
-	fs.fl, err = loadFeed(ctx, feed, o.Dir, atomfeed.FollowOptions{Options: fo, Effects: effects})
-	if err != nil {
+	if fs.tree = restoreFeed(feed, o.Dir); fs.tree != nil {
+		fs.remembered = true
+		return fs, nil
+	}
+	if fs.tree, err = harvestFeed(ctx, feed, o.Dir); err != nil {
 		return nil, err
 	}
-	fs.saved = fs.fl.Stats().Applied
 	return fs, nil
 }
 
 func (f *feedSource) Protocol() string                                           { return protocol.AtomPMH }
 func (f *feedSource) Origin() string                                             { return f.feed.Origin }
 func (f *feedSource) Client() *fetch.Client                                      { return f.feed.Client() }
-func (f *feedSource) Catalog() *catalog.Catalog                                  { return f.fl.Catalog() }
-func (f *feedSource) Follower() protocol.Follower                                { return f.fl }
+func (f *feedSource) Catalog() *catalog.Catalog                                  { return f.tree.Catalog() }
 func (f *feedSource) Fetcher(res *catalog.Resource) cache.Fetcher                { return f.feed.Fetcher(res) }
 func (f *feedSource) Batch() func(context.Context, []*catalog.Resource) [][]byte { return nil }
+
+func (f *feedSource) follow(effects func([]catalog.Effect), o follow.Options) protocol.Follower {
+	o.Save, o.SaveEvery = f.save, SaveEvery
+	f.fl = f.tree.Follow(atomfeed.FollowOptions{Options: o, Effects: effects})
+	f.saved = f.fl.Stats().Applied
+	return f.fl
+}
+
+// catchUp polls a remembered feed once (a feed that cannot be read is
+// mounted as remembered, with a warning). A feed harvested whole is up to
+// date, and was remembered by Open.
+func (f *feedSource) catchUp(ctx context.Context) error {
+	if !f.remembered {
+		return nil
+	}
+	start := time.Now()
+	if err := f.fl.Poll(ctx); err != nil {
+		slog.Warn("the feed cannot be read; mounting what was remembered: cached files read, others fail with EIO", "err", err)
+	}
+	slog.Info("feed remembered and caught up", "files", f.tree.Catalog().Len(), "changes", f.fl.Stats().Applied,
+		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// saveFirst does nothing: Open remembered a fresh harvest at once.
+func (f *feedSource) saveFirst() {}
 
 // save writes the feed's state, when final or when changes were applied
 // since the last save. It runs on the follower's loop (or after it), never
@@ -100,7 +130,7 @@ func (f *feedSource) save(final bool) {
 	if !final && !changed {
 		return
 	}
-	data, err := f.fl.Snapshot()
+	data, err := f.tree.Snapshot()
 	if err == nil {
 		err = SaveFeed(f.dir, data)
 	}
@@ -109,35 +139,34 @@ func (f *feedSource) save(final bool) {
 	}
 }
 
-// loadFeed rebuilds the feed's tree from its remembered state and catches
-// up with one poll (a feed that cannot be reached is mounted as
-// remembered, with a warning), or harvests it whole and remembers it.
-func loadFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string, opts atomfeed.FollowOptions) (*atomfeed.Follower, error) {
+// restoreFeed rebuilds the feed's tree from its remembered state, with no
+// request; nil when there is none or it cannot be used (logged).
+func restoreFeed(feed *atomfeed.Feed, stateDir string) *atomfeed.Tree {
 	data, err := LoadFeed(stateDir)
 	if err != nil {
 		slog.Warn("feed state not used", "err", err)
 	}
-	if data != nil {
-		start := time.Now()
-		fl, err := feed.Restore(data, opts)
-		if err == nil {
-			if err := fl.Poll(ctx); err != nil {
-				slog.Warn("the feed cannot be read; mounting what was remembered: cached files read, others fail with EIO", "err", err)
-			}
-			slog.Info("feed remembered and caught up", "files", fl.Catalog().Len(), "changes", fl.Stats().Applied,
-				"took", time.Since(start).Round(time.Millisecond))
-			return fl, nil
-		}
-		slog.Warn("feed state not used; harvesting the whole feed", "path", statedir.FeedPath(stateDir), "err", err)
+	if data == nil {
+		return nil
 	}
-	fl := feed.NewFollower(feed.NewCatalog(), opts)
-	if err := fl.Load(ctx); err != nil {
+	tree, err := feed.Restore(data)
+	if err != nil {
+		slog.Warn("feed state not used; harvesting the whole feed", "path", statedir.FeedPath(stateDir), "err", err)
+		return nil
+	}
+	return tree
+}
+
+// harvestFeed harvests the whole feed and remembers it.
+func harvestFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string) (*atomfeed.Tree, error) {
+	tree, err := feed.Harvest(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if data, err := fl.Snapshot(); err != nil {
+	if data, err := tree.Snapshot(); err != nil {
 		slog.Warn("feed state not saved", "err", err)
 	} else if err := SaveFeed(stateDir, data); err != nil {
 		slog.Warn("feed state not saved", "err", err)
 	}
-	return fl, nil
+	return tree, nil
 }

@@ -16,6 +16,8 @@ import (
 	"rsfs/follow"
 	"rsfs/source"
 	"rsfs/statedir"
+	"rsfs/status"
+	"rsfs/tests/atomsource"
 	"rsfs/tests/sourcetest"
 )
 
@@ -155,7 +157,8 @@ func TestReloadWhenSetsChanged(t *testing.T) {
 func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 8})
 	dir := t.TempDir()
-	r := newResourceSync(loadT(t, dir, src.URL()), Options{Dir: dir}, nil)
+	r := newResourceSync(loadT(t, dir, src.URL()), dir)
+	r.follow(nil, follow.Options{})
 	r.save(false)
 	_, err := os.Stat(statedir.SnapshotPath(dir))
 	assert.ErrorIs(t, err, os.ErrNotExist, "no changes: nothing saved")
@@ -190,15 +193,15 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 		return false
 	}
 	applied := make(chan struct{}, 1)
-	s, err := Open(ctx(t), Options{Dir: dir, URL: src.URL(), Source: testOptions(),
-		Follow: follow.Options{Interval: time.Millisecond, MinGap: time.Millisecond, Held: held,
-			AfterPoll: func() {
-				select {
-				case applied <- struct{}{}:
-				default:
-				}
-			}}})
+	s, err := Open(ctx(t), Options{Dir: dir, URL: src.URL(), Source: testOptions()})
 	require.NoError(t, err)
+	s.Follow(nil, follow.Options{Interval: time.Millisecond, MinGap: time.Millisecond, Held: held,
+		AfterPoll: func() {
+			select {
+			case applied <- struct{}{}:
+			default:
+			}
+		}})
 	_, err = os.Stat(statedir.SnapshotPath(dir))
 	require.ErrorIs(t, err, os.ErrNotExist, "Open does not save")
 	_, err = src.Create("/new.txt", []byte("new\n"))
@@ -222,24 +225,62 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 	assert.Equal(t, 501, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
 }
 
-// The follower's effects are dropped until Attach names the file system,
-// then reach it.
-func TestEffectsReachWhatIsAttached(t *testing.T) {
+// Open makes no follower: Follow makes it, and the effects of the changes
+// it applies, from CatchUp on, reach the function Follow was given.
+func TestEffectsReachWhatFollowIsGiven(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 4})
 	s, err := Open(ctx(t), Options{URL: src.URL(), Source: testOptions()})
 	require.NoError(t, err)
+	assert.Nil(t, s.Follower(), "Open makes no follower")
 	_, err = src.Create("/before.txt", []byte("b\n"))
 	require.NoError(t, err)
-	require.NoError(t, s.Follower().Poll(ctx(t)), "nothing attached: the effects are dropped")
 
 	var got []string
-	s.Attach(func(es []catalog.Effect) {
+	f := s.Follow(func(es []catalog.Effect) {
 		for _, e := range es {
 			got = append(got, e.Name)
 		}
-	})
+	}, follow.Options{})
+	assert.Same(t, f, s.Follower())
+	require.NoError(t, s.CatchUp(ctx(t)))
+	assert.Equal(t, []string{"before.txt"}, got, "the catch-up's effects")
 	_, err = src.Create("/after.txt", []byte("a\n"))
 	require.NoError(t, err)
-	require.NoError(t, s.Follower().Poll(ctx(t)))
-	assert.Equal(t, []string{"after.txt"}, got)
+	require.NoError(t, f.Poll(ctx(t)))
+	assert.Equal(t, []string{"before.txt", "after.txt"}, got)
+}
+
+// A remembered feed is restored by Open, with nothing following it, and
+// caught up by CatchUp through the follower Follow made: the effects of
+// that poll reach the function Follow was given.
+func TestRememberedFeedCatchesUpThroughFollow(t *testing.T) {
+	feed := atomsource.Start(atomsource.Config{PerDocument: 2})
+	t.Cleanup(feed.Close)
+	rep := atomsource.Rep{Type: "application/xml", Ext: "xml", Body: []byte("<r/>\n")}
+	for _, n := range []string{"a", "b", "c"} {
+		require.NoError(t, feed.Create(n, "Record "+n, rep))
+	}
+	dir := t.TempDir()
+	_, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	_, err = os.Stat(statedir.FeedPath(dir))
+	require.NoError(t, err, "a fresh harvest is remembered at once")
+
+	require.NoError(t, feed.Create("d", "Record d", rep))
+	s, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	assert.Nil(t, s.Follower(), "Open makes no follower")
+	assert.Equal(t, status.Follow{}, s.Status(), "nothing followed yet")
+	assert.Equal(t, 3, s.Catalog().Len(), "restored as remembered")
+
+	var got []string
+	s.Follow(func(es []catalog.Effect) {
+		for _, e := range es {
+			got = append(got, e.Name)
+		}
+	}, follow.Options{})
+	require.NoError(t, s.CatchUp(ctx(t)))
+	assert.Equal(t, 4, s.Catalog().Len())
+	assert.Equal(t, []string{"d.xml"}, got, "the catch-up's effects")
+	assert.Equal(t, int64(1), s.Status().Applied)
 }

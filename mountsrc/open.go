@@ -2,14 +2,16 @@ package mountsrc
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
+	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/discover"
+	"rsfs/fetch"
 	"rsfs/follow"
 	"rsfs/protocol"
 	"rsfs/source"
+	"rsfs/status"
 )
 
 // SaveEvery is how often a mount saves what it remembers while changes
@@ -25,65 +27,56 @@ type Options struct {
 	// Source configures discovery and loading; its Client and Parse limits
 	// serve an Atom-PMH feed too.
 	Source source.Options
-	// Follow says when the follower polls; Open sets its Save. The
-	// effects of the changes it applies go to the file system Attach
-	// names.
-	Follow follow.Options
 	// Progress sees a ResourceSync Source's Resource Lists being read.
 	Progress func(source.Progress)
 }
 
-// Source is a Source opened by Open: the protocol's Source the mount
-// serves, and the remembering policy that goes with it (catching up before
-// the mount is ready, saving while it runs). protocol.Source knows nothing
-// of remembering.
+// Source is a Source opened by Open, then followed (Follow): the
+// protocol's Source the mount serves, and the remembering policy that goes
+// with it (catching up before the mount is ready, saving while it runs).
+// The protocol knows nothing of remembering.
 type Source struct {
-	protocol.Source
-	// catchUp, if set, brings a ResourceSync catalog up to date (Loaded.CatchUp);
-	// an Atom-PMH feed caught up in Open.
-	catchUp func(ctx context.Context) error
-	// saveFirst, if set, remembers a catalog fresh from the Source at once:
+	opened
+	// follower is made by Follow; nil before.
+	follower protocol.Follower
+}
+
+var _ protocol.Source = (*Source)(nil)
+
+// opened is a Source of either protocol as Open leaves it: its catalog
+// loaded or restored, and nothing following it yet.
+type opened interface {
+	Protocol() string
+	Origin() string
+	Client() *fetch.Client
+	Catalog() *catalog.Catalog
+	Fetcher(res *catalog.Resource) cache.Fetcher
+	Batch() func(context.Context, []*catalog.Resource) [][]byte
+	// follow makes the follower, which polls as o says (its Save set
+	// here) and tells effects of the changes it applies.
+	follow(effects func([]catalog.Effect), o follow.Options) protocol.Follower
+	// catchUp brings the catalog up to date through the follower before
+	// the mount is ready.
+	catchUp(ctx context.Context) error
+	// saveFirst remembers a catalog fresh from the Source, if it is one:
 	// Run calls it before the follower's loop starts.
-	saveFirst func()
-	effects   effectSink
-}
-
-// effectSink takes the effects of the changes the follower applies, from
-// its making in Open on: it drops them until Attach names where they go
-// (a feed's catch-up in Open applies changes before there is a file
-// system; the kernel holds nothing of the tree then).
-type effectSink struct {
-	to atomic.Pointer[func([]catalog.Effect)]
-}
-
-func (e *effectSink) send(effects []catalog.Effect) {
-	if to := e.to.Load(); to != nil {
-		(*to)(effects)
-	}
-}
-
-// Attach sends the effects of every change applied from now on to notify:
-// the file system built over the catalog (fs.FS.Notify), which tells the
-// kernel once it is mounted and drops them before.
-func (s *Source) Attach(notify func([]catalog.Effect)) {
-	s.effects.to.Store(&notify)
+	saveFirst()
 }
 
 // Open discovers what is at the URL and opens it as the protocol it speaks,
 // from what the state directory remembers of it or from the Source itself,
-// as the package documentation says. The Source it returns has its
-// follower made; a ResourceSync catalog, fresh or restored, still needs
-// CatchUp before the mount is ready.
+// as the package documentation says. Nothing follows the Source it
+// returns yet: Follow makes its follower, once the file system the
+// follower's effects reach exists, and CatchUp then brings it up to date
+// before the mount is ready.
 func Open(ctx context.Context, o Options) (*Source, error) {
 	found, err := discover.At(ctx, o.URL, o.Source)
 	if err == nil && found.Protocol() == protocol.AtomPMH {
-		s := &Source{}
-		f, err := openFeed(ctx, o, found, s.effects.send)
+		f, err := openFeed(ctx, o, found)
 		if err != nil {
 			return nil, err
 		}
-		s.Source = f // Open caught up, and saved a fresh harvest
-		return s, nil
+		return &Source{opened: f}, nil
 	}
 	var src *source.Source
 	if found != nil {
@@ -93,23 +86,42 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{}
-	r := newResourceSync(l, o, s.effects.send)
-	s.Source, s.catchUp = r, func(ctx context.Context) error { return l.CatchUp(ctx, r.f) }
-	if l.Fresh() {
-		s.saveFirst = func() { r.save(true) }
-	}
-	return s, nil
+	return &Source{opened: newResourceSync(l, o.Dir)}, nil
 }
 
-// CatchUp brings the catalog up to date before the mount reports ready:
-// a restored ResourceSync catalog through the Change Lists (or a reload),
-// a fresh one from the Resource Lists' time; it does nothing for a feed,
-// which Open caught up, nor for a Source that could not be reached.
-func (s *Source) CatchUp(ctx context.Context) error {
-	if s.catchUp == nil {
-		return nil
+// Follow makes the Source's follower, which polls as o says and tells
+// effects (fs.FS.Notify: the file system built over the catalog, which
+// tells the kernel once it is mounted and drops them before) of every
+// change it applies, from CatchUp on. Call it once, before CatchUp and
+// Run.
+func (s *Source) Follow(effects func([]catalog.Effect), o follow.Options) protocol.Follower {
+	s.follower = s.follow(effects, o)
+	return s.follower
+}
+
+// Follower is the follower Follow made; nil before.
+func (s *Source) Follower() protocol.Follower { return s.follower }
+
+// Status is the follower's status, for `rsfs status` and metrics, which
+// are built before it (the file system serves the status, and the
+// follower tells the file system of its changes): nothing has been
+// followed before Follow. Nothing reads it then: the mount serves the
+// status and metrics after Follow.
+func (s *Source) Status() status.Follow {
+	if s.follower == nil {
+		return status.Follow{}
 	}
+	return s.follower.Status()
+}
+
+// CatchUp brings the catalog up to date, through the follower, before the
+// mount reports ready: a ResourceSync catalog through the Change Lists (or
+// a reload), a restored one from its positions, a fresh one from the
+// Resource Lists' time; a remembered feed with one poll (a feed that
+// cannot be read is mounted as remembered, with a warning). It does
+// nothing for a feed harvested whole by Open, nor for a Source that could
+// not be reached.
+func (s *Source) CatchUp(ctx context.Context) error {
 	return s.catchUp(ctx)
 }
 
@@ -119,8 +131,6 @@ func (s *Source) CatchUp(ctx context.Context) error {
 // poll: a snapshot is never taken beside a poll, and the mount, which
 // waits for Run at unmount, waits for that save too.
 func (s *Source) Run(ctx context.Context) {
-	if s.saveFirst != nil {
-		s.saveFirst()
-	}
-	s.Follower().Run(ctx)
+	s.saveFirst()
+	s.follower.Run(ctx)
 }

@@ -38,8 +38,8 @@ type Source interface {
 	// Batch reads several small resources at once where the protocol can
 	// (adjacent dump members), nil for the others; nil when it cannot.
 	Batch() func(ctx context.Context, rs []*catalog.Resource) [][]byte
-	// Follower follows the Source. It is made by the protocol, with the
-	// options it was opened with.
+	// Follower follows the Source: made by the opener once the file
+	// system its effects reach exists (mountsrc.Source.Follow); nil before.
 	Follower() Follower
 }
 

@@ -287,10 +287,11 @@ type mountedFS struct {
 
 // serve opens the Source (package mountsrc: discovered and loaded, or
 // remembered), mounts it on dir, and catches up before it reports ready.
-// Each part is built with the parts it uses, in the order they use each
-// other: the cache, the Source (whose follower lets bad versions be tried
-// again after each poll), the status, the file system (which the
-// follower's effects then reach), the mount.
+// Each part is built after the parts it uses: the cache, the Source (its
+// catalog loaded or restored), the status, the file system over them, the
+// follower (which tells the file system of the changes it applies, and
+// lets bad versions be tried again after each poll), the catching up, the
+// mount.
 func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
@@ -312,8 +313,6 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
 	src, err := mountsrc.Open(cmd.Context(), mountsrc.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
-		Follow: follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
-			AfterPoll: blocks.RetryBad}, // versions that failed verification are tried again
 	})
 	client.OnRetry(nil)
 	prog.done()
@@ -336,7 +335,8 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	})
 	// The file system drops effects until it is mounted: the kernel holds
 	// nothing of the tree before (fs/notify.go).
-	src.Attach(f.Notify)
+	src.Follow(f.Notify, follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
+		AfterPoll: blocks.RetryBad}) // versions that failed verification are tried again
 	mf.serveMetrics(cmd.Context(), mets)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)

@@ -11,10 +11,10 @@ import (
 )
 
 // newMountReport is what the status and the metrics of a mount of rawURL
-// on dir read: src's follower and catalog, the cache, and the file
+// on dir read: src's follower (once src.Follow made it) and catalog, the cache, and the file
 // system's failed reads (readErrors, which the file system is given).
 func newMountReport(mf *mountFlags, rawURL, dir, stateDir, holdFile string, src *mountsrc.Source, blocks *cache.Cache, readErrors *status.Events) (*status.Mount, *metrics.Mount) {
-	m := &metrics.Mount{Started: time.Now(), MemMax: mf.sizes.cache, Client: src.Client(), Follower: src.Follower(),
+	m := &metrics.Mount{Started: time.Now(), MemMax: mf.sizes.cache, Client: src.Client(), Follower: src,
 		Cache: blocks, ReadErrors: readErrors, Count: src.Catalog().Len, HoldFile: holdFile}
 	if m.MemMax == 0 {
 		m.MemMax = cache.DefaultMaxBytes
