@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -14,30 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/resourcesync"
+	"rsfs/tests/logbuf"
 )
 
 const testBlock = 4096
 
-func newTestCache(t *testing.T, cfg Config) (*Cache, *bytes.Buffer) {
-	var logs bytes.Buffer
-	var mu sync.Mutex
-	cfg.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, nil))
+func newTestCache(t *testing.T, cfg Config) (*Cache, *logbuf.Buffer) {
+	logs := &logbuf.Buffer{}
+	cfg.Logger = logs.Logger()
 	if cfg.BlockSize == 0 {
 		cfg.BlockSize = testBlock
 	}
 	c := New(cfg)
-	return c, &logs
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (l lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return c, logs
 }
 
 func TestSmallContentCorrectHash(t *testing.T) {
