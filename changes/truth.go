@@ -149,8 +149,10 @@ func (d Drift) String() string {
 	return s + " (examples: " + strings.Join(ex, ", ") + ")"
 }
 
-// Compare compares have (e.g. a mount's catalog) with want (Truth). Two
-// records are the same version when source.SameVersion says so.
+// Compare compares have (e.g. a mount's catalog) with want (Truth). A
+// record is updated when source.CompareVersion says it is another version;
+// two that nothing tells apart (no lastmod, no common hash, lengths that do
+// not disagree) are no drift.
 func Compare(have, want *catalog.Catalog) Drift {
 	var d Drift
 	for _, u := range want.URIs() {
@@ -160,7 +162,7 @@ func Compare(have, want *catalog.Catalog) Drift {
 		case w == nil:
 		case h == nil:
 			d.Created = append(d.Created, u)
-		case !source.SameVersion(h, w.Hashes, w.Lastmod, w.Length):
+		case source.CompareVersion(h, w.Hashes, w.Lastmod, w.Length) == source.VersionOther:
 			d.Updated = append(d.Updated, u)
 		}
 	}

@@ -182,6 +182,9 @@ func TestCompare(t *testing.T) {
 		&catalog.Resource{URI: "http://x/unknownlength", Length: 1, Lastmod: t0},
 		&catalog.Resource{URI: "http://x/gone", Length: 1, Lastmod: t0},
 		&catalog.Resource{URI: "http://x/gone2", Length: 1, Lastmod: t0},
+		&catalog.Resource{URI: "http://x/nolastmod", Length: 1},
+		&catalog.Resource{URI: "http://x/nolastmodlonger", Length: 1},
+		&catalog.Resource{URI: "http://x/lastmodgone", Length: 1, Lastmod: t0},
 	)
 	want := build(
 		&catalog.Resource{URI: "http://x/same", Length: 1, Lastmod: t0.In(time.FixedZone("x", 3600))},
@@ -191,15 +194,18 @@ func TestCompare(t *testing.T) {
 		&catalog.Resource{URI: "http://x/otherhash", Length: 1, Lastmod: t0, Hashes: md5("bb")},
 		&catalog.Resource{URI: "http://x/unknownlength", Length: resourcesync.NoLength, Lastmod: t0},
 		&catalog.Resource{URI: "http://x/new", Length: 1, Lastmod: t0},
+		&catalog.Resource{URI: "http://x/nolastmod", Length: 1},       // nothing tells them apart: no drift
+		&catalog.Resource{URI: "http://x/nolastmodlonger", Length: 2}, // the lengths do
+		&catalog.Resource{URI: "http://x/lastmodgone", Length: 1},     // one lastmod only: another version
 	)
 	d := Compare(have, want)
 	assert.Equal(t, Drift{
 		Created: []string{"http://x/new"},
-		Updated: []string{"http://x/longer", "http://x/newer", "http://x/otherhash"},
+		Updated: []string{"http://x/lastmodgone", "http://x/longer", "http://x/newer", "http://x/nolastmodlonger", "http://x/otherhash"},
 		Deleted: []string{"http://x/gone", "http://x/gone2"},
 	}, d)
-	assert.Equal(t, 6, d.Len())
-	assert.Equal(t, "1 created, 2 deleted, 3 updated (examples: http://x/new, http://x/gone, http://x/gone2)", d.String())
+	assert.Equal(t, 8, d.Len())
+	assert.Equal(t, "1 created, 2 deleted, 5 updated (examples: http://x/new, http://x/gone, http://x/gone2)", d.String())
 	assert.Equal(t, "no drift", Compare(want, want).String())
 	assert.Zero(t, Compare(want, want).Len())
 }
