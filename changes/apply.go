@@ -69,7 +69,7 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 	if len(effects) > 0 && f.effects != nil {
 		f.effects(effects)
 	}
-	f.s.Logger().Info("changes applied", "set", setKey(set), "changes", applied, "effects", len(effects), "pushed", pushed)
+	f.s.Logger().Info("changes applied", "set", f.s.SetKey(set), "changes", applied, "effects", len(effects), "pushed", pushed)
 	return failed
 }
 

@@ -181,7 +181,8 @@ var engineFixtures = []engineFixture{{
 	warnings: []string{`BASE/gone.xml could not be read (fetch BASE/gone.xml: HTTP 404 Not Found): a mount retries it at each poll`},
 }, {
 	// A Change Dump of two packages: p0 closed before the Resource Lists'
-	// time (never read; 404), p1 a ZIP whose manifest updates b and creates
+	// time (a poll never reads it; inspect opens it for its report, 404),
+	// p1 a ZIP whose manifest updates b and creates
 	// n. Its changes move the position as a Change List's do.
 	name: "change dump",
 	docs: map[string]string{

@@ -100,7 +100,7 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 	f.discovered.Store(true)
 	for _, set := range src.Sets() {
 		pos := &Position{Time: set.ListedAt}
-		if p, ok := restored[setKey(set)]; ok {
+		if p, ok := restored[f.s.SetKey(set)]; ok {
 			c := p.clone()
 			pos = &c
 		} else {
@@ -111,13 +111,6 @@ func New(src *source.Source, cat *catalog.Catalog, opts FollowOptions, restored 
 	return f
 }
 
-func setKey(set *source.Set) string {
-	if set.URL != "" {
-		return set.URL
-	}
-	return set.Docs[resourcesync.CapResourceList][0] // an implicit set's documents never change after discovery
-}
-
 // Positions returns the position of every set, keyed by Capability List
 // URL, for a snapshot.
 func (f *Follower) Positions() map[string]Position {
@@ -125,7 +118,7 @@ func (f *Follower) Positions() map[string]Position {
 	defer f.mu.Unlock()
 	out := map[string]Position{}
 	for set, p := range f.positions {
-		out[setKey(set)] = p.clone()
+		out[f.s.SetKey(set)] = p.clone()
 	}
 	return out
 }
@@ -254,7 +247,7 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	for _, u := range retired {
 		if err := r.changeList(ctx, u, -1, time.Time{}, 0); err != nil {
 			f.s.Logger().Warn("a Change List the Capability List no longer names could not be read once more; dropped, so changes only it listed are left to drift repair",
-				"set", setKey(set), "document", u, "err", err)
+				"set", f.s.SetKey(set), "document", u, "err", err)
 		}
 	}
 	r.changeDumps(ctx, f.changeDumps(set))
@@ -310,7 +303,7 @@ func (f *Follower) acceptGap(set *source.Set, r *pollRead, start time.Time) {
 		start = r.horizon
 	}
 	f.s.Logger().Warn("the Change Lists leave a gap after the last change applied and the Resource Lists are unchanged: changes in it cannot be known; going on from where they go on",
-		"set", setKey(set), "position", r.pos.Time, "start", start)
+		"set", f.s.SetKey(set), "position", r.pos.Time, "start", start)
 	f.applyMu.Lock()
 	f.mu.Lock()
 	if pos := f.positions[set]; start.After(pos.Time) {

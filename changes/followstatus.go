@@ -28,7 +28,7 @@ func (f *Follower) Status() status.Follow {
 	st := status.Follow{Polling: f.Polling(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed, Drift: f.st.drift}
 	for _, set := range sets {
 		pos := f.positions[set]
-		ss := status.Set{Set: setKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)]}
+		ss := status.Set{Set: f.s.SetKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)]}
 		if pos != nil {
 			ss.Position = pos.Time
 		}

@@ -47,7 +47,7 @@ func (f *Follower) applyFramework(ctx context.Context, set *source.Set, n notify
 }
 
 func (f *Follower) pollSetSoon(set *source.Set, e *resourcesync.Entry) {
-	f.s.Logger().Info("framework notification: polling the set early", "set", setKey(set), "document", e.Loc,
+	f.s.Logger().Info("framework notification: polling the set early", "set", f.s.SetKey(set), "document", e.Loc,
 		"capability", e.MD.Capability, "change", e.MD.Change)
 	n := f.s.SetNumber(set)
 	f.PollSoon(n)
@@ -195,5 +195,5 @@ func (f *Follower) applyListed(ctx context.Context, set *source.Set, changes []c
 	if len(effects) > 0 && f.effects != nil {
 		f.effects(effects)
 	}
-	f.s.Logger().Info("resource list re-read after a framework notification", "set", setKey(set), "changes", applied, "effects", len(effects))
+	f.s.Logger().Info("resource list re-read after a framework notification", "set", f.s.SetKey(set), "changes", applied, "effects", len(effects))
 }

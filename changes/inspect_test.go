@@ -2,6 +2,7 @@ package changes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -254,4 +255,19 @@ func TestInspectReportsChangeDocuments(t *testing.T) {
 	assert.Equal(t, 1, p1.Matched)
 	require.Contains(t, sr.Links, "describedby")
 	assert.Equal(t, int64(2), sr.Links["describedby"].Count, "a Change List's link and a manifest's")
+}
+
+// A failure that is no document walked (a Change Dump's package that
+// cannot be read, an index nested too deep) holds the plan's position at
+// the Resource Lists' time, and the plan says why.
+func TestPlanSaysEveryFailureThatHoldsIt(t *testing.T) {
+	w := &walk{failed: map[string]error{
+		"http://x/p1.zip":   errors.New("change dump package: fetch http://x/p1.zip: HTTP 404 Not Found"),
+		"http://x/deep.xml": errors.New("change list http://x/deep.xml: indexes nested too deep"),
+	}}
+	got := w.planWarnings(time.Time{})
+	require.Len(t, got, 2)
+	assert.Contains(t, got[0], "http://x/deep.xml could not be read")
+	assert.Contains(t, got[1], "http://x/p1.zip could not be read")
+	assert.Contains(t, got[1], "HTTP 404")
 }

@@ -3,6 +3,7 @@ package changes
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -132,7 +133,9 @@ func (w *walk) planWarnings(listedAt time.Time) []string {
 	// starts where the one before it ends.
 	gap, resume := w.cov.gapAt(&Position{Time: listedAt})
 	var out []string
+	visited := make(map[string]bool, len(w.visits))
 	for _, v := range w.visits {
+		visited[v.url] = true
 		if err, failed := w.failed[v.url]; failed {
 			out = append(out, fmt.Sprintf("%s could not be read (%s): a mount retries it at each poll", v.url, cause(err)))
 			continue
@@ -157,6 +160,13 @@ func (w *walk) planWarnings(listedAt time.Time) []string {
 		}
 		if lr.future > 0 {
 			out = append(out, fmt.Sprintf("%s has %d changes dated in the future (the latest %s)", v.url, lr.future, rfc(lr.futureNewest)))
+		}
+	}
+	// What failed without being a document walked (a Change Dump's package,
+	// an index nested too deep) holds the position too: said as well.
+	for _, u := range slices.Sorted(maps.Keys(w.failed)) {
+		if !visited[u] {
+			out = append(out, fmt.Sprintf("%s could not be read (%s): a mount retries it at each poll", u, cause(w.failed[u])))
 		}
 	}
 	return out

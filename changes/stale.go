@@ -37,7 +37,7 @@ func (f *Follower) staleListed(r *pollRead) {
 		return
 	}
 	f.s.Logger().Warn("changes dated before the Resource Lists' time are missing from them (a list stamped after it was taken): applied",
-		"set", setKey(r.set), "changes", len(stale), "example", stale[0].entry.Loc, "listed_at", r.pos.Time)
+		"set", f.s.SetKey(r.set), "changes", len(stale), "example", stale[0].entry.Loc, "listed_at", r.pos.Time)
 }
 
 // staleBefore returns, as doubts, the changes of before (each resource's

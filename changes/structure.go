@@ -165,7 +165,9 @@ func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document)
 		sets = append(sets, f.s.SetFromCapabilityList(u, d))
 	}
 	f.s.Logger().Warn("the Source Description names other capability lists; reloading", "sets", want)
+	f.applyMu.Lock() // not in the middle of a batch, which numbers its changes' set
 	f.s.ReplaceSets(sets)
+	f.applyMu.Unlock()
 	return true
 }
 
@@ -233,7 +235,7 @@ func (f *Follower) followClosed(set *source.Set, u string, h *resourcesync.Heade
 	if i < 0 || slices.Contains(docs, index) {
 		return
 	}
-	f.s.Logger().Info("change list closed; following its index", "set", setKey(set), "changelist", u, "index", index)
+	f.s.Logger().Info("change list closed; following its index", "set", f.s.SetKey(set), "changelist", u, "index", index)
 	f.mu.Lock()
 	f.closedTo[u] = index
 	f.mu.Unlock()

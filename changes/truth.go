@@ -38,9 +38,9 @@ import (
 // by lastmod alone.
 //
 // A change document that cannot be read is skipped, as the follower skips
-// it, and named in the error, which comes with the truth as far as the
-// other documents tell it (drift repair then repairs nothing; audit says
-// which document failed).
+// it, and named in the error; the catalog returned beside it is the truth
+// as far as the other documents tell it, which no caller trusts: drift
+// repair then repairs nothing, and audit says which document failed.
 //
 // src is used as a load uses it: its Resource Lists' validators and times
 // are replaced by those just read, which is what drift repair (drift.go),

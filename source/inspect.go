@@ -35,7 +35,7 @@ type SetReport struct {
 	DumpPackages   int64           `json:"dump_packages"`
 	DumpBytes      int64           `json:"dump_bytes"`
 	Changes        int64           `json:"changes"`
-	NewestChange   *time.Time      `json:"newest_change,omitempty"` // filled with Follow (changes.Plan)
+	NewestChange   *time.Time      `json:"newest_change,omitempty"` // filled with Follow (changes.Inspect)
 	ListedAt       *time.Time      `json:"listed_at,omitempty"`     // the oldest time the Resource Lists speak for
 	Channels       []Channel       `json:"channels,omitempty"`
 	Packages       []PackageReport `json:"packages,omitempty"`
@@ -78,7 +78,7 @@ func (sr *SetReport) noteLinks(e *resourcesync.Entry) {
 
 // FollowPlan is how a mount would follow a set's changes. Inspect leaves
 // it empty: package changes works it out with the follower's own engine
-// (changes.Plan, which cmd/rsfs's inspect fills in), since source cannot
+// (changes.Inspect, which cmd/rsfs's inspect calls), since source cannot
 // follow.
 type FollowPlan struct {
 	// Polled are the documents each poll reads once caught up: the Change

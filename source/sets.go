@@ -28,6 +28,27 @@ func (s *Source) ReplaceSets(sets []*Set) {
 	s.setsMu.Unlock()
 }
 
+// SetKey names set among the sets, for the positions a snapshot keeps and
+// for the log: its Capability List's URL; for the implicit set (the
+// documents no Capability List names), its first Resource List, else the
+// first document of the first capability it has one of.
+func (s *Source) SetKey(set *Set) string {
+	if set.URL != "" {
+		return set.URL
+	}
+	s.setsMu.Lock()
+	defer s.setsMu.Unlock()
+	if l := set.Docs[resourcesync.CapResourceList]; len(l) > 0 {
+		return l[0]
+	}
+	for _, c := range slices.Sorted(maps.Keys(set.Docs)) {
+		if l := set.Docs[c]; len(l) > 0 {
+			return l[0]
+		}
+	}
+	return ""
+}
+
 // SetNumber is set's number in the catalog (catalog.Resource.Set): its
 // place in the sets, from 1; 0 for a set not (or no longer) among them. A
 // change of sets reloads every Resource List, which renumbers them.

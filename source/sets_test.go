@@ -57,3 +57,23 @@ func TestSetsAreReadAndReplacedUnderTheSourcesLock(t *testing.T) {
 	assert.Equal(t, []string{"http://example.com/cl2.xml"}, s.Docs(set, resourcesync.CapChangeList))
 	assert.Equal(t, uint16(1), s.SetNumber(set))
 }
+
+// A set's key (the positions a snapshot keeps are keyed by it) is its
+// Capability List's URL; the implicit set's is its first Resource List,
+// and a set of documents no Capability List names that has no Resource
+// List (a Resource Dump given as the URL) still has one, where indexing
+// its Resource Lists panicked.
+func TestSetKey(t *testing.T) {
+	s := newSource("http://example.com", fetch.ReasonSource, Options{Client: fetch.New(fetch.Options{})})
+	capList := &Set{URL: "http://example.com/caps.xml", Docs: map[resourcesync.Capability][]string{
+		resourcesync.CapResourceList: {"http://example.com/rl.xml"}}}
+	implicit := &Set{Docs: map[resourcesync.Capability][]string{
+		resourcesync.CapChangeList:   {"http://example.com/cl.xml"},
+		resourcesync.CapResourceList: {"http://example.com/rl1.xml", "http://example.com/rl2.xml"}}}
+	dumpOnly := &Set{Docs: map[resourcesync.Capability][]string{
+		resourcesync.CapResourceDump: {"http://example.com/rd.xml"}}}
+	assert.Equal(t, "http://example.com/caps.xml", s.SetKey(capList))
+	assert.Equal(t, "http://example.com/rl1.xml", s.SetKey(implicit))
+	assert.Equal(t, "http://example.com/rd.xml", s.SetKey(dumpOnly))
+	assert.Empty(t, s.SetKey(&Set{}))
+}
