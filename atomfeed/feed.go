@@ -57,7 +57,7 @@ type Feed struct {
 	opts   Options
 	log    *slog.Logger
 	reader *copies.Reader
-	// follower, once made (NewFollower, Restore), is asked for an early
+	// follower, once made (Tree.Follow, or NewFollower), is asked for an early
 	// poll when a read finds a representation changed.
 	follower *Follower
 

@@ -22,7 +22,8 @@ import (
 type FollowOptions struct {
 	follow.Options
 	// Effects is told what each harvest changed in the catalog, for the
-	// kernel (fs.FS.Notify); nil while nothing is mounted.
+	// kernel (a mount gives fs.FS.Notify, which drops them until the file
+	// system is mounted); nil tells no one.
 	Effects func([]catalog.Effect)
 }
 

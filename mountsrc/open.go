@@ -127,9 +127,10 @@ func (s *Source) CatchUp(ctx context.Context) error {
 
 // Run follows the Source until ctx ends, on the follower's loop, which
 // saves every SaveEvery and once more as it ends. A catalog fresh from the
-// Source is remembered first, on the same goroutine, before the first
-// poll: a snapshot is never taken beside a poll, and the mount, which
-// waits for Run at unmount, waits for that save too.
+// Source (already caught up by CatchUp) is remembered first, on the same
+// goroutine, before the loop's first poll: a snapshot is never taken
+// beside a poll, and the mount, which waits for Run at unmount, waits for
+// that save too.
 func (s *Source) Run(ctx context.Context) {
 	s.saveFirst()
 	s.follower.Run(ctx)

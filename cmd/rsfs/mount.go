@@ -242,7 +242,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	following := make(chan struct{})
 	go func() {
 		defer close(following)
-		m.src.Run(ctx) // a fresh catalog is saved first, before any poll
+		m.src.Run(ctx) // a fresh catalog, caught up, is saved before the loop's first poll
 	}()
 	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
 	sub, err := startPush(ctx, mf, follower)
