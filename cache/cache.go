@@ -187,6 +187,15 @@ func (c *Cache) writeToDisk(k blockKey) {
 	}
 }
 
+// Bounds returns the most bytes the cache keeps in memory and on disk (0:
+// no disk cache), as configured with its defaults applied.
+func (c *Cache) Bounds() (memory, disk int64) {
+	if c.disk != nil {
+		disk = c.disk.maxBytes
+	}
+	return c.maxBytes, disk
+}
+
 // MemoryBytes returns the bytes of the blocks cached in memory now.
 func (c *Cache) MemoryBytes() int64 {
 	c.mu.Lock()

@@ -249,3 +249,18 @@ func TestDropContentDuringFillDoesNotStoreIt(t *testing.T) {
 	assert.Equal(t, []byte("stale"), <-done, "the waiter still gets its bytes")
 	assert.Equal(t, 0, c.Stats().Blocks, "but they are not cached")
 }
+
+// Bounds are the cache's own, defaults applied: what status and metrics
+// report as the memory and disk maxima.
+func TestBounds(t *testing.T) {
+	mem := New(Config{})
+	m, d := mem.Bounds()
+	assert.Equal(t, int64(DefaultMaxBytes), m)
+	assert.Zero(t, d, "no disk cache")
+	both, err := NewWithDisk(Config{MaxBytes: 1 << 20, DiskDir: t.TempDir(), DiskMaxBytes: 5 << 20})
+	require.NoError(t, err)
+	defer both.Close()
+	m, d = both.Bounds()
+	assert.Equal(t, int64(1<<20), m)
+	assert.Equal(t, int64(5<<20), d)
+}

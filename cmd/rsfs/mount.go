@@ -322,7 +322,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	}
 	cache.PaceGC(blocks.MemoryBytes)
 	readErrors := &status.Events{}
-	stat, mets := newMountReport(mf, rawURL, dir, stateDir, holdFile, src, blocks, readErrors)
+	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors)
 	f := fs.New(fs.Config{
 		Status:     stat.JSON,
 		ReadErrors: readErrors,

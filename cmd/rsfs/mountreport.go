@@ -13,15 +13,10 @@ import (
 // newMountReport is what the status and the metrics of a mount of rawURL
 // on dir read: src's follower (once src.Follow made it) and catalog, the cache, and the file
 // system's failed reads (readErrors, which the file system is given).
-func newMountReport(mf *mountFlags, rawURL, dir, stateDir, holdFile string, src *mountsrc.Source, blocks *cache.Cache, readErrors *status.Events) (*status.Mount, *metrics.Mount) {
-	m := &metrics.Mount{Started: time.Now(), MemMax: mf.sizes.cache, Client: src.Client(), Follower: src,
+func newMountReport(mf *mountFlags, rawURL, dir, holdFile string, src *mountsrc.Source, blocks *cache.Cache, readErrors *status.Events) (*status.Mount, *metrics.Mount) {
+	m := &metrics.Mount{Started: time.Now(), Client: src.Client(), Follower: src,
 		Cache: blocks, ReadErrors: readErrors, Count: src.Catalog().Len, HoldFile: holdFile}
-	if m.MemMax == 0 {
-		m.MemMax = cache.DefaultMaxBytes
-	}
-	if stateDir != "" {
-		m.DiskMax = mf.sizes.disk // 0: no disk cache
-	}
+	m.MemMax, m.DiskMax = blocks.Bounds()
 	s := &status.Mount{URL: rawURL, Dir: dir, Started: m.Started, Interval: mf.pollInterval,
 		Protocol: src.Protocol(), Origin: src.Origin(), HoldFile: holdFile, Follower: m.Follower, Count: m.Count,
 		Cache: m.CacheReport, Fetched: m.Fetched, Verification: blocks.VerifyFailures, ReadErrors: readErrors.Since,
