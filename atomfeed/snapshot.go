@@ -48,6 +48,19 @@ func (fl *Tree) Snapshot() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
+// SavedURL is the URL of the feed a Snapshot is of, read with no Feed: a
+// mount whose feed cannot be reached makes its Feed from it, to Restore.
+func SavedURL(data []byte) (string, error) {
+	var s saved
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
+		return "", fmt.Errorf("feed snapshot: %w", err)
+	}
+	if s.URL == "" {
+		return "", errors.New("feed snapshot: no feed URL")
+	}
+	return s.URL, nil
+}
+
 // Restore returns the feed's tree rebuilt from a Snapshot: its catalog
 // (sealed) holds what the saved mount showed. Nothing is fetched; its
 // follower's Poll then catches up by a conditional GET.

@@ -25,7 +25,10 @@
 // For an Atom-PMH feed: its remembered state, rebuilt with no request by
 // Open and caught up with one poll by CatchUp (mounted as remembered, with
 // a warning, when the feed cannot be read); otherwise a whole harvest by
-// Open, remembered at once.
+// Open, remembered at once. When discovery cannot reach the URL, Open
+// rebuilds the feed the state directory remembers (its state names the
+// feed's URL), unless a ResourceSync snapshot was saved after it: the state
+// saved last is of what the URL served last.
 //
 // While mounted, the follower's loop (Source.Run) saves a ResourceSync
 // catalog fresh from the Resource Lists before its first poll, every

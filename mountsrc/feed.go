@@ -85,6 +85,51 @@ func openFeed(ctx context.Context, o Options, found *discover.Found) (*feedSourc
 	return fs, nil
 }
 
+// restoreUnreachableFeed rebuilds, with no request, the feed the state
+// directory remembers when discovery could not reach the URL (discoverErr):
+// catchUp then polls once, and warns that the feed cannot be read. It
+// returns nil when no feed state is remembered, when it cannot be used
+// (logged), or when a ResourceSync snapshot was saved after it: the state
+// saved last is of what the URL served last, so a URL that moved from one
+// protocol to the other mounts what it served at the last unmount.
+func restoreUnreachableFeed(o Options, discoverErr error) *feedSource {
+	data, err := LoadFeed(o.Dir)
+	if err != nil {
+		slog.Warn("feed state not used", "err", err)
+	}
+	if data == nil || savedLater(statedir.SnapshotPath(o.Dir), statedir.FeedPath(o.Dir)) {
+		return nil
+	}
+	url, err := atomfeed.SavedURL(data)
+	var feed *atomfeed.Feed
+	if err == nil {
+		feed, err = atomfeed.New(url, atomfeed.Options{Client: o.Source.Client,
+			Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}})
+	}
+	var tree *atomfeed.Tree
+	if err == nil {
+		tree, err = feed.Restore(data)
+	}
+	if err != nil {
+		slog.Warn("feed state not used", "path", statedir.FeedPath(o.Dir), "err", err)
+		return nil
+	}
+	slog.Warn("the feed is unreachable; mounting what was remembered: cached files read, others fail with EIO until it is back",
+		"feed", url, "err", discoverErr)
+	return &feedSource{feed: feed, tree: tree, dir: o.Dir, remembered: true}
+}
+
+// savedLater reports whether the file at path a was modified after the one
+// at b; false when a is absent.
+func savedLater(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	return err != nil || ia.ModTime().After(ib.ModTime())
+}
+
 func (f *feedSource) Protocol() string                                           { return protocol.AtomPMH }
 func (f *feedSource) Origin() string                                             { return f.feed.Origin }
 func (f *feedSource) Client() *fetch.Client                                      { return f.feed.Client() }

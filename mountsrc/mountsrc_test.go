@@ -2,7 +2,9 @@ package mountsrc
 
 import (
 	"context"
+	"log/slog"
 	"os"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,10 +16,12 @@ import (
 	"rsfs/changes"
 	"rsfs/fetch"
 	"rsfs/follow"
+	"rsfs/protocol"
 	"rsfs/source"
 	"rsfs/statedir"
 	"rsfs/status"
 	"rsfs/tests/atomsource"
+	"rsfs/tests/logbuf"
 	"rsfs/tests/sourcetest"
 )
 
@@ -182,14 +186,20 @@ func TestPeriodicSaveWritesOnlyWhenChangesWereApplied(t *testing.T) {
 
 // A catalog fresh from the Resource Lists is saved on the follower's loop
 // before its first poll, not beside it, and Run returns only once every
-// save is done: the last one holds what the polls applied.
+// save is done. The test takes production's order (cmd/rsfs: Open,
+// Follow, CatchUp, then Run): the first save holds what the catch-up
+// applied, not what the loop's first poll applies, and the last one holds
+// what the polls applied.
 func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 500})
 	dir := t.TempDir()
-	var snapshotAtFirstPoll atomic.Int32 // 0: no poll yet, 1: absent, 2: present
+	var savedAtFirstPoll atomic.Int64 // the snapshot's files: 0 no poll yet, -1 absent
 	held := func() bool {
-		_, err := os.Stat(statedir.SnapshotPath(dir))
-		snapshotAtFirstPoll.CompareAndSwap(0, map[bool]int32{false: 1, true: 2}[err == nil])
+		n := int64(-1)
+		if cat, _, err := catalog.LoadSnapshot(statedir.SnapshotPath(dir), catalog.Options{}); err == nil {
+			n = int64(cat.Len())
+		}
+		savedAtFirstPoll.CompareAndSwap(0, n)
 		return false
 	}
 	applied := make(chan struct{}, 1)
@@ -202,15 +212,19 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 			default:
 			}
 		}})
+	_, err = src.Create("/caught-up.txt", []byte("c\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.CatchUp(ctx(t)))
+	require.Equal(t, 501, s.Catalog().Len(), "the catch-up applied the change")
 	_, err = os.Stat(statedir.SnapshotPath(dir))
-	require.ErrorIs(t, err, os.ErrNotExist, "Open does not save")
+	require.ErrorIs(t, err, os.ErrNotExist, "neither Open nor CatchUp saves")
 	_, err = src.Create("/new.txt", []byte("new\n"))
 	require.NoError(t, err)
 
 	runCtx, cancel := context.WithCancel(ctx(t))
 	ran := make(chan struct{})
 	go func() { defer close(ran); s.Run(runCtx) }()
-	for s.Catalog().Len() != 501 {
+	for s.Catalog().Len() != 502 {
 		select {
 		case <-applied:
 		case <-time.After(10 * time.Second):
@@ -219,10 +233,11 @@ func TestFreshCatalogSavedBeforeTheFirstPoll(t *testing.T) {
 	}
 	cancel()
 	<-ran
-	assert.Equal(t, int32(2), snapshotAtFirstPoll.Load(), "the snapshot was saved before the first poll began")
+	assert.Equal(t, int64(501), savedAtFirstPoll.Load(),
+		"the snapshot was saved before the loop's first poll, with the catch-up's change")
 	l := loadT(t, dir, src.URL())
 	assert.False(t, l.Fresh())
-	assert.Equal(t, 501, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
+	assert.Equal(t, 502, l.Catalog.Len(), "the last save, after the polls, is the one on disk")
 }
 
 // Open makes no follower: Follow makes it, and the effects of the changes
@@ -283,4 +298,79 @@ func TestRememberedFeedCatchesUpThroughFollow(t *testing.T) {
 	assert.Equal(t, 4, s.Catalog().Len())
 	assert.Equal(t, []string{"d.xml"}, got, "the catch-up's effects")
 	assert.Equal(t, int64(1), s.Status().Applied)
+}
+
+// A remembered feed whose host is down is restored from its state, as a
+// remembered feed whose poll fails: Open mounts the catalog it showed, and
+// CatchUp warns that the feed cannot be read, with no error.
+func TestRememberedFeedMountsWhileTheFeedIsDown(t *testing.T) {
+	feed := atomsource.Start(atomsource.Config{PerDocument: 2})
+	t.Cleanup(feed.Close)
+	rep := atomsource.Rep{Type: "application/xml", Ext: "xml", Body: []byte("<r/>\n")}
+	for _, n := range []string{"a", "b", "c"} {
+		require.NoError(t, feed.Create(n, "Record "+n, rep))
+	}
+	dir := t.TempDir()
+	s, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	want := names(s.Catalog())
+	require.Len(t, want, 3)
+	feed.Close() // the feed's host is gone
+
+	var log logbuf.Buffer
+	prev := slog.Default()
+	slog.SetDefault(log.Logger())
+	t.Cleanup(func() { slog.SetDefault(prev) })
+	s, err = Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err, "the remembered feed is mounted")
+	assert.Equal(t, protocol.AtomPMH, s.Protocol())
+	assert.Equal(t, want, names(s.Catalog()), "the catalog the feed showed")
+	s.Follow(nil, follow.Options{})
+	require.NoError(t, s.CatchUp(ctx(t)))
+	assert.Contains(t, log.String(), "the feed cannot be read; mounting what was remembered")
+	assert.Equal(t, want, names(s.Catalog()))
+
+	_, err = Open(ctx(t), Options{Dir: t.TempDir(), URL: feed.URL(), Source: testOptions()})
+	assert.Error(t, err, "no state and no feed")
+}
+
+// names returns the path of every file in the catalog, sorted.
+func names(cat *catalog.Catalog) []string {
+	var ns []string
+	for _, uri := range cat.URIs() {
+		id, _ := cat.ByURI(uri)
+		ns = append(ns, cat.Path(id))
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// A state directory holding both a feed's state and a ResourceSync
+// snapshot, of a URL that served both protocols, mounts the one saved
+// last when the URL cannot be reached.
+func TestUnreachableURLMountsTheStateSavedLast(t *testing.T) {
+	feed := atomsource.Start(atomsource.Config{PerDocument: 2})
+	t.Cleanup(feed.Close)
+	require.NoError(t, feed.Create("a", "Record a", atomsource.Rep{Type: "application/xml", Ext: "xml", Body: []byte("<r/>\n")}))
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	dir := t.TempDir()
+	_, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	l := loadT(t, dir, src.URL())
+	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(statedir.FeedPath(dir), old, old))
+	feed.Close()
+	src.Close()
+
+	s, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	assert.Equal(t, protocol.ResourceSync, s.Protocol(), "the snapshot, saved last")
+	assert.Equal(t, 5, s.Catalog().Len())
+
+	require.NoError(t, os.Chtimes(statedir.FeedPath(dir), time.Now().Add(time.Hour), time.Now().Add(time.Hour)))
+	s, err = Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
+	require.NoError(t, err)
+	assert.Equal(t, protocol.AtomPMH, s.Protocol(), "the feed's state, saved last")
+	assert.Equal(t, 1, s.Catalog().Len())
 }

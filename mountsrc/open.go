@@ -65,7 +65,8 @@ type opened interface {
 
 // Open discovers what is at the URL and opens it as the protocol it speaks,
 // from what the state directory remembers of it or from the Source itself,
-// as the package documentation says. Nothing follows the Source it
+// as the package documentation says; when the URL cannot be reached, as
+// the protocol of the state saved last. Nothing follows the Source it
 // returns yet: Follow makes its follower, once the file system the
 // follower's effects reach exists, and CatchUp then brings it up to date
 // before the mount is ready.
@@ -77,6 +78,11 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 			return nil, err
 		}
 		return &Source{opened: f}, nil
+	}
+	if err != nil {
+		if f := restoreUnreachableFeed(o, err); f != nil {
+			return &Source{opened: f}, nil
+		}
 	}
 	var src *source.Source
 	if found != nil {
@@ -118,8 +124,9 @@ func (s *Source) Status() status.Follow {
 // mount reports ready: a ResourceSync catalog through the Change Lists (or
 // a reload), a restored one from its positions, a fresh one from the
 // Resource Lists' time; a remembered feed with one poll (a feed that
-// cannot be read is mounted as remembered, with a warning). It does
-// nothing for a feed harvested whole by Open, nor for a Source that could
+// cannot be read, or that Open restored because discovery could not reach
+// it, is mounted as remembered, with a warning). It does nothing for a
+// feed harvested whole by Open, nor for a ResourceSync Source that could
 // not be reached.
 func (s *Source) CatchUp(ctx context.Context) error {
 	return s.catchUp(ctx)

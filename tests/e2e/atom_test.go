@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	iofs "io/fs"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -385,6 +386,67 @@ func TestAtomRemountFromSnapshot(t *testing.T) {
 	assert.NotZero(t, m.src.Requests("/rec/c.xml"), "the updated record's size is learned")
 	assert.Zero(t, m.src.Requests("/archive/1"), "the walk stops at the remembered mark")
 	m.checkBytes(t, mnt)
+}
+
+// A remembered feed whose host is down is mounted from what the last
+// mount remembered, as a ResourceSync Source is from its snapshot
+// (TestMountFromSnapshotWhileSourceIsDown): the whole tree, a file read
+// before from the disk cache, and one never read fails with EIO until the
+// feed is back.
+func TestAtomMountFromSnapshotWhileFeedIsDown(t *testing.T) {
+	m := startAtom(t, atomsource.Config{PerDocument: 3})
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		m.create(t, n, "xml", "txt")
+	}
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	mnt := mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", atomPoll.String())
+	m.waitPool(t, mnt, "mount")
+	paths := atomPaths(t, mnt.dir)
+	// Reading a small file warms those after it: the last one is read, so
+	// the first stays unread.
+	byPath := map[string]string{}
+	for uri, p := range paths {
+		byPath[p] = uri
+	}
+	sorted := slices.Sorted(maps.Keys(byPath))
+	read, unread := byPath[sorted[len(sorted)-1]], byPath[sorted[0]]
+	got, err := os.ReadFile(paths[read])
+	require.NoError(t, err)
+	require.Equal(t, m.bodies[read], got)
+	pool := m.src.Pool()
+	mnt.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+
+	m.src.Close() // the feed's host is gone
+	mnt = mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", atomPoll.String(), "--retries", "0")
+	log, _ := os.ReadFile(mnt.logFile)
+	assert.Contains(t, string(log), "the feed is unreachable; mounting what was remembered")
+	assert.Contains(t, string(log), "the feed cannot be read; mounting what was remembered")
+	tree, err := atomTree(mnt.dir)
+	require.NoError(t, err)
+	assert.Equal(t, pool, tree, "the whole tree, as remembered")
+	after := atomPaths(t, mnt.dir)
+	got, err = os.ReadFile(after[read])
+	require.NoError(t, err)
+	assert.Equal(t, m.bodies[read], got, "a cached file reads from the disk cache")
+	_, err = os.ReadFile(after[unread])
+	assert.ErrorIs(t, err, syscall.EIO, "an uncached file fails until the feed is back")
+}
+
+// atomPaths maps each file's user.atompmh.uri to its path in the mount.
+func atomPaths(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d iofs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			out[getxattr(t, p, "user.atompmh.uri")] = p
+		}
+		return err
+	})
+	require.NoError(t, err)
+	return out
 }
 
 // TestMeasureAtomScale mounts a feed of 100,000 records (one
