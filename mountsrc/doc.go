@@ -13,7 +13,7 @@
 // the follower, which tells the function it is given (the file system's
 // Notify) of the changes it applies; CatchUp brings the catalog up to date
 // through it, for both protocols, before the mount is ready; Run follows.
-// For a ResourceSync Source, Load decides where the catalog comes from:
+// For a ResourceSync Source, Open decides where the catalog comes from:
 //
 //   - a snapshot for the same origin, and the Source reachable: the snapshot,
 //     caught up through the Change Lists before the mount is ready (CatchUp;

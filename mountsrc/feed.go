@@ -20,9 +20,9 @@ import (
 	"time"
 )
 
-// SaveFeed writes a feed's state to dir, atomically. With dir "" it does
+// saveFeed writes a feed's state to dir, atomically. With dir "" it does
 // nothing.
-func SaveFeed(dir string, data []byte) error {
+func saveFeed(dir string, data []byte) error {
 	if dir == "" {
 		return nil
 	}
@@ -35,8 +35,8 @@ func SaveFeed(dir string, data []byte) error {
 	return nil
 }
 
-// LoadFeed reads a feed's state from dir; nil, nil when there is none.
-func LoadFeed(dir string) ([]byte, error) {
+// loadFeedState reads a feed's state from dir; nil, nil when there is none.
+func loadFeedState(dir string) ([]byte, error) {
 	if dir == "" {
 		return nil, nil
 	}
@@ -93,7 +93,7 @@ func openFeed(ctx context.Context, o Options, found *discover.Found) (*feedSourc
 // saved last is of what the URL served last, so a URL that moved from one
 // protocol to the other mounts what it served at the last unmount.
 func restoreUnreachableFeed(o Options, discoverErr error) *feedSource {
-	data, err := LoadFeed(o.Dir)
+	data, err := loadFeedState(o.Dir)
 	if err != nil {
 		slog.Warn("feed state not used", "err", err)
 	}
@@ -177,7 +177,7 @@ func (f *feedSource) save(final bool) {
 	}
 	data, err := f.tree.Snapshot()
 	if err == nil {
-		err = SaveFeed(f.dir, data)
+		err = saveFeed(f.dir, data)
 	}
 	if err != nil {
 		slog.Warn("feed state not saved", "err", fmt.Errorf("%s: %w", f.feed.URL, err))
@@ -187,7 +187,7 @@ func (f *feedSource) save(final bool) {
 // restoreFeed rebuilds the feed's tree from its remembered state, with no
 // request; nil when there is none or it cannot be used (logged).
 func restoreFeed(feed *atomfeed.Feed, stateDir string) *atomfeed.Tree {
-	data, err := LoadFeed(stateDir)
+	data, err := loadFeedState(stateDir)
 	if err != nil {
 		slog.Warn("feed state not used", "err", err)
 	}
@@ -210,7 +210,7 @@ func harvestFeed(ctx context.Context, feed *atomfeed.Feed, stateDir string) (*at
 	}
 	if data, err := tree.Snapshot(); err != nil {
 		slog.Warn("feed state not saved", "err", err)
-	} else if err := SaveFeed(stateDir, data); err != nil {
+	} else if err := saveFeed(stateDir, data); err != nil {
 		slog.Warn("feed state not saved", "err", err)
 	}
 	return tree, nil

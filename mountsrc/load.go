@@ -36,11 +36,11 @@ type Loaded struct {
 // that it is worth saving at once.
 func (l *Loaded) Fresh() bool { return l.Positions == nil }
 
-// Load discovers the Source at rawURL and builds its catalog from the
+// discoverAndLoad discovers the Source at rawURL and builds its catalog from the
 // snapshot in the state directory dir ("" for none) or from the Resource
 // Lists, as the package documentation says. progress sees the Resource
 // Lists being read.
-func Load(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
+func discoverAndLoad(ctx context.Context, dir, rawURL string, opts source.Options, progress func(source.Progress)) (*Loaded, error) {
 	found, err := discover.At(ctx, rawURL, opts)
 	if err == nil && found.Protocol() != protocol.ResourceSync {
 		return nil, fmt.Errorf("%s: a %s Source, not a ResourceSync one", rawURL, found.Protocol())

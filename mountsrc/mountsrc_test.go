@@ -45,7 +45,7 @@ func ctx(t *testing.T) context.Context {
 
 func loadT(t *testing.T, dir, url string) *Loaded {
 	t.Helper()
-	l, err := Load(ctx(t), dir, url, testOptions(), nil)
+	l, err := discoverAndLoad(ctx(t), dir, url, testOptions(), nil)
 	require.NoError(t, err)
 	return l
 }
@@ -74,7 +74,7 @@ func TestRemembersAndCatchesUp(t *testing.T) {
 	assert.True(t, l.Fresh())
 	assert.True(t, l.NeedsCatchUp, "a fresh catalog catches up from the Resource Lists' time too")
 	assert.Equal(t, 30, l.Catalog.Len())
-	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	require.NoError(t, saveSnapshot(dir, l.Catalog, follower(l)))
 
 	res := src.Resources()
 	updated, deleted := res[3], res[4]
@@ -104,7 +104,7 @@ func TestSourceDownMountsFromSnapshot(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 12})
 	dir := t.TempDir()
 	l := loadT(t, dir, src.URL())
-	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	require.NoError(t, saveSnapshot(dir, l.Catalog, follower(l)))
 	src.Close()
 
 	l = loadT(t, dir, src.URL())
@@ -113,7 +113,7 @@ func TestSourceDownMountsFromSnapshot(t *testing.T) {
 	assert.Equal(t, 12, l.Catalog.Len())
 	require.NoError(t, l.CatchUp(ctx(t), follower(l)), "catching up does nothing")
 
-	_, err := Load(ctx(t), t.TempDir(), src.URL(), testOptions(), nil)
+	_, err := discoverAndLoad(ctx(t), t.TempDir(), src.URL(), testOptions(), nil)
 	assert.Error(t, err, "no snapshot and no Source")
 }
 
@@ -129,21 +129,21 @@ func TestSnapshotNotUsed(t *testing.T) {
 
 	elsewhere := t.TempDir()
 	lo := loadT(t, elsewhere, other.URL())
-	require.NoError(t, Save(elsewhere, lo.Catalog, follower(lo)))
+	require.NoError(t, saveSnapshot(elsewhere, lo.Catalog, follower(lo)))
 	l = loadT(t, elsewhere, src.URL())
 	assert.True(t, l.Fresh(), "a snapshot of another origin is not used")
 	assert.Equal(t, 12, l.Catalog.Len())
 
 	l = loadT(t, "", src.URL())
 	assert.True(t, l.Fresh(), "remembering off")
-	require.NoError(t, Save("", l.Catalog, follower(l)))
+	require.NoError(t, saveSnapshot("", l.Catalog, follower(l)))
 }
 
 func TestReloadWhenSetsChanged(t *testing.T) {
 	one := startSource(t, sourcetest.Config{Resources: 10})
 	dir := t.TempDir()
 	l := loadT(t, dir, one.URL())
-	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	require.NoError(t, saveSnapshot(dir, l.Catalog, follower(l)))
 	addr := one.URL()[len("http://") : len(one.URL())-1]
 	one.Close()
 
@@ -357,7 +357,7 @@ func TestUnreachableURLMountsTheStateSavedLast(t *testing.T) {
 	_, err := Open(ctx(t), Options{Dir: dir, URL: feed.URL(), Source: testOptions()})
 	require.NoError(t, err)
 	l := loadT(t, dir, src.URL())
-	require.NoError(t, Save(dir, l.Catalog, follower(l)))
+	require.NoError(t, saveSnapshot(dir, l.Catalog, follower(l)))
 	old := time.Now().Add(-time.Hour)
 	require.NoError(t, os.Chtimes(statedir.FeedPath(dir), old, old))
 	feed.Close()

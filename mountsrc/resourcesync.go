@@ -66,6 +66,6 @@ func (r *resourceSync) save(final bool) {
 	r.saved = st
 	r.mu.Unlock()
 	if final || changed {
-		SaveLogged(r.dir, r.l.Catalog, r.f)
+		saveSnapshotLogged(r.dir, r.l.Catalog, r.f)
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"rsfs/statedir"
 )
 
-// Save writes cat and f's change positions to the snapshot in the state
+// saveSnapshot writes cat and f's change positions to the snapshot in the state
 // directory dir, atomically. With dir "" it does nothing.
-func Save(dir string, cat *catalog.Catalog, f *changes.Follower) error {
+func saveSnapshot(dir string, cat *catalog.Catalog, f *changes.Follower) error {
 	if dir == "" {
 		return nil
 	}
@@ -29,10 +29,10 @@ func Save(dir string, cat *catalog.Catalog, f *changes.Follower) error {
 	return nil
 }
 
-// SaveLogged is Save that logs a failure: a snapshot not saved costs the
+// saveSnapshotLogged is Save that logs a failure: a snapshot not saved costs the
 // next mount a full load, not this one anything.
-func SaveLogged(dir string, cat *catalog.Catalog, f *changes.Follower) {
-	if err := Save(dir, cat, f); err != nil {
+func saveSnapshotLogged(dir string, cat *catalog.Catalog, f *changes.Follower) {
+	if err := saveSnapshot(dir, cat, f); err != nil {
 		slog.Warn("snapshot not saved", "err", err)
 	}
 }
