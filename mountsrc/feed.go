@@ -69,13 +69,12 @@ type feedSource struct {
 // remembers it.
 func openFeed(ctx context.Context, o Options, found *discover.Found) (*feedSource, error) {
 	slog.Info("mounting an Atom-PMH feed", "feed", found.Feed.URL)
-	feed, err := atomfeed.New(found.Feed.URL, atomfeed.Options{Client: o.Source.Client,
-		Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}, Discovered: found.Feed})
+	feed, err := newFeed(o, found.Feed.URL, found.Feed)
 	if err != nil {
 		return nil, err
 	}
 	fs := &feedSource{feed: feed, dir: o.Dir}
-	if fs.tree = restoreFeed(feed, o.Dir); fs.tree != nil {
+	if fs.tree = restoreFeed(feed, o.Dir, readFeedState(o.Dir)); fs.tree != nil {
 		fs.remembered = true
 		return fs, nil
 	}
@@ -93,25 +92,21 @@ func openFeed(ctx context.Context, o Options, found *discover.Found) (*feedSourc
 // saved last is of what the URL served last, so a URL that moved from one
 // protocol to the other mounts what it served at the last unmount.
 func restoreUnreachableFeed(o Options, discoverErr error) *feedSource {
-	data, err := loadFeedState(o.Dir)
-	if err != nil {
-		slog.Warn("feed state not used", "err", err)
-	}
+	data := readFeedState(o.Dir)
 	if data == nil || savedLater(statedir.SnapshotPath(o.Dir), statedir.FeedPath(o.Dir)) {
 		return nil
 	}
 	url, err := atomfeed.SavedURL(data)
 	var feed *atomfeed.Feed
 	if err == nil {
-		feed, err = atomfeed.New(url, atomfeed.Options{Client: o.Source.Client,
-			Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}})
-	}
-	var tree *atomfeed.Tree
-	if err == nil {
-		tree, err = feed.Restore(data)
+		feed, err = newFeed(o, url, nil)
 	}
 	if err != nil {
 		slog.Warn("feed state not used", "path", statedir.FeedPath(o.Dir), "err", err)
+		return nil
+	}
+	tree := restoreFeed(feed, o.Dir, data)
+	if tree == nil {
 		return nil
 	}
 	slog.Warn("the feed is unreachable; mounting what was remembered: cached files read, others fail with EIO until it is back",
@@ -184,19 +179,33 @@ func (f *feedSource) save(final bool) {
 	}
 }
 
-// restoreFeed rebuilds the feed's tree from its remembered state, with no
-// request; nil when there is none or it cannot be used (logged).
-func restoreFeed(feed *atomfeed.Feed, stateDir string) *atomfeed.Tree {
+// newFeed is the feed at url as a mount reads it, with the client and
+// parse limit of o; discovered, if not nil, is the subscription document
+// discovery read.
+func newFeed(o Options, url string, discovered *fetch.Document) (*atomfeed.Feed, error) {
+	return atomfeed.New(url, atomfeed.Options{Client: o.Source.Client,
+		Parse: atompmh.Options{MaxBytes: o.Source.Parse.MaxBytes}, Discovered: discovered})
+}
+
+// readFeedState is the feed state the state directory remembers; nil when
+// there is none or it cannot be read (logged).
+func readFeedState(stateDir string) []byte {
 	data, err := loadFeedState(stateDir)
 	if err != nil {
 		slog.Warn("feed state not used", "err", err)
 	}
+	return data
+}
+
+// restoreFeed rebuilds the feed's tree from its remembered state data,
+// with no request; nil when there is none or it cannot be used (logged).
+func restoreFeed(feed *atomfeed.Feed, stateDir string, data []byte) *atomfeed.Tree {
 	if data == nil {
 		return nil
 	}
 	tree, err := feed.Restore(data)
 	if err != nil {
-		slog.Warn("feed state not used; harvesting the whole feed", "path", statedir.FeedPath(stateDir), "err", err)
+		slog.Warn("feed state not used", "path", statedir.FeedPath(stateDir), "err", err)
 		return nil
 	}
 	return tree
