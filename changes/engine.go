@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -347,13 +348,7 @@ type applyPlan struct {
 func planApply(changes []change, drop func(*change) bool) *applyPlan {
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].at.Before(changes[j].at) })
 	if drop != nil {
-		kept := changes[:0]
-		for i := range changes {
-			if !drop(&changes[i]) {
-				kept = append(kept, changes[i])
-			}
-		}
-		changes = kept
+		changes = slices.DeleteFunc(changes, func(c change) bool { return drop(&c) })
 	}
 	p := &applyPlan{changes: changes, last: make(map[string]int, len(changes))}
 	for i := range changes {

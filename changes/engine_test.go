@@ -266,21 +266,11 @@ func zipPackage(t *testing.T, manifest string, members map[string]string) []byte
 		require.NoError(t, err)
 	}
 	write("manifest.xml", manifest)
-	for _, name := range slices.Sorted(mapsKeys(members)) {
+	for _, name := range slices.Sorted(maps.Keys(members)) {
 		write(name, members[name])
 	}
 	require.NoError(t, zw.Close())
 	return zb.Bytes()
-}
-
-func mapsKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func (s *engineSource) serve(w http.ResponseWriter, r *http.Request) {
@@ -320,7 +310,7 @@ func (s *engineSource) takeHits() ([]string, map[string]int) {
 	defer s.mu.Unlock()
 	h := s.hits
 	s.hits = map[string]int{}
-	return slices.Sorted(mapsKeys(h)), h
+	return slices.Sorted(maps.Keys(h)), h
 }
 
 // treeOf is a catalog as URI (without base) → "length lastmod".
