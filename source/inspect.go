@@ -178,7 +178,7 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 				return
 			}
 			for _, p := range pkgs {
-				sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p, sr))
+				sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p.url, sr))
 			}
 		}()
 	}

@@ -1,0 +1,236 @@
+package e2e
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Documents after ResourceSync 1.1's examples 4 and 5 (§2): a Resource
+// Dump whose one package holds two bitstreams and a manifest that gives
+// them no lastmod and no length, only the manifest's at. The Resource
+// Dump's up link names a Capability List that cannot be read.
+const (
+	exampleDump = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+  xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{base}/dataset1/capabilitylist.xml"/>
+  <rs:md capability="resourcedump"
+    at="2013-01-03T09:00:00Z"/>
+  <url>
+    <loc>{base}/resourcedump.zip</loc>
+  </url>
+</urlset>`
+	exampleManifest = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+  xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcedump-manifest"
+    at="2013-01-03T09:00:00Z"/>
+  <url>
+    <loc>{base}/res1</loc>
+    <rs:md hash="md5:{md5 first bitstream}"
+      path="/resources/res1"/>
+  </url>
+  <url>
+    <loc>{base}/res2</loc>
+    <rs:md hash="md5:{md5 second one}"
+      path="/resources/res2"/>
+  </url>
+</urlset>`
+	// A Change Dump (1.1 §13) given as the URL, with the same kind of
+	// unreachable up link; its package's manifest dates each change.
+	exampleChangeDump = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+  xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{base}/dataset1/capabilitylist.xml"/>
+  <rs:md capability="changedump"
+    from="2013-01-01T00:00:00Z"/>
+  <url>
+    <loc>{base}/20130101-changedump.zip</loc>
+    <lastmod>2013-01-01T23:59:59Z</lastmod>
+    <rs:md type="application/zip"
+      from="2013-01-01T00:00:00Z"
+      until="2013-01-02T00:00:00Z"/>
+  </url>
+</urlset>`
+	exampleChangeManifest = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+  xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="changedump-manifest"
+    from="2013-01-01T00:00:00Z"
+    until="2013-01-02T00:00:00Z"/>
+  <url>
+    <loc>{base}/res1</loc>
+    <rs:md change="created" datetime="2013-01-01T12:00:00Z"
+      path="/changes/res1"/>
+  </url>
+  <url>
+    <loc>{base}/res2</loc>
+    <rs:md change="updated" datetime="2013-01-01T13:00:00Z"
+      path="/changes/res2"/>
+  </url>
+</urlset>`
+)
+
+// zipPackage is a ZIP file holding manifest.xml and the members given
+// (path → bytes), deflated as a publisher's zip library writes them.
+func zipPackage(t *testing.T, manifest string, members map[string]string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	add := func(name, body string) {
+		w, err := zw.Create(name)
+		require.NoError(t, err)
+		_, err = w.Write([]byte(body))
+		require.NoError(t, err)
+	}
+	add("manifest.xml", manifest)
+	for name, body := range members {
+		add(name, body)
+	}
+	require.NoError(t, zw.Close())
+	return buf.String()
+}
+
+// withMD5 fills in the manifest's {md5 TEXT}: the md5 of TEXT and a
+// newline, in hex.
+func withMD5(manifest string) string {
+	for {
+		i := strings.Index(manifest, "{md5 ")
+		if i < 0 {
+			return manifest
+		}
+		j := strings.Index(manifest[i:], "}")
+		sum := md5.Sum([]byte(manifest[i+5:i+j] + "\n"))
+		manifest = manifest[:i] + hex.EncodeToString(sum[:]) + manifest[i+j+1:]
+	}
+}
+
+// dumpOnlyPages is a Source of one dump given as the URL: its package
+// (the manifest's {base} filled in: a ZIP cannot be rewritten as it is
+// served) and no Capability List.
+func dumpOnlyPages(t *testing.T, base, dumpPath, dump, pkgPath, manifest string, members map[string]string) map[string]string {
+	return map[string]string{
+		dumpPath: dump,
+		pkgPath:  zipPackage(t, withMD5(strings.ReplaceAll(manifest, "{base}", base)), members),
+	}
+}
+
+// startLateSource is a handSource whose pages need its own URL before it
+// serves (a ZIP holding URLs).
+func startLateSource(t *testing.T, pages func(base string) map[string]string) *handSource {
+	h := startHandSource(t, map[string]string{})
+	for p, body := range pages(h.base) {
+		h.set(p, body)
+	}
+	return h
+}
+
+// A Resource Dump given as the URL, its Capability List unreachable,
+// mounts from its package's manifest (issue 32 row 1): the files' bytes
+// come from the package, their mtime is the manifest's at where an entry
+// has no lastmod (row 3), the follower has nothing to poll and says so,
+// and inspect reads the same URL.
+func TestResourceDumpGivenAsTheURL(t *testing.T) {
+	h := startLateSource(t, func(base string) map[string]string {
+		return dumpOnlyPages(t, base, "/resourcedump.xml", exampleDump, "/resourcedump.zip", exampleManifest,
+			map[string]string{"resources/res1": "first bitstream\n", "resources/res2": "second one\n"})
+	})
+	m := mount(t, h.base+"/resourcedump.xml", "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, []string{"res1", "res2"}, relFiles(t, m.dir))
+	at := time.Date(2013, 1, 3, 9, 0, 0, 0, time.UTC)
+	for name, want := range map[string]string{"res1": "first bitstream\n", "res2": "second one\n"} {
+		got, err := os.ReadFile(m.path(name))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), "bytes of %s", name)
+		st, err := os.Stat(m.path(name))
+		require.NoError(t, err)
+		assert.Equal(t, at, st.ModTime().UTC(), "mtime of %s: the manifest's at", name)
+	}
+	assert.Zero(t, h.requests("/res1")+h.requests("/res2"), "read from the package, not the URIs")
+	// A few polls later the mount still serves: a dump-only Source's
+	// follower has no Change List to poll.
+	waitFor(t, 10*time.Second, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
+	st := readStatus(t, m.dir)
+	assert.Equal(t, 2, st.Resources)
+	assert.Equal(t, "ok", st.Polls.Result)
+
+	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/resourcedump.xml")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, h.base+"/resourcedump.zip")
+	assert.Contains(t, out, "FAILED  "+h.base+"/dataset1/capabilitylist.xml")
+}
+
+// A Change Dump given as the URL mounts the same way: its package's
+// members are the files, dated by their change's datetime.
+func TestChangeDumpGivenAsTheURL(t *testing.T) {
+	h := startLateSource(t, func(base string) map[string]string {
+		return dumpOnlyPages(t, base, "/changedump.xml", exampleChangeDump, "/20130101-changedump.zip", exampleChangeManifest,
+			map[string]string{"changes/res1": "created\n", "changes/res2": "updated!\n"})
+	})
+	m := mount(t, h.base+"/changedump.xml", "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, []string{"res1", "res2"}, relFiles(t, m.dir))
+	for name, want := range map[string]struct {
+		body string
+		at   time.Time
+	}{
+		"res1": {"created\n", time.Date(2013, 1, 1, 12, 0, 0, 0, time.UTC)},
+		"res2": {"updated!\n", time.Date(2013, 1, 1, 13, 0, 0, 0, time.UTC)},
+	} {
+		got, err := os.ReadFile(m.path(name))
+		require.NoError(t, err)
+		assert.Equal(t, want.body, string(got), "bytes of %s", name)
+		st, err := os.Stat(m.path(name))
+		require.NoError(t, err)
+		assert.Equal(t, want.at, st.ModTime().UTC(), "mtime of %s: its change's datetime", name)
+	}
+	waitFor(t, 10*time.Second, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
+	assert.Equal(t, 2, readStatus(t, m.dir).Resources)
+	assert.Equal(t, []string{"res1", "res2"}, relFiles(t, m.dir), "the follower keeps the dump's files")
+
+	// The follower polls the Change Dump: a second package deletes res1
+	// and creates res3.
+	h.set("/changedump.xml", strings.Replace(exampleChangeDump, "</urlset>", `  <url>
+    <loc>{base}/20130102-changedump.zip</loc>
+    <lastmod>2013-01-02T23:59:59Z</lastmod>
+    <rs:md type="application/zip"
+      from="2013-01-02T00:00:00Z"
+      until="2013-01-03T00:00:00Z"/>
+  </url>
+</urlset>`, 1))
+	h.set("/20130102-changedump.zip", zipPackage(t, strings.ReplaceAll(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+  xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="changedump-manifest"
+    from="2013-01-02T00:00:00Z"
+    until="2013-01-03T00:00:00Z"/>
+  <url>
+    <loc>{base}/res1</loc>
+    <rs:md change="deleted" datetime="2013-01-02T10:00:00Z"/>
+  </url>
+  <url>
+    <loc>{base}/res3</loc>
+    <rs:md change="created" datetime="2013-01-02T11:00:00Z"
+      path="/changes/res3"/>
+  </url>
+</urlset>`, "{base}", h.base), map[string]string{"changes/res3": "third\n"}))
+	waitFor(t, 10*time.Second, "the second package's changes", func() bool {
+		files := relFiles(t, m.dir)
+		return len(files) == 2 && files[0] == "res2" && files[1] == "res3"
+	})
+	got, err := os.ReadFile(m.path("res3"))
+	require.NoError(t, err)
+	assert.Equal(t, "third\n", string(got))
+	assert.Zero(t, h.requests("/res1")+h.requests("/res2")+h.requests("/res3"), "read from the packages, not the URIs")
+
+	_, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/changedump.xml")
+	require.NoError(t, err, stderr)
+}
