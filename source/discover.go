@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -290,14 +291,27 @@ func (s *Source) warn(ws []resourcesync.Warning) {
 	}
 }
 
-// isSitemap peeks at the start of a body: gzip, or XML whose root is
-// urlset or sitemapindex.
+// isSitemap peeks at the start of a body: gzip, or XML whose root element
+// is urlset or sitemapindex, whatever its prefix (DSpace writes
+// <sm:urlset xmlns:sm="...">). The parser then holds the root to the
+// Sitemap namespace, so a root in another one is an error that names it,
+// not a page with no Source.
 func isSitemap(br *bufio.Reader) bool {
 	head := peek(br)
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		return true
 	}
-	return bytes.Contains(head, []byte("<urlset")) || bytes.Contains(head, []byte("<sitemapindex"))
+	dec := xml.NewDecoder(bytes.NewReader(head))
+	dec.Strict = false
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Local == "urlset" || se.Name.Local == "sitemapindex"
+		}
+	}
 }
 
 var (
