@@ -367,17 +367,32 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 }
 
 // readDumps opens every Resource Dump and Change Dump package of every set
-// and records its manifest's members.
+// and records its manifest's members. A dump that cannot be read is left
+// out with a warning (once, until it reads again) and tried again at a
+// later poll (RetryUnreadDumps): the Resource Lists and the other dumps
+// still load.
 func (l *loader) readDumps(ctx context.Context) error {
 	var pkgs []string
 	l.pkgs = map[string]dumpPackage{}
+	unread := map[string]unreadDump{}
+	read := 0
+	defer func() {
+		if ctx.Err() == nil {
+			l.s.noteUnreadDumps(unread)
+		}
+	}()
 	for _, set := range l.s.Sets() {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
 			for _, u := range l.s.Docs(set, c) {
 				found, err := l.s.dumpPackages(ctx, u, 0)
 				if err != nil {
-					return err
+					if ctx.Err() != nil {
+						return err
+					}
+					unread[u] = unreadDump{set, UnreadDump{err, time.Now()}}
+					continue
 				}
+				read++
 				for _, p := range found {
 					p.set = set
 					l.pkgs[p.url] = p
@@ -385,6 +400,13 @@ func (l *loader) readDumps(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	if read == 0 && len(l.seeds) == 0 {
+		errs := make([]error, 0, len(unread))
+		for _, d := range unread {
+			errs = append(errs, d.Err)
+		}
+		return fmt.Errorf("load: no Resource List, and no dump could be read: %w", errors.Join(errs...))
 	}
 	return parallel(ctx, l.s.opts.Parallel, pkgs, l.readPackage)
 }

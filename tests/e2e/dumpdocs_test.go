@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -233,4 +234,101 @@ func TestChangeDumpGivenAsTheURL(t *testing.T) {
 
 	_, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/changedump.xml")
 	require.NoError(t, err, stderr)
+}
+
+// After the resync library's tests/testdata/archives fixtures: a
+// Capability List names a Resource List that reads and a Resource Dump
+// and Change Dump that answer 404. The mount comes up from the Resource
+// List, warns once per dump naming it and the cause, shows them in rsfs
+// status, and tries them again at later polls (issue 32 row 6).
+func TestDumpsThatAnswer404(t *testing.T) {
+	pages := map[string]string{
+		"/dataset1/capabilitylist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}/dataset1/resourcelist.xml</loc><rs:md capability="resourcelist"/></url>
+  <url><loc>{base}/dataset1/resourcedump.xml</loc><rs:md capability="resourcedump"/></url>
+  <url><loc>{base}/dataset1/changedump.xml</loc><rs:md capability="changedump"/></url>
+</urlset>`,
+		"/dataset1/resourcelist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+  <url><loc>{base}/res1</loc><lastmod>2013-01-02T13:00:00Z</lastmod><rs:md length="8"/></url>
+</urlset>`,
+		"/res1": "content\n",
+	}
+	h := startHandSource(t, pages)
+	m := mount(t, h.base+"/dataset1/capabilitylist.xml", "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, []string{"res1"}, relFiles(t, m.dir))
+	got, err := os.ReadFile(m.path("res1"))
+	require.NoError(t, err)
+	assert.Equal(t, "content\n", string(got))
+
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	for _, dump := range []string{"/dataset1/resourcedump.xml", "/dataset1/changedump.xml"} {
+		n := 0
+		for _, line := range strings.Split(string(log), "\n") {
+			if strings.Contains(line, `level=WARN msg="dump not read`) && strings.Contains(line, h.base+dump) && strings.Contains(line, "404") {
+				n++
+			}
+		}
+		// (The follower's polls also report the Change Dump, as any change
+		// document that fails.)
+		assert.Equal(t, 1, n, "one warning naming %s and its 404 at load:\n%s", dump, log)
+	}
+	asked := h.requests("/dataset1/resourcedump.xml")
+	waitFor(t, 10*time.Second, "the Resource Dump to be tried again", func() bool {
+		return h.requests("/dataset1/resourcedump.xml") > asked
+	})
+	degraded := degradedDocs(t, m.dir)
+	require.Len(t, degraded, 2, "%v", degraded)
+	assert.Contains(t, degraded[0], "/dataset1/changedump.xml")
+	assert.Contains(t, degraded[0], "404")
+	assert.Contains(t, degraded[1], "/dataset1/resourcedump.xml")
+	assert.Contains(t, degraded[1], "404")
+
+	// The Resource Dump appears: the next poll reads it, and its
+	// package's resource joins the tree.
+	h.set("/dataset1/resourcedump.xml", `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcedump" at="2013-01-03T09:00:00Z"/>
+  <url><loc>{base}/dataset1/dump.zip</loc></url>
+</urlset>`)
+	h.set("/dataset1/dump.zip", zipPackage(t, strings.ReplaceAll(`<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="resourcedump-manifest" at="2013-01-03T09:00:00Z"/>
+  <url><loc>{base}/res1</loc><lastmod>2013-01-02T13:00:00Z</lastmod><rs:md length="8" path="/r/res1"/></url>
+</urlset>`, "{base}", h.base), map[string]string{"r/res1": "content\n"}))
+	waitFor(t, 10*time.Second, "the Resource Dump's package to be read", func() bool {
+		return h.requests("/dataset1/dump.zip") > 0
+	})
+	waitFor(t, 10*time.Second, "the Resource Dump to leave the degraded documents", func() bool {
+		return len(degradedDocs(t, m.dir)) == 1
+	})
+	assert.Equal(t, []string{"res1"}, relFiles(t, m.dir))
+	assert.Equal(t, 1, h.requests("/res1"), "the resource's URI read once, before its dump appeared")
+}
+
+// degradedDocs are the documents `rsfs status --json` says its one set
+// failed to read, each as "URL error", sorted by URL.
+func degradedDocs(t *testing.T, dir string) []string {
+	t.Helper()
+	out, stderr, err := run(t, 10*time.Second, rsfsBin, "status", "--json", dir)
+	require.NoError(t, err, stderr)
+	var st struct {
+		Sets []struct {
+			Degraded []struct {
+				Doc   string `json:"doc"`
+				Error string `json:"error"`
+			} `json:"degraded"`
+		} `json:"sets"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &st), out)
+	require.Len(t, st.Sets, 1, out)
+	var docs []string
+	for _, d := range st.Sets[0].Degraded {
+		docs = append(docs, d.Doc+" "+d.Error)
+	}
+	return docs
 }
