@@ -332,3 +332,115 @@ func degradedDocs(t *testing.T, dir string) []string {
 	}
 	return docs
 }
+
+// The resync library's tests/testdata/archives1 fixtures as they are
+// (relative <loc>s, 1.0's modified, the *-archive capabilities): caps1.xml
+// names a Resource Dump, a Change List and a Change Dump that do not
+// exist, beside a Resource List that does. The Source mounts from it. The
+// fixture's file resourcesync is served at the well-known URI, so its two
+// <loc>s gain a leading slash to name the same files.
+func TestResyncArchivesFixtures(t *testing.T) {
+	pages := map[string]string{
+		"/.well-known/resourcesync": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="describedby"
+         href="info_about_source.txt"/>
+  <rs:md capability="description"
+         modified="2013-11-27"/>
+  <url>
+    <loc>/caps1.xml</loc>
+    <rs:md capability="capabilitylist"/>
+  </url>
+  <url>
+    <loc>/caps2.xml</loc>
+    <rs:md capability="capabilitylist"/>
+  </url>
+</urlset>`,
+		"/caps1.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="describedby"
+         href="dataset1/info_about_source.html"/>
+  <rs:ln rel="up"
+         href="resourcesync"/>
+  <rs:md capability="capabilitylist"
+         modified="2013-11-27T14:00:00Z"/>
+  <url>
+      <loc>dataset1/resourcelist.xml</loc>
+      <rs:md capability="resourcelist"/>
+  </url>
+  <url>
+      <loc>dataset1/resourcedump.xml</loc>
+      <rs:md capability="resourcedump"/>
+  </url>
+  <url>
+      <loc>dataset1/changelist.xml</loc>
+      <rs:md capability="changelist"/>
+  </url>
+  <url>
+      <loc>dataset1/changedump.xml</loc>
+      <rs:md capability="changedump"/>
+  </url>
+  <url>
+      <loc>dataset1/resourcelist-archive.xml</loc>
+      <rs:md capability="resourcelist-archive"/>
+  </url>
+  <url>
+      <loc>dataset1/resourcedump-archive.xml</loc>
+      <rs:md capability="resourcedump-archive"/>
+  </url>
+  <url>
+      <loc>dataset1/changelist-archive.xml</loc>
+      <rs:md capability="changelist-archive"/>
+  </url>
+  <url>
+      <loc>dataset1/changedump-archive.xml</loc>
+      <rs:md capability="changedump-archive"/>
+  </url>
+</urlset>`,
+		"/caps2.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="describedby"
+         href="http://example.com/dataset2/info_about_source.xml"/>
+  <rs:md capability="capabilitylist"
+         modified="2013-01-02T14:01:00Z"/>
+  <!-- nothing, odd eh? -->
+</urlset>`,
+		"/dataset1/resourcelist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+        xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="resourcesync"
+         href="../caps1.xml"/>
+  <rs:md capability="resourcelist"
+         modified="2013-01-03T15:00:00Z"/>
+  <url>
+      <loc>resource1</loc>
+      <lastmod>2013-05-28T17:23:34Z</lastmod>
+      <rs:md length="16"/>
+  </url>
+  <url>
+      <loc>resource2</loc>
+  </url>
+  <url>
+      <loc>resource3</loc>
+  </url>
+</urlset>`,
+		"/dataset1/resource1": "sixteen bytes..\n",
+		"/dataset1/resource2": "two\n",
+		"/dataset1/resource3": "three\n",
+	}
+	h := startHandSource(t, pages)
+	m := mount(t, h.base+"/", "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, []string{"dataset1/resource1", "dataset1/resource2", "dataset1/resource3"}, relFiles(t, m.dir))
+	got, err := os.ReadFile(m.path("dataset1/resource3"))
+	require.NoError(t, err)
+	assert.Equal(t, "three\n", string(got))
+	st, err := os.Stat(m.path("dataset1/resource2"))
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2013, 1, 3, 15, 0, 0, 0, time.UTC), st.ModTime().UTC(), "no lastmod: the list's modified")
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), `msg="dump not read`)
+}
