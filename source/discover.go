@@ -129,9 +129,7 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	}
 	defer resp.Body.Close()
 	if link := linkHeader(resp.Header.Values("Link"), "resourcesync"); link != "" {
-		link = resolve(resp.URL, link)
-		d.votes.add(levelCapabilityList, link)
-		return d.tryURL(ctx, link, hops+1, false)
+		return d.followLink(ctx, resolve(resp.URL, link), hops)
 	}
 	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
 	other := d.s.opts.Other
@@ -143,9 +141,7 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	}
 	links := pageLinks(br)
 	if link := resourceSyncLink(links); link != "" {
-		link = resolve(resp.URL, link)
-		d.votes.add(levelCapabilityList, link)
-		return d.tryURL(ctx, link, hops+1, false)
+		return d.followLink(ctx, resolve(resp.URL, link), hops)
 	}
 	if other != nil && d.other == "" {
 		if link := other.Link(links); link != "" {
@@ -153,6 +149,17 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 		}
 	}
 	return false, nil
+}
+
+// followLink follows a resourcesync link (an HTML <link> or an HTTP Link
+// header) to the Capability List it names, on whatever origin: the
+// standard has that Capability List "pertain to the resource that provides
+// the link" (1.0 §10.3, 1.1 §9.2), so it is the Source of the URL given,
+// and its origin is admitted as the Source's documents' are.
+func (d *discovery) followLink(ctx context.Context, link string, hops int) (bool, error) {
+	d.votes.add(levelCapabilityList, link)
+	d.s.AllowDoc(link)
+	return d.tryURL(ctx, link, hops+1, false)
 }
 
 func (s *Source) maxDoc() int64 {

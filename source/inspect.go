@@ -236,6 +236,7 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 			return children, err
 		}
 		if h.Root == resourcesync.SitemapIndex {
+			s.AllowDoc(e.Loc) // as loading does: one policy for inspect and mount
 			children = append(children, e.Loc)
 			continue
 		}
