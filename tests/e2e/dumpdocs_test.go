@@ -277,6 +277,11 @@ func TestDumpsThatAnswer404(t *testing.T) {
 		// document that fails.)
 		assert.Equal(t, 1, n, "one warning naming %s and its 404 at load:\n%s", dump, log)
 	}
+	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/dataset1/capabilitylist.xml")
+	require.NoError(t, err, "inspect reads the rest: %s", stderr)
+	assert.Contains(t, out, "resources:     1 (8 B)")
+	assert.Contains(t, out, h.base+"/dataset1/resourcedump.xml FAILED: fetch "+h.base+"/dataset1/resourcedump.xml: HTTP 404 Not Found")
+
 	asked := h.requests("/dataset1/resourcedump.xml")
 	waitFor(t, 10*time.Second, "the Resource Dump to be tried again", func() bool {
 		return h.requests("/dataset1/resourcedump.xml") > asked
