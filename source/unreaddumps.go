@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"sync"
 	"time"
@@ -109,4 +110,33 @@ func (s *Source) RetryUnreadDumps(ctx context.Context) (readable bool) {
 		readable = true
 	}
 	return readable
+}
+
+// saved is the unread dumps as a State keeps them; nil for none.
+func (d *unreadDumps) saved() map[string]SavedUnreadDump {
+	var out map[string]SavedUnreadDump
+	for u, ud := range d.copy() {
+		if out == nil {
+			out = map[string]SavedUnreadDump{}
+		}
+		out[u] = SavedUnreadDump{Error: ud.Err.Error(), Since: ud.Since}
+	}
+	return out
+}
+
+// AdoptUnreadDumps takes over the unread dumps of a saved state that a set
+// of the Source still names, so that a mount from a snapshot tries them
+// again and shows them, as the mount that saved it did.
+func (s *Source) AdoptUnreadDumps(st *State) {
+	m := map[string]unreadDump{}
+	for _, set := range s.Sets() {
+		for _, docs := range s.AllDocs(set) {
+			for _, u := range docs {
+				if sd, ok := st.UnreadDumps[u]; ok {
+					m[u] = unreadDump{set, UnreadDump{Err: errors.New(sd.Error), Since: sd.Since}}
+				}
+			}
+		}
+	}
+	s.unread.replace(m)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -236,13 +237,9 @@ func TestChangeDumpGivenAsTheURL(t *testing.T) {
 	require.NoError(t, err, stderr)
 }
 
-// After the resync library's tests/testdata/archives fixtures: a
-// Capability List names a Resource List that reads and a Resource Dump
-// and Change Dump that answer 404. The mount comes up from the Resource
-// List, warns once per dump naming it and the cause, shows them in rsfs
-// status, and tries them again at later polls (issue 32 row 6).
-func TestDumpsThatAnswer404(t *testing.T) {
-	pages := map[string]string{
+// archivesPages are the documents of TestDumpsThatAnswer404.
+func archivesPages() map[string]string {
+	return map[string]string{
 		"/dataset1/capabilitylist.xml": `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="capabilitylist"/>
@@ -257,6 +254,15 @@ func TestDumpsThatAnswer404(t *testing.T) {
 </urlset>`,
 		"/res1": "content\n",
 	}
+}
+
+// After the resync library's tests/testdata/archives fixtures: a
+// Capability List names a Resource List that reads and a Resource Dump
+// and Change Dump that answer 404. The mount comes up from the Resource
+// List, warns once per dump naming it and the cause, shows them in rsfs
+// status, and tries them again at later polls (issue 32 row 6).
+func TestDumpsThatAnswer404(t *testing.T) {
+	pages := archivesPages()
 	h := startHandSource(t, pages)
 	m := mount(t, h.base+"/dataset1/capabilitylist.xml", "--poll-interval", "200ms", "--retries", "0")
 	assert.Equal(t, []string{"res1"}, relFiles(t, m.dir))
@@ -448,4 +454,29 @@ func TestResyncArchivesFixtures(t *testing.T) {
 	log, err := os.ReadFile(m.logFile)
 	require.NoError(t, err)
 	assert.Contains(t, string(log), `msg="dump not read`)
+}
+
+// A dump the first mount could not read is remembered with the snapshot:
+// the mount from it shows the dump degraded and tries it again.
+func TestUnreadDumpRememberedAcrossRemount(t *testing.T) {
+	h := startHandSource(t, archivesPages())
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m := mountAt(t, h.base+"/dataset1/capabilitylist.xml", dir, cacheDir, "--poll-interval", "1h", "--retries", "0")
+	require.Len(t, degradedDocs(t, m.dir), 2)
+	m.unmount(t)
+	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	lists := h.requests("/dataset1/resourcelist.xml")
+	asked := h.requests("/dataset1/resourcedump.xml")
+
+	m = mountAt(t, h.base+"/dataset1/capabilitylist.xml", dir, cacheDir, "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, lists, h.requests("/dataset1/resourcelist.xml"), "the remount reads the snapshot, not the Resource List")
+	degraded := degradedDocs(t, m.dir)
+	require.Len(t, degraded, 2, "%v", degraded)
+	assert.Contains(t, degraded[1], h.base+"/dataset1/resourcedump.xml")
+	assert.Contains(t, degraded[1], "404")
+	waitFor(t, 10*time.Second, "the Resource Dump to be tried again", func() bool {
+		return h.requests("/dataset1/resourcedump.xml") > asked
+	})
 }
