@@ -233,8 +233,11 @@ func TestChangeDumpGivenAsTheURL(t *testing.T) {
 	assert.Equal(t, "third\n", string(got))
 	assert.Zero(t, h.requests("/res1")+h.requests("/res2")+h.requests("/res3"), "read from the packages, not the URIs")
 
-	_, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/changedump.xml")
+	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/changedump.xml")
 	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "polls "+h.base+"/changedump.xml")
+	assert.Contains(t, out, h.base+"/20130102-changedump.zip")
+	assert.Contains(t, out, "FAILED  "+h.base+"/dataset1/capabilitylist.xml")
 }
 
 // archivesPages are the documents of TestDumpsThatAnswer404.
