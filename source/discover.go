@@ -310,6 +310,9 @@ func isSitemap(br *bufio.Reader) bool {
 	}
 	dec := xml.NewDecoder(bytes.NewReader(head))
 	dec.Strict = false
+	// Only the root's name is read: any declared encoding will do (the
+	// parser decides whether it reads the document).
+	dec.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
 	for {
 		tok, err := dec.Token()
 		if err != nil {
