@@ -302,25 +302,29 @@ func TestDumpsThatAnswer404(t *testing.T) {
 	assert.Contains(t, degraded[1], "/dataset1/resourcedump.xml")
 	assert.Contains(t, degraded[1], "404")
 
-	// The Resource Dump appears: the next poll reads it, and its
-	// package's resource joins the tree.
+	// The Resource Dump appears, made after the Resource List: the next
+	// poll reads it, and the resource only its package holds joins the
+	// tree.
 	h.set("/dataset1/resourcedump.xml", `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:md capability="resourcedump" at="2013-01-03T09:00:00Z"/>
+  <rs:md capability="resourcedump" at="2013-01-04T09:00:00Z"/>
   <url><loc>{base}/dataset1/dump.zip</loc></url>
 </urlset>`)
 	h.set("/dataset1/dump.zip", zipPackage(t, strings.ReplaceAll(`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:md capability="resourcedump-manifest" at="2013-01-03T09:00:00Z"/>
+  <rs:md capability="resourcedump-manifest" at="2013-01-04T09:00:00Z"/>
   <url><loc>{base}/res1</loc><lastmod>2013-01-02T13:00:00Z</lastmod><rs:md length="8" path="/r/res1"/></url>
-</urlset>`, "{base}", h.base), map[string]string{"r/res1": "content\n"}))
-	waitFor(t, 10*time.Second, "the Resource Dump's package to be read", func() bool {
-		return h.requests("/dataset1/dump.zip") > 0
+  <url><loc>{base}/res2</loc><lastmod>2013-01-04T08:00:00Z</lastmod><rs:md length="12" path="/r/res2"/></url>
+</urlset>`, "{base}", h.base), map[string]string{"r/res1": "content\n", "r/res2": "only dumped\n"}))
+	waitFor(t, 10*time.Second, "the dumped resource to join the tree", func() bool {
+		files := relFiles(t, m.dir)
+		return len(files) == 2 && files[1] == "res2"
 	})
-	waitFor(t, 10*time.Second, "the Resource Dump to leave the degraded documents", func() bool {
-		return len(degradedDocs(t, m.dir)) == 1
-	})
-	assert.Equal(t, []string{"res1"}, relFiles(t, m.dir))
+	got, err = os.ReadFile(m.path("res2"))
+	require.NoError(t, err)
+	assert.Equal(t, "only dumped\n", string(got))
+	assert.Zero(t, h.requests("/res2"), "read from the package")
+	assert.Len(t, degradedDocs(t, m.dir), 1, "the Resource Dump is no longer degraded")
 	assert.Equal(t, 1, h.requests("/res1"), "the resource's URI read once, before its dump appeared")
 }
 
