@@ -370,45 +370,46 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 // and records its manifest's members. A dump that cannot be read is left
 // out with a warning (once, until it reads again) and tried again at a
 // later poll (RetryUnreadDumps): the Resource Lists and the other dumps
-// still load.
+// still load. Only a Source with neither fails.
 func (l *loader) readDumps(ctx context.Context) error {
-	var pkgs []string
 	l.pkgs = map[string]dumpPackage{}
+	var urls []string // the packages, in the order the dumps name them
 	unread := map[string]unreadDump{}
-	read := 0
-	defer func() {
-		if ctx.Err() == nil {
-			l.s.noteUnreadDumps(unread)
-		}
-	}()
 	for _, set := range l.s.Sets() {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
 			for _, u := range l.s.Docs(set, c) {
 				found, err := l.s.dumpPackages(ctx, u, 0)
-				if err != nil {
-					if ctx.Err() != nil {
-						return err
-					}
+				if err != nil && ctx.Err() != nil {
+					return err
+				} else if err != nil {
 					unread[u] = unreadDump{set, UnreadDump{err, time.Now()}}
-					continue
 				}
-				read++
-				for _, p := range found {
-					p.set = set
-					l.pkgs[p.url] = p
-					pkgs = append(pkgs, p.url)
-				}
+				urls = l.addPackages(urls, set, found)
 			}
 		}
 	}
-	if read == 0 && len(l.seeds) == 0 {
+	l.s.noteUnreadDumps(unread)
+	if len(l.pkgs) == 0 && len(unread) > 0 && len(l.seeds) == 0 {
 		errs := make([]error, 0, len(unread))
 		for _, d := range unread {
 			errs = append(errs, d.Err)
 		}
-		return fmt.Errorf("load: no Resource List, and no dump could be read: %w", errors.Join(errs...))
+		return fmt.Errorf("load: no Resource List, and no dump that names a package could be read: %w", errors.Join(errs...))
 	}
-	return parallel(ctx, l.s.opts.Parallel, pkgs, l.readPackage)
+	return parallel(ctx, l.s.opts.Parallel, urls, l.readPackage)
+}
+
+// addPackages records the packages a dump of set names, and appends to
+// urls those not named before.
+func (l *loader) addPackages(urls []string, set *Set, found []dumpPackage) []string {
+	for _, p := range found {
+		if _, dup := l.pkgs[p.url]; !dup {
+			urls = append(urls, p.url)
+		}
+		p.set = set
+		l.pkgs[p.url] = p
+	}
+	return urls
 }
 
 // dumpPackage is a package a dump names: its URL, the time the dump

@@ -59,6 +59,6 @@ func TestNoReadableDumpAndNoListFailsTheLoad(t *testing.T) {
 	})
 	_, _, _, err := load(t, base+"caps.xml")
 	require.Error(t, err)
-	assert.ErrorContains(t, err, "no dump could be read")
+	assert.ErrorContains(t, err, "no dump that names a package could be read")
 	assert.ErrorContains(t, err, "410")
 }
