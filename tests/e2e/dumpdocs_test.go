@@ -158,6 +158,7 @@ func TestResourceDumpGivenAsTheURL(t *testing.T) {
 		assert.Equal(t, at, st.ModTime().UTC(), "mtime of %s: the manifest's at", name)
 	}
 	assert.Zero(t, h.requests("/res1")+h.requests("/res2"), "read from the package, not the URIs")
+	t.Logf("mount and two reads: %d requests for the package (HEAD and ranges), %d for the dump", h.requests("/resourcedump.zip"), h.requests("/resourcedump.xml"))
 	// A few polls later the mount still serves: a dump-only Source's
 	// follower has no Change List to poll.
 	waitFor(t, 10*time.Second, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
@@ -297,6 +298,9 @@ func TestDumpsThatAnswer404(t *testing.T) {
 	})
 	degraded := degradedDocs(t, m.dir)
 	require.Len(t, degraded, 2, "%v", degraded)
+	polls := readStatus(t, m.dir).Polls.Count
+	t.Logf("after %d polls: %d requests for the 404 Resource Dump, %d for the Resource List, %d for the Capability List",
+		polls, h.requests("/dataset1/resourcedump.xml"), h.requests("/dataset1/resourcelist.xml"), h.requests("/dataset1/capabilitylist.xml"))
 	assert.Contains(t, degraded[0], "/dataset1/changedump.xml")
 	assert.Contains(t, degraded[0], "404")
 	assert.Contains(t, degraded[1], "/dataset1/resourcedump.xml")
