@@ -3,8 +3,11 @@ package statedir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"rsfs/mountutil"
@@ -17,7 +20,13 @@ import (
 const closingWait = time.Minute
 
 // Lock is a Source's state directory, held by one mount.
-type Lock struct{ l *mountutil.DirLock }
+type Lock struct {
+	l   *mountutil.DirLock
+	dir string
+	// created: the directory did not exist before Take, so a mount that
+	// fails leaves nothing behind (Abandon).
+	created bool
+}
 
 // Take takes the state directory dir of the Source at rawURL for the mount
 // on mountPoint until Release (or exit): a second mount of the same Source
@@ -33,6 +42,7 @@ func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 	waiting := func(e *mountutil.LockedError) {
 		slog.Info("waiting for the previous mount of this Source to finish closing", "pid", e.PID, "unmounted_from", e.Owner, "state_dir", e.Dir, "at_most", closingWait)
 	}
+	_, statErr := os.Stat(dir)
 	l, err := mountutil.LockDirWait(dir, mountPoint, closingWait, waiting)
 	var locked *mountutil.LockedError
 	if errors.As(err, &locked) {
@@ -45,7 +55,7 @@ func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 		slog.Warn("recording the Source's URL in its state directory", "err", err)
 	}
 	go autoPrune(filepath.Dir(dir), dir, totalMax)
-	return &Lock{l: l}, nil
+	return &Lock{l: l, dir: dir, created: errors.Is(statErr, fs.ErrNotExist)}, nil
 }
 
 // Closing records that this mount is unmounted and only finishing, so a
@@ -59,9 +69,42 @@ func (s *Lock) Closing() {
 	}
 }
 
-// Release lets the state directory go.
+// Release lets the state directory go, its lock naming no process.
 func (s *Lock) Release() {
-	if s.l != nil {
-		_ = s.l.Close()
+	if s.l == nil {
+		return
 	}
+	if err := s.l.Release(); err != nil {
+		slog.Warn("releasing the state directory", "err", err)
+	}
+}
+
+// Abandon lets the state directory go after a mount that failed: one that
+// Take created, and that remembers no Source (no snapshot, no feed state),
+// is removed, as a prune removes one; any other is Released.
+func (s *Lock) Abandon() {
+	if s.l == nil || !s.created || remembers(s.dir) {
+		s.Release()
+		return
+	}
+	gone := filepath.Join(filepath.Dir(s.dir), ".failed-"+filepath.Base(s.dir)+"-"+strconv.Itoa(os.Getpid()))
+	err := os.Rename(s.dir, gone)
+	if err == nil {
+		err = os.RemoveAll(gone)
+	}
+	_ = s.l.Close()
+	if err != nil {
+		slog.Warn("removing the state directory of a mount that failed", "state_dir", s.dir, "err", err)
+	}
+}
+
+// remembers reports whether the state directory dir holds what a loaded
+// Source left: a catalog snapshot or a feed's state.
+func remembers(dir string) bool {
+	for _, p := range []string{SnapshotPath(dir), FeedPath(dir)} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -175,61 +175,80 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
+	failAttrs = []any{"source", rawURL, "mount", dir} // the final error's, too
 	lock, err := lockState(mf, rawURL, dir)
 	if err != nil {
-		mountutil.ReportReady(err)
-		return err
+		return mountFailed(err, nil)
 	}
-	defer lock.Release()
+	mounted := false
+	defer func() {
+		if mounted {
+			lock.Release()
+		}
+	}()
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
-			mountutil.ReportReady(err)
-			return err
+			return mountFailed(err, lock)
 		}
 		defer stopProfile()
 	}
 	if err := mf.listenMetrics(); err != nil {
-		mountutil.ReportReady(err)
-		return err
+		return mountFailed(err, lock)
 	}
 	if err := mf.listenNotify(); err != nil {
-		mountutil.ReportReady(err)
-		return err
+		return mountFailed(err, lock)
 	}
 	if mf.sizes.memoryLimit > 0 {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
 	}
 	// From here until the process ends, SIGINT and SIGTERM are held: one
 	// during loading stops it, one after the mount is made unmounts. SIGHUP
-	// reopens a background mount's log file (logrotate), and is one more
-	// SIGTERM to a foreground mount.
-	var hangup func()
-	if mountutil.InBackground() {
-		hangup = logOut.reopen
-	}
-	signals := mountutil.CatchSignals(cmd.Context(), hangup)
+	// reopens the log file (logrotate) in both modes, and never unmounts:
+	// systemd runs a mount in the foreground, and reload or a logrotate
+	// script sends it SIGHUP.
+	signals := mountutil.CatchSignals(cmd.Context(), logOut.reopen)
 	cmd.SetContext(signals.Context())
 	if mf.pprofAddr != "" {
 		go servePprof(mf.pprofAddr)
 	}
 	notifySystemd.send("STATUS=loading " + rawURL)
 	m, err := serve(cmd, mf, rawURL, dir, term)
-	if term != os.Stderr {
-		term.Close()
-	}
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
+		if logFile, _ := logOut.toward(); logFile || term != os.Stderr {
+			// The terminal is not the log, which has the line above.
+			fmt.Fprintln(term, mountedLine(m.src.Catalog().Len(), rawURL, dir, logOut.file()))
+		}
 	}
-	mountutil.ReportReady(err)
+	if term != os.Stderr {
+		term.Close()
+	}
 	if err != nil {
-		return err
+		return mountFailed(err, lock)
 	}
+	mountutil.ReportReady(nil)
+	mounted = true
 	notifySystemd.ready(m.src.Catalog().Len(), rawURL)
 	m.unmounted = lock.Closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
+}
+
+// mountFailed ends a mount that failed with err: the log file, if the
+// logs go to one, says so in its own format; the state directory is let go
+// (lock.Abandon: one this mount created is removed); then a waiting parent
+// is told, so that nothing is left once it exits.
+func mountFailed(err error, lock *statedir.Lock) error {
+	if file, _ := logOut.toward(); file {
+		slog.Error("mount failed", "err", oneLine(err))
+	}
+	if lock != nil {
+		lock.Abandon()
+	}
+	mountutil.ReportReady(err)
+	return err
 }
 
 // run follows the Source and serves until the file system is unmounted,
@@ -310,6 +329,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
 	}
 	prog := newProgress(term)
+	if file, _ := logOut.toward(); logJSON && !file && term == os.Stderr {
+		prog = newProgress(nil) // stderr is the JSON log, which has each retry
+	}
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
 	src, err := mountsrc.Open(cmd.Context(), mountsrc.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,

@@ -21,7 +21,11 @@ type progress struct {
 	shown bool
 }
 
+// newProgress shows loading on f; nil shows nothing.
 func newProgress(f *os.File) *progress {
+	if f == nil {
+		return &progress{w: io.Discard}
+	}
 	st, err := f.Stat()
 	return &progress{w: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
 }

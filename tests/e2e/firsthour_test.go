@@ -1,0 +1,222 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/sourcetest"
+)
+
+// stateDirs lists what a --cache-dir holds besides the logs: the state
+// directories (and anything else) a mount left.
+func stateDirs(t *testing.T, cacheDir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(cacheDir)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var left []string
+	for _, e := range entries {
+		if e.Name() != "logs" {
+			left = append(left, e.Name())
+		}
+	}
+	return left
+}
+
+// refusedURL is an http URL on 127.0.0.1 whose port refuses connections.
+func refusedURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return "http://" + addr + "/"
+}
+
+// Each way a first mount fails (a 404, a URL that is not http, a refused
+// port, a site that is no Source, ^C while loading) exits 1 with one line
+// on stderr, leaves no state directory behind, and says in the log, in the
+// log's format, which Source and mount point failed.
+func TestAFailedMountLeavesNothingBehind(t *testing.T) {
+	needFUSE(t)
+	notASource := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html><body>a web site</body></html>")
+	}))
+	t.Cleanup(notASource.Close)
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	for _, c := range []struct{ name, url string }{
+		{"404", src.URL() + "no/such/list.xml"},
+		{"htp", "htp://127.0.0.1:8080/"},
+		{"refused", refusedURL(t)},
+		{"no Source", notASource.URL + "/"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
+			logFile := filepath.Join(t.TempDir(), "rsfs.log")
+			_, stderr, err := run(t, time.Minute, rsfsBin, "mount", "--retries", "1", "--log-format", "json",
+				"--cache-dir", cacheDir, "--log-file", logFile, c.url, dir)
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stderr: %s", stderr)
+			assert.Equal(t, 1, exit.ExitCode())
+			assert.Empty(t, stateDirs(t, cacheDir), "no state directory is left")
+			assert.False(t, isMountPoint(dir))
+			failed := lastJSONLine(t, logFile)
+			assert.Equal(t, "ERROR", failed["level"])
+			assert.Equal(t, c.url, failed["source"])
+			assert.Equal(t, dir, failed["mount"])
+		})
+	}
+	t.Run("interrupted", func(t *testing.T) {
+		url := silentURL(t)
+		dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
+		cmd := exec.Command(rsfsBin, "mount", "--foreground", "--cache-dir", cacheDir, "--timeout", "30s", url, dir)
+		stderr, err := cmd.StderrPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		lines := bufio.NewScanner(stderr)
+		// Loading has begun once the state directory is taken.
+		waitFor(t, 20*time.Second, "the state directory", func() bool { return len(stateDirs(t, cacheDir)) > 0 })
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		for lines.Scan() {
+		}
+		err = cmd.Wait()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, 1, exit.ExitCode())
+		assert.Empty(t, stateDirs(t, cacheDir), "no state directory is left")
+	})
+}
+
+// silentURL is a server that accepts connections and never answers.
+func silentURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// lastJSONLine is the last line of the JSON log at path, decoded.
+func lastJSONLine(t *testing.T, path string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &obj), "log: %s", data)
+	return obj
+}
+
+// A mount that works says so, on one line: how many resources, from
+// where, at which mount point, and where its log is. The state directory
+// it loaded is kept, and once it is unmounted its lock names no process.
+func TestAMountThatWorkedSaysSo(t *testing.T) {
+	needFUSE(t)
+	src := startSource(t, sourcetest.Config{Resources: 1013})
+	dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
+	logFile := filepath.Join(t.TempDir(), "rsfs.log")
+	stdout, stderr, err := run(t, 2*time.Minute, rsfsBin, "mount", src.URL(), dir, "--cache-dir", cacheDir, "--log-file", logFile)
+	require.NoError(t, err, stderr)
+	m := &mounted{url: src.URL(), dir: dir, logFile: logFile}
+	t.Cleanup(func() { m.unmount(t) })
+	assert.Equal(t, "mounted 1,013 resources from "+src.URL()+" at "+dir+" (log: "+logFile+")\n", stdout+stderr)
+
+	m.unmount(t)
+	kept := stateDirs(t, cacheDir)
+	require.Len(t, kept, 1, "the loaded Source's state directory is kept")
+	lock, err := os.ReadFile(filepath.Join(cacheDir, kept[0], "lock"))
+	require.NoError(t, err)
+	assert.Empty(t, string(lock), "the lock names no process once the mount has ended")
+}
+
+// SIGHUP to a foreground mount (as systemd runs it, and as a logrotate
+// postrotate sends it) reopens the log file, and never unmounts.
+func TestSIGHUPReopensTheLogAndNeverUnmounts(t *testing.T) {
+	needFUSE(t)
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	dir := mountDir(t)
+	logFile := filepath.Join(t.TempDir(), "rsfs.log")
+	cmd := exec.Command(rsfsBin, "mount", src.URL(), dir, "--foreground", "--cache-dir", "none", "--log-file", logFile)
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	m := &mounted{url: src.URL(), dir: dir, logFile: logFile}
+	t.Cleanup(func() {
+		m.unmount(t)
+		<-done
+	})
+	waitFor(t, time.Minute, "the mount", func() bool { return isMountPoint(dir) })
+
+	rotated := logFile + ".1"
+	require.NoError(t, os.Rename(logFile, rotated))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	waitFor(t, 20*time.Second, "the log file reopened", func() bool {
+		data, err := os.ReadFile(logFile)
+		return err == nil && strings.Contains(string(data), "log file reopened (SIGHUP)")
+	})
+	assert.True(t, isMountPoint(dir), "still mounted after SIGHUP")
+	res := src.Resources()[0]
+	data, err := os.ReadFile(filepath.Join(dir, strings.TrimPrefix(res.URI, src.URL())))
+	require.NoError(t, err, "still serving after SIGHUP")
+	want, _ := src.Body(res.URI)
+	assert.Equal(t, want, data)
+}
+
+// A foreground mount with --log-format json, while the Source is down:
+// every line on stderr is a JSON object, durations are seconds as floats,
+// and the final error names the Source and the mount point.
+func TestForegroundJSONIsPureJSON(t *testing.T) {
+	url := refusedURL(t)
+	dir := mountDir(t)
+	_, stderr, err := run(t, time.Minute, rsfsBin, "mount", "--foreground", "--log-format", "json", "--retries", "2",
+		"--cache-dir", "none", url, dir)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 1, exit.ExitCode())
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	var objs []map[string]any
+	for _, line := range lines {
+		var obj map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &obj), "a line that is not JSON: %q", line)
+		objs = append(objs, obj)
+	}
+	retries := 0
+	for _, obj := range objs {
+		if obj["msg"] == "the Source does not answer; retrying" {
+			retries++
+			wait, ok := obj["wait"].(float64)
+			require.True(t, ok, "wait is a number: %v", obj)
+			assert.Less(t, wait, 60.0, "wait is in seconds, not nanoseconds: %v", obj)
+		}
+	}
+	assert.Equal(t, 2, retries, "stderr: %s", stderr)
+	last := objs[len(objs)-1]
+	assert.Equal(t, "ERROR", last["level"])
+	assert.Contains(t, last["msg"], "connection refused")
+	assert.Equal(t, url, last["source"])
+	assert.Equal(t, dir, last["mount"])
+}
