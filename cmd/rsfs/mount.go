@@ -343,8 +343,11 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	cache.PaceGC(blocks.MemoryBytes)
-	readErrors := &status.Events{}
-	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors)
+	readErrors, reach := &status.Events{}, &status.Reachability{}
+	if err := src.Unreachable(); err != nil {
+		reach.Failed(time.Now(), err) // rsfs status says since when
+	}
+	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors, reach)
 	f := fs.New(fs.Config{
 		Status:     stat.JSON,
 		ReadErrors: readErrors,
@@ -362,6 +365,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	mf.serveMetrics(cmd.Context(), mets)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
+		reach.Failed(time.Now(), err) // rsfs status says since when
 	}
 	// Parsing the lists left garbage of about their size, and the runtime
 	// gives freed heap back to the OS only slowly: return it before serving,

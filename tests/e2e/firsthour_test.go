@@ -220,3 +220,94 @@ func TestForegroundJSONIsPureJSON(t *testing.T) {
 	assert.Equal(t, url, last["source"])
 	assert.Equal(t, dir, last["mount"])
 }
+
+// staticSource serves a Source with nothing to follow, as the standard's
+// examples write one (Source Description, Capability List, Resource List;
+// no Change List), and two resources.
+func staticSource(t *testing.T) *httptest.Server {
+	t.Helper()
+	var base string
+	docs := map[string]string{
+		"/.well-known/resourcesync": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="description"/>
+  <url><loc>{B}/capabilitylist.xml</loc><rs:md capability="capabilitylist"/></url>
+</urlset>`,
+		"/capabilitylist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{B}/.well-known/resourcesync"/>
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{B}/resourcelist.xml</loc><rs:md capability="resourcelist"/></url>
+</urlset>`,
+		"/resourcelist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{B}/capabilitylist.xml"/>
+  <rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+  <url><loc>{B}/res1</loc><lastmod>2013-01-02T13:00:00Z</lastmod><rs:md length="6" type="text/plain"/></url>
+  <url><loc>{B}/res2</loc><lastmod>2013-01-02T14:00:00Z</lastmod><rs:md length="6" type="text/plain"/></url>
+</urlset>`,
+		"/res1": "first\n",
+		"/res2": "other\n",
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, r.URL.Path, time.Time{}, strings.NewReader(strings.ReplaceAll(body, "{B}", base)))
+	}))
+	base = srv.URL
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// rsfs status of a Source with nothing to follow says so, with no zero
+// time; it names the log; remounted from the snapshot while the Source is
+// down, it says since when the Source has been unreachable, and no poll
+// and no "behind 0s" are claimed.
+func TestStatusSaysNothingToFollowAndUnreachableSince(t *testing.T) {
+	needFUSE(t)
+	srv := staticSource(t)
+	url := srv.URL + "/"
+	dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
+	logFile := filepath.Join(t.TempDir(), "rsfs.log")
+	m := &mounted{url: url, dir: dir, logFile: logFile}
+	mountOnce := func() {
+		_, stderr, err := run(t, time.Minute, rsfsBin, "mount", url, dir, "--cache-dir", cacheDir, "--log-file", logFile, "--retries", "0")
+		require.NoError(t, err, stderr)
+	}
+	mountOnce()
+	t.Cleanup(func() { m.unmount(t) })
+	out, stderr, err := run(t, 10*time.Second, rsfsBin, "status", dir)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "Log:        "+logFile+"\n")
+	assert.Contains(t, out, "Following:  nothing to follow (no Change List)")
+	assert.Contains(t, out, "    nothing to follow: it names no Change List\n")
+	assert.NotContains(t, out, "0001-01-01")
+	assert.NotContains(t, out, "\nUnreachable:")
+
+	m.unmount(t)
+	srv.Close()
+	before := time.Now().UTC().Truncate(time.Second)
+	mountOnce()
+	out, stderr, err = run(t, 10*time.Second, rsfsBin, "status", dir)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "Unreachable: since ")
+	var st struct {
+		Unreachable *struct {
+			Since time.Time `json:"since"`
+			Error string    `json:"error"`
+		} `json:"unreachable"`
+		LogFile string `json:"log_file"`
+	}
+	js, _, err := run(t, 10*time.Second, rsfsBin, "status", "--json", dir)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal([]byte(js), &st))
+	require.NotNil(t, st.Unreachable, "status: %s", js)
+	assert.False(t, st.Unreachable.Since.Before(before), "since the remount: %v", st.Unreachable.Since)
+	assert.Contains(t, st.Unreachable.Error, "connection refused")
+	assert.Equal(t, logFile, st.LogFile)
+	assert.Contains(t, out, "Last poll:  none\n")
+	assert.NotContains(t, out, "behind 0s")
+}
