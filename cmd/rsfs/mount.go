@@ -349,14 +349,15 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	}
 	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors, reach)
 	f := fs.New(fs.Config{
-		Status:     stat.JSON,
-		ReadErrors: readErrors,
-		Catalog:    src.Catalog(),
-		Cache:      blocks,
-		Fetcher:    src.Fetcher,
-		Batch:      src.Batch(),
-		UID:        uint32(mf.uid),
-		GID:        uint32(mf.gid),
+		Status:      stat.JSON,
+		ReadErrors:  readErrors,
+		ExplainRead: explainRead,
+		Catalog:     src.Catalog(),
+		Cache:       blocks,
+		Fetcher:     src.Fetcher,
+		Batch:       src.Batch(),
+		UID:         uint32(mf.uid),
+		GID:         uint32(mf.gid),
 	})
 	// The file system drops effects until it is mounted: the kernel holds
 	// nothing of the tree before (fs/notify.go).

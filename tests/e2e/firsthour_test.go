@@ -311,3 +311,33 @@ func TestStatusSaysNothingToFollowAndUnreachableSince(t *testing.T) {
 	assert.Contains(t, out, "Last poll:  none\n")
 	assert.NotContains(t, out, "behind 0s")
 }
+
+// A read of a resource on another host, without --allow-host, fails with
+// EIO; the log and rsfs status say it in one line each: the path, the URL
+// once, the cause, and the flag that fixes it.
+func TestAReadErrorNamesTheFix(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 5, Awkward: true})
+	m := mount(t, src.URL())
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(strings.TrimSuffix(src.URL(), "/"), "http://"))
+	require.NoError(t, err)
+	other := "http://localhost:" + port
+	path := "@localhost:" + port + "/awkward/otherhost.txt"
+	_, err = os.ReadFile(m.path(path))
+	require.ErrorIs(t, err, syscall.EIO)
+
+	want := path + ": " + other + "/awkward/otherhost.txt: host not allowed (fix: mount with --allow-host " + other + " if that host is to be trusted)"
+	st := readStatus(t, m.dir)
+	require.NotEmpty(t, st.ReadErrors.Latest)
+	assert.Equal(t, want, st.ReadErrors.Latest[0].Reason)
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	var line string
+	for _, l := range strings.Split(string(log), "\n") {
+		if strings.Contains(l, `msg="read failed"`) {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "log: %s", log)
+	assert.Equal(t, 1, strings.Count(line, other+"/awkward/otherhost.txt"), "the URL once: %s", line)
+	assert.Contains(t, line, `err="host not allowed" fix="mount with --allow-host `+other+` if that host is to be trusted"`)
+}
