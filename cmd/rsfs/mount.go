@@ -142,6 +142,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err := mountutil.Prepare(dir, mf.allowNonEmpty); err != nil {
 		return err
 	}
+	if err := precheck(mf, dir); err != nil {
+		return err // before anything is downloaded
+	}
 	if !mf.foreground && !mountutil.InBackground() {
 		args := append([]string{}, os.Args[1:]...)
 		args = append(args, "--foreground")

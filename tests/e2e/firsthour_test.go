@@ -341,3 +341,49 @@ func TestAReadErrorNamesTheFix(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(line, other+"/awkward/otherhost.txt"), "the URL once: %s", line)
 	assert.Contains(t, line, `err="host not allowed" fix="mount with --allow-host `+other+` if that host is to be trusted"`)
 }
+
+// An ordinary user whose mount cannot be made or kept is told so before
+// anything is downloaded, with the fix: /dev/fuse they cannot open (0600,
+// in a private mount namespace where a 0600 node is bound over it), a mount
+// point they cannot write, no writable cache directory for the log, an
+// unwritable --cache-dir. The Source sees no request.
+func TestUserPrechecksNameTheFixBeforeDownloading(t *testing.T) {
+	u := newUserEnv(t)
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	rootDir := filepath.Join(u.base, "roots")
+	require.NoError(t, os.Mkdir(rootDir, 0o755)) // root's: the user may not write it
+	readOnly := filepath.Join(u.base, "ro")
+	require.NoError(t, os.Mkdir(readOnly, 0o555))
+	node := filepath.Join(u.base, "fuse0600")
+	require.NoError(t, syscall.Mknod(node, syscall.S_IFCHR|0o600, 10<<8|229))
+	asUser := []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin"}
+	for _, c := range []struct {
+		name string
+		cmd  []string
+		want string
+	}{
+		{"/dev/fuse 0600", append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /dev/fuse && exec "$@"`, node},
+			append(asUser, "HOME="+u.home, u.bin, "mount", src.URL(), u.mnt, "--log-file", u.logFile, "--cache-dir", u.cache)...),
+			"rsfs: FUSE: cannot open /dev/fuse (mode 0600): permission denied: an administrator can make it 0666, as distributions ship it (chmod 0666 /dev/fuse), or mount as root\n"},
+		{"mount point", append(asUser, "HOME="+u.home, u.bin, "mount", src.URL(), rootDir, "--log-file", u.logFile, "--cache-dir", u.cache),
+			"rsfs: mountpoint " + rootDir + ": not writable by you (owner uid 0, mode 0755): a user mounts only on a directory they can write; use a directory of your own (mkdir ~/mnt), or have this one chowned to you\n"},
+		{"no home", append(asUser, "HOME=/nonexistent", u.bin, "mount", src.URL(), u.mnt),
+			"rsfs: log file /nonexistent/.cache/rsfs/logs/" + strings.ReplaceAll(strings.ReplaceAll(strings.Trim(u.mnt, "/"), "-", `\x2d`), "/", "-") + ".log: mkdir /nonexistent: permission denied: set XDG_CACHE_HOME to a directory you can write, or pass --log-file\n"},
+		{"cache dir", append(asUser, "HOME="+u.home, u.bin, "mount", src.URL(), u.mnt, "--log-file", u.logFile, "--cache-dir", filepath.Join(readOnly, "cache")),
+			"rsfs: state directory: mkdir " + filepath.Join(readOnly, "cache") + ": permission denied: pass a --cache-dir you can write, or --cache-dir none to remember nothing\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src.ResetCounters()
+			_, stderr, err := run(t, time.Minute, c.cmd[0], c.cmd[1:]...)
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "stderr: %s", stderr)
+			assert.Equal(t, 1, exit.ExitCode())
+			assert.Equal(t, c.want, stderr)
+			assert.Zero(t, src.Counters().Docs(), "nothing downloaded")
+			assert.False(t, isMountPoint(u.mnt))
+		})
+	}
+	st, err := os.Stat("/dev/fuse")
+	require.NoError(t, err)
+	assert.NotEqual(t, os.FileMode(0o600), st.Mode().Perm(), "the host's /dev/fuse is untouched")
+}
