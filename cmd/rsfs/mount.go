@@ -170,6 +170,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 	}
+	// Until the mount serves, its warnings are said on the terminal too,
+	// unless the terminal is where the log goes.
+	slog.SetDefault(slog.New(termWarnings{slog.Default().Handler(), loadEcho}))
+	if file, _ := logOut.toward(); file || term != os.Stderr {
+		loadEcho.start(term)
+	}
 	// Credentials in the URL are never sent (fetch strips them), so they
 	// are not kept either: not in logs, status, metrics or the state key.
 	if stripped, host, had := origin.StripUserinfo(rawURL); had {
@@ -217,6 +223,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	notifySystemd.send("STATUS=loading " + rawURL)
 	m, err := serve(cmd, mf, rawURL, dir, term)
+	loadEcho.stop()
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
@@ -244,6 +251,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 // (lock.Abandon: one this mount created is removed); then a waiting parent
 // is told, so that nothing is left once it exits.
 func mountFailed(err error, lock *statedir.Lock) error {
+	loadEcho.stop() // the error is said once, by printError or the parent
 	if file, _ := logOut.toward(); file {
 		slog.Error("mount failed", "err", oneLine(err))
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,7 +227,6 @@ func TestForegroundJSONIsPureJSON(t *testing.T) {
 // no Change List), and two resources.
 func staticSource(t *testing.T) *httptest.Server {
 	t.Helper()
-	var base string
 	docs := map[string]string{
 		"/.well-known/resourcesync": `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -249,6 +249,14 @@ func staticSource(t *testing.T) *httptest.Server {
 		"/res1": "first\n",
 		"/res2": "other\n",
 	}
+	return serveDocs(t, docs)
+}
+
+// serveDocs serves docs by path, each with {B} replaced by the server's
+// base URL.
+func serveDocs(t *testing.T, docs map[string]string) *httptest.Server {
+	t.Helper()
+	var base string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, ok := docs[r.URL.Path]
 		if !ok {
@@ -386,4 +394,55 @@ func TestUserPrechecksNameTheFixBeforeDownloading(t *testing.T) {
 	st, err := os.Stat("/dev/fuse")
 	require.NoError(t, err)
 	assert.NotEqual(t, os.FileMode(0o600), st.Mode().Perm(), "the host's /dev/fuse is untouched")
+}
+
+// The warnings of a mount's loading are said on the terminal too, one line
+// each; a warning that comes again is said once, with how many more the
+// log has.
+func TestLoadWarningsReachTheTerminalOnce(t *testing.T) {
+	needFUSE(t)
+	list := func(n int) string {
+		return `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{B}/capabilitylist.xml"/>
+  <rs:md capability="resourcelist" at="2013-01-03T09:00:00"/>
+  <url><loc>{B}/res` + strconv.Itoa(n) + `</loc><rs:md length="6"/></url>
+</urlset>`
+	}
+	srv := serveDocs(t, map[string]string{
+		"/.well-known/resourcesync": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="description"/>
+  <url><loc>{B}/capabilitylist.xml</loc><rs:md capability="capabilitylist"/></url>
+</urlset>`,
+		"/capabilitylist.xml": `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{B}/.well-known/resourcesync"/>
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{B}/rl1.xml</loc><rs:md capability="resourcelist"/></url>
+  <url><loc>{B}/rl2.xml</loc><rs:md capability="resourcelist"/></url>
+  <url><loc>{B}/rl3.xml</loc><rs:md capability="resourcelist"/></url>
+</urlset>`,
+		"/rl1.xml": list(1), "/rl2.xml": list(2), "/rl3.xml": list(3),
+		"/res1": "first\n", "/res2": "secnd\n", "/res3": "third\n",
+	})
+	url := srv.URL + "/"
+	dir := mountDir(t)
+	logFile := filepath.Join(t.TempDir(), "rsfs.log")
+	stdout, stderr, err := run(t, time.Minute, rsfsBin, "mount", url, dir, "--cache-dir", "none", "--log-file", logFile)
+	require.NoError(t, err, stderr)
+	m := &mounted{url: url, dir: dir, logFile: logFile}
+	t.Cleanup(func() { m.unmount(t) })
+	var warnings []string
+	for _, line := range strings.Split(strings.TrimSpace(stdout+stderr), "\n") {
+		if strings.HasPrefix(line, "rsfs: warning: ") {
+			warnings = append(warnings, line)
+		}
+	}
+	require.Len(t, warnings, 2, "output: %s%s", stdout, stderr)
+	assert.Regexp(t, `^rsfs: warning: tolerated: datetime without time zone; UTC assumed: 2013-01-03T09:00:00 \(url=`+srv.URL+`/rl\d\.xml line=4\)$`, warnings[0])
+	assert.Equal(t, "rsfs: warning: tolerated: datetime without time zone; UTC assumed: 2013-01-03T09:00:00: 2 more in the log", warnings[1])
+	log, err := os.ReadFile(logFile)
+	require.NoError(t, err)
+	assert.Equal(t, 3, strings.Count(string(log), "datetime without time zone"), "the log has each")
 }
