@@ -185,6 +185,14 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
 	failAttrs = []any{"source", rawURL, "mount", dir} // the final error's, too
+	// From here until the process ends, SIGINT and SIGTERM are held: one
+	// during loading stops it, one after the mount is made unmounts; held
+	// before the state directory is taken, so that a mount stopped while it
+	// loads removes it. SIGHUP reopens the log file (logrotate) in both
+	// modes, and never unmounts: systemd runs a mount in the foreground, and
+	// reload or a logrotate script sends it SIGHUP.
+	signals := mountutil.CatchSignals(cmd.Context(), logOut.reopen)
+	cmd.SetContext(signals.Context())
 	lock, err := lockState(mf, rawURL, dir)
 	if err != nil {
 		return mountFailed(err, nil)
@@ -211,13 +219,6 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.sizes.memoryLimit > 0 {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
 	}
-	// From here until the process ends, SIGINT and SIGTERM are held: one
-	// during loading stops it, one after the mount is made unmounts. SIGHUP
-	// reopens the log file (logrotate) in both modes, and never unmounts:
-	// systemd runs a mount in the foreground, and reload or a logrotate
-	// script sends it SIGHUP.
-	signals := mountutil.CatchSignals(cmd.Context(), logOut.reopen)
-	cmd.SetContext(signals.Context())
 	if mf.pprofAddr != "" {
 		go servePprof(mf.pprofAddr)
 	}

@@ -83,25 +83,28 @@ func TestAFailedMountLeavesNothingBehind(t *testing.T) {
 			assert.Equal(t, dir, failed["mount"])
 		})
 	}
-	t.Run("interrupted", func(t *testing.T) {
-		url := silentURL(t)
-		dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
-		cmd := exec.Command(rsfsBin, "mount", "--foreground", "--cache-dir", cacheDir, "--timeout", "30s", url, dir)
-		stderr, err := cmd.StderrPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		lines := bufio.NewScanner(stderr)
-		// Loading has begun once the state directory is taken.
-		waitFor(t, 20*time.Second, "the state directory", func() bool { return len(stateDirs(t, cacheDir)) > 0 })
-		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-		for lines.Scan() {
-		}
-		err = cmd.Wait()
-		var exit *exec.ExitError
-		require.ErrorAs(t, err, &exit)
-		assert.Equal(t, 1, exit.ExitCode())
-		assert.Empty(t, stateDirs(t, cacheDir), "no state directory is left")
-	})
+	for _, mode := range []string{"--foreground", "--log-level=info"} { // the latter: in the background
+		t.Run("interrupted "+mode, func(t *testing.T) {
+			url := silentURL(t)
+			dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
+			cmd := exec.Command(rsfsBin, "mount", mode, "--cache-dir", cacheDir, "--timeout", "30s",
+				"--log-file", filepath.Join(t.TempDir(), "rsfs.log"), url, dir)
+			stderr, err := cmd.StderrPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			lines := bufio.NewScanner(stderr)
+			// Loading has begun once the state directory is taken.
+			waitFor(t, 20*time.Second, "the state directory", func() bool { return len(stateDirs(t, cacheDir)) > 0 })
+			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+			for lines.Scan() {
+			}
+			err = cmd.Wait()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit)
+			assert.Equal(t, 1, exit.ExitCode())
+			assert.Empty(t, stateDirs(t, cacheDir), "no state directory is left once rsfs mount has exited")
+		})
+	}
 }
 
 // silentURL is a server that accepts connections and never answers.
