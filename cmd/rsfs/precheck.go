@@ -56,10 +56,18 @@ func checkFUSE() error {
 	if os.Geteuid() == 0 {
 		return nil
 	}
-	if _, err := exec.LookPath("fusermount3"); err != nil {
-		if _, err2 := exec.LookPath("fusermount"); err2 != nil {
+	bin, err := exec.LookPath("fusermount3")
+	if err != nil {
+		if bin, err = exec.LookPath("fusermount"); err != nil {
 			return errors.New("FUSE: fusermount3 not found, which mounts for a user who is not root: install fuse3 (Debian, Ubuntu: apt install fuse3)")
 		}
+	}
+	st, err := os.Stat(bin)
+	if err != nil {
+		return fmt.Errorf("FUSE: %w", err)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && (st.Mode()&os.ModeSetuid == 0 || sys.Uid != 0) {
+		return fmt.Errorf("FUSE: %s is not setuid root (mode %v), so it cannot mount for a user who is not root: an administrator can restore it (chmod u+s %s, owned by root), or mount as root", bin, st.Mode(), bin)
 	}
 	return nil
 }

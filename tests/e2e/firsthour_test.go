@@ -368,6 +368,13 @@ func TestUserPrechecksNameTheFixBeforeDownloading(t *testing.T) {
 	node := filepath.Join(u.base, "fuse0600")
 	require.NoError(t, syscall.Mknod(node, syscall.S_IFCHR|0o600, 10<<8|229))
 	asUser := []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin"}
+	// A fusermount3 first on the PATH that is not setuid root.
+	plainBin := filepath.Join(u.base, "bin")
+	require.NoError(t, os.Mkdir(plainBin, 0o755))
+	fusermount, err := exec.LookPath("fusermount3")
+	require.NoError(t, err)
+	copyFile(t, fusermount, filepath.Join(plainBin, "fusermount3"), 0o755)
+	plainPath := []string{"setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "env", "-i", "PATH=" + plainBin + ":/usr/local/bin:/usr/bin:/bin"}
 	for _, c := range []struct {
 		name string
 		cmd  []string
@@ -376,6 +383,8 @@ func TestUserPrechecksNameTheFixBeforeDownloading(t *testing.T) {
 		{"/dev/fuse 0600", append([]string{"unshare", "--mount", "--propagation", "private", "sh", "-c", `mount --bind "$0" /dev/fuse && exec "$@"`, node},
 			append(asUser, "HOME="+u.home, u.bin, "mount", src.URL(), u.mnt, "--log-file", u.logFile, "--cache-dir", u.cache)...),
 			"rsfs: FUSE: cannot open /dev/fuse (mode 0600): permission denied: an administrator can make it 0666, as distributions ship it (chmod 0666 /dev/fuse), or mount as root\n"},
+		{"fusermount3 not setuid", append(plainPath, "HOME="+u.home, u.bin, "mount", src.URL(), u.mnt, "--log-file", u.logFile, "--cache-dir", u.cache),
+			"rsfs: FUSE: " + plainBin + "/fusermount3 is not setuid root (mode -rwxr-xr-x), so it cannot mount for a user who is not root: an administrator can restore it (chmod u+s " + plainBin + "/fusermount3, owned by root), or mount as root\n"},
 		{"mount point", append(asUser, "HOME="+u.home, u.bin, "mount", src.URL(), rootDir, "--log-file", u.logFile, "--cache-dir", u.cache),
 			"rsfs: mountpoint " + rootDir + ": not writable by you (owner uid 0, mode 0755): a user mounts only on a directory they can write; use a directory of your own (mkdir ~/mnt), or have this one chowned to you\n"},
 		{"no home", append(asUser, "HOME=/nonexistent", u.bin, "mount", src.URL(), u.mnt),
