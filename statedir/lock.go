@@ -3,7 +3,6 @@ package statedir
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -23,9 +22,6 @@ const closingWait = time.Minute
 type Lock struct {
 	l   *mountutil.DirLock
 	dir string
-	// created: the directory did not exist before Take, so a mount that
-	// fails leaves nothing behind (Abandon).
-	created bool
 }
 
 // Take takes the state directory dir of the Source at rawURL for the mount
@@ -42,7 +38,6 @@ func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 	waiting := func(e *mountutil.LockedError) {
 		slog.Info("waiting for the previous mount of this Source to finish closing", "pid", e.PID, "unmounted_from", e.Owner, "state_dir", e.Dir, "at_most", closingWait)
 	}
-	_, statErr := os.Stat(dir)
 	l, err := mountutil.LockDirWait(dir, mountPoint, closingWait, waiting)
 	var locked *mountutil.LockedError
 	if errors.As(err, &locked) {
@@ -55,7 +50,7 @@ func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 		slog.Warn("recording the Source's URL in its state directory", "err", err)
 	}
 	go autoPrune(filepath.Dir(dir), dir, totalMax)
-	return &Lock{l: l, dir: dir, created: errors.Is(statErr, fs.ErrNotExist)}, nil
+	return &Lock{l: l, dir: dir}, nil
 }
 
 // Closing records that this mount is unmounted and only finishing, so a
@@ -80,10 +75,11 @@ func (s *Lock) Release() {
 }
 
 // Abandon lets the state directory go after a mount that failed: one that
-// Take created, and that remembers no Source (no snapshot, no feed state),
-// is removed, as a prune removes one; any other is Released.
+// remembers no Source (no snapshot, no feed state: the failed mount made
+// it, or an earlier rsfs's failed mount left it) is removed, as a prune
+// removes one; any other is Released.
 func (s *Lock) Abandon() {
-	if s.l == nil || !s.created || remembers(s.dir) {
+	if s.l == nil || remembers(s.dir) {
 		s.Release()
 		return
 	}

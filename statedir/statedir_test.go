@@ -82,8 +82,9 @@ func TestRootWithoutHomeCachesUnderVarCache(t *testing.T) {
 	assert.Equal(t, "/var/cache", dir)
 }
 
-// A mount that fails removes the state directory it created, but keeps
-// one that remembers a Source.
+// A mount that fails removes the state directory it created, or one an
+// earlier failed mount left (a lock naming a dead process, the URL, an
+// empty disk cache), but keeps one that remembers a Source.
 func TestAbandon(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "0123456789abcdef")
@@ -94,6 +95,16 @@ func TestAbandon(t *testing.T) {
 	entries, err := os.ReadDir(base)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "the directory the failed mount created is gone")
+
+	require.NoError(t, os.MkdirAll(BlocksDir(dir), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "lock"), []byte("999999\n/mnt/a\n"), 0o600))
+	require.NoError(t, WriteURL(dir, "http://example.org/"))
+	l, err = Take(dir, "/mnt/a", "http://example.org/", 0)
+	require.NoError(t, err)
+	l.Abandon()
+	entries, err = os.ReadDir(base)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the leftovers of an earlier failed mount are gone")
 
 	l, err = Take(dir, "/mnt/a", "http://example.org/", 0)
 	require.NoError(t, err)
