@@ -83,12 +83,16 @@ func TestAFailedMountLeavesNothingBehind(t *testing.T) {
 			assert.Equal(t, dir, failed["mount"])
 		})
 	}
-	for _, mode := range []string{"--foreground", "--log-level=info"} { // the latter: in the background
-		t.Run("interrupted "+mode, func(t *testing.T) {
+	for _, mode := range []struct {
+		name  string
+		extra []string
+	}{{"interrupted in the foreground", []string{"--foreground"}}, {"interrupted in the background", nil}} {
+		t.Run(mode.name, func(t *testing.T) {
 			url := silentURL(t)
 			dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
-			cmd := exec.Command(rsfsBin, "mount", mode, "--cache-dir", cacheDir, "--timeout", "30s",
-				"--log-file", filepath.Join(t.TempDir(), "rsfs.log"), url, dir)
+			args := append([]string{"mount", url, dir, "--cache-dir", cacheDir, "--timeout", "30s",
+				"--log-file", filepath.Join(t.TempDir(), "rsfs.log")}, mode.extra...)
+			cmd := exec.Command(rsfsBin, args...)
 			stderr, err := cmd.StderrPipe()
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
