@@ -249,8 +249,8 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 
 // mountFailed ends a mount that failed with err: the log file, if the
 // logs go to one, says so in its own format; the state directory is let go
-// (lock.Abandon: one this mount created is removed); then a waiting parent
-// is told, so that nothing is left once it exits.
+// (lock.Abandon: one that remembers no Source is removed); then a waiting
+// parent is told, so that nothing is left once it exits.
 func mountFailed(err error, lock *statedir.Lock) error {
 	loadEcho.stop() // the error is said once, by printError or the parent
 	if file, _ := logOut.toward(); file {
