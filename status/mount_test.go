@@ -90,6 +90,14 @@ func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
 	assert.Contains(t, text.String(), "Unreachable: since "+failed.UTC().Format(time.RFC3339)+" (1m0s ago): connection refused\n")
 	assert.Contains(t, text.String(), "Log:        stderr\n")
 
+	later := failed.Add(30 * time.Second)
+	m.Reach.Observe(Polling{LastPoll: later, LastPollErr: "timeout"})
+	fol.st.LastPoll, fol.st.LastPollErr = later, "timeout"
+	rep = m.Report()
+	require.NotNil(t, rep.Unreachable)
+	assert.Equal(t, failed.UTC(), rep.Unreachable.Since, "since the first of the failed polls in a row")
+	assert.Equal(t, "timeout", rep.Unreachable.Error, "with the last error")
+
 	fol.st.LastPoll, fol.st.LastPollErr = time.Now(), ""
 	assert.Nil(t, m.Report().Unreachable, "a poll that succeeds clears it")
 }

@@ -26,12 +26,27 @@ func (r *Reachability) Failed(at time.Time, err error) {
 	r.err = err.Error()
 }
 
-// report is the state p, the poll loop's, adds to what was recorded: a
-// poll that succeeded after the first failure clears it; a poll that
-// failed starts a run of failures if none was recorded. Nil: reachable.
+// Observe adds the poll loop's state p, after each poll, to what was
+// recorded: a poll that succeeded after the first failure clears it; a
+// poll that failed starts a run of failures if none was recorded.
+func (r *Reachability) Observe(p Polling) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.observeLocked(p)
+}
+
+// report is what is recorded, p observed first. Nil: reachable.
 func (r *Reachability) report(p Polling) *UnreachableReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.observeLocked(p)
+	if r.since.IsZero() {
+		return nil
+	}
+	return &UnreachableReport{Since: r.since.UTC(), Error: r.err}
+}
+
+func (r *Reachability) observeLocked(p Polling) {
 	switch {
 	case p.LastPoll.IsZero():
 	case p.LastPollErr == "" && !p.LastPoll.Before(r.since):
@@ -42,8 +57,4 @@ func (r *Reachability) report(p Polling) *UnreachableReport {
 		}
 		r.err = p.LastPollErr
 	}
-	if r.since.IsZero() {
-		return nil
-	}
-	return &UnreachableReport{Since: r.since.UTC(), Error: r.err}
 }

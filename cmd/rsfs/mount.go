@@ -374,7 +374,12 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	// The file system drops effects until it is mounted: the kernel holds
 	// nothing of the tree before (fs/notify.go).
 	src.Follow(f.Notify, follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
-		AfterPoll: blocks.RetryBad}) // versions that failed verification are tried again
+		AfterPoll: func() {
+			blocks.RetryBad() // versions that failed verification are tried again
+			if fl := src.Follower(); fl != nil {
+				reach.Observe(fl.Polling()) // the first of failed polls in a row is since when
+			}
+		}})
 	mf.serveMetrics(cmd.Context(), mets)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)

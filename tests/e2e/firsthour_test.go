@@ -462,3 +462,39 @@ func TestLoadWarningsReachTheTerminalOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, strings.Count(string(log), "datetime without time zone"), "the log has each")
 }
+
+// A Source that stops answering while it is followed: rsfs status says it
+// is unreachable since the first of the failed polls in a row, not the
+// last (package status's TestReportSaysNoneAndUnreachableSince sees a poll that succeeds clear it).
+func TestStatusSaysSinceWhenPollsFail(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 5})
+	m := mount(t, src.URL(), "--poll-interval", "200ms", "--retries", "0", "--timeout", "1s")
+	type polls struct {
+		Unreachable *struct {
+			Since time.Time `json:"since"`
+		} `json:"unreachable"`
+		Polls struct {
+			Failures int64      `json:"failures"`
+			Last     *time.Time `json:"last"`
+		} `json:"polls"`
+	}
+	read := func() polls {
+		out, stderr, err := run(t, 10*time.Second, rsfsBin, "status", "--json", m.dir)
+		require.NoError(t, err, stderr)
+		var st polls
+		require.NoError(t, json.Unmarshal([]byte(out), &st))
+		return st
+	}
+	require.Nil(t, read().Unreachable)
+	src.Close()
+	// Wait on the log, not on the status, which would see each failure.
+	waitFor(t, 30*time.Second, "two failed polls in a row", func() bool {
+		log, _ := os.ReadFile(m.logFile)
+		return strings.Contains(string(log), "failed_polls=2")
+	})
+	st := read()
+	require.GreaterOrEqual(t, st.Polls.Failures, int64(2))
+	require.NotNil(t, st.Unreachable)
+	require.NotNil(t, st.Polls.Last)
+	assert.True(t, st.Unreachable.Since.Before(*st.Polls.Last), "since the first failed poll (%v), not the last (%v)", st.Unreachable.Since, *st.Polls.Last)
+}
