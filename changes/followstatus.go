@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"rsfs/resourcesync"
 	"rsfs/source"
 	"rsfs/status"
 )
@@ -23,12 +24,17 @@ type followState struct {
 func (f *Follower) Status() status.Follow {
 	sets := f.sets()
 	counts := f.cat.CountBySet()
+	nothing := make(map[*source.Set]bool, len(sets))
+	for _, set := range sets {
+		nothing[set] = len(f.s.Docs(set, resourcesync.CapChangeList))+len(f.s.Docs(set, resourcesync.CapChangeDump)) == 0
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st := status.Follow{Polling: f.Polling(), Applied: f.applied, Reloads: f.reloads, Pushed: f.st.pushed, Drift: f.st.drift}
 	for _, set := range sets {
 		pos := f.positions[set]
-		ss := status.Set{Set: f.s.SetKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)]}
+		ss := status.Set{Set: f.s.SetKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)],
+			NothingToFollow: nothing[set]}
 		if pos != nil {
 			ss.Position = pos.Time
 		}

@@ -39,6 +39,11 @@ type Config struct {
 	// ReadErrors, if set, records the reads that failed (EIO), for the
 	// status that reads them; else the file system keeps its own.
 	ReadErrors *status.Events
+	// ExplainRead, if set, says why a read of uri failed with err in a
+	// few words (the cause, without the URLs every layer added) and what
+	// would fix it ("" when nothing the user can do would), for the log
+	// and the status; else the error is shown whole.
+	ExplainRead func(uri string, err error) (cause, fix string)
 }
 
 // DefaultTimeout is the kernel entry and attribute timeout.

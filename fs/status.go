@@ -19,11 +19,23 @@ const XattrStatus = "user.rsfs.status"
 // disagreed with its published length or hash was already logged by the
 // cache, with the reason.
 func (f *FS) readFailed(uri, path string, off int64, err error) {
-	f.readErrors.Add(fmt.Sprintf("%s: %v", path, err))
+	cause, fix := err.Error(), ""
+	if f.cfg.ExplainRead != nil {
+		cause, fix = f.cfg.ExplainRead(uri, err)
+	}
+	line := fmt.Sprintf("%s: %s: %s", path, uri, cause)
+	if fix != "" {
+		line += " (fix: " + fix + ")"
+	}
+	f.readErrors.Add(line)
 	if errors.Is(err, cache.ErrIntegrity) {
 		return
 	}
-	f.log.Error("read failed", "uri", uri, "path", path, "offset", off, "err", err)
+	attrs := []any{"path", path, "uri", uri, "offset", off, "err", cause}
+	if fix != "" {
+		attrs = append(attrs, "fix", fix)
+	}
+	f.log.Error("read failed", attrs...)
 }
 
 // statusCache keeps the status rendered for a size query (getxattr with

@@ -39,6 +39,9 @@ type Source struct {
 	opened
 	// follower is made by Follow; nil before.
 	follower protocol.Follower
+	// unreachable is why discovery failed, when Open mounted what was
+	// remembered instead; nil when the Source answered.
+	unreachable error
 }
 
 var _ protocol.Source = (*Source)(nil)
@@ -81,19 +84,24 @@ func Open(ctx context.Context, o Options) (*Source, error) {
 	}
 	if err != nil {
 		if f := restoreUnreachableFeed(o, err); f != nil {
-			return &Source{opened: f}, nil
+			return &Source{opened: f, unreachable: err}, nil
 		}
 	}
 	var src *source.Source
 	if found != nil {
 		src = found.Source
 	}
+	discoverErr := err
 	l, err := load(ctx, o.Dir, src, err, o.Source, o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	return &Source{opened: newResourceSync(l, o.Dir)}, nil
+	return &Source{opened: newResourceSync(l, o.Dir), unreachable: discoverErr}, nil
 }
+
+// Unreachable is why the Source could not be reached when Open mounted
+// what the state directory remembered instead; nil when it answered.
+func (s *Source) Unreachable() error { return s.unreachable }
 
 // Follow makes the Source's follower, which polls as o says and tells
 // effects (fs.FS.Notify: the file system built over the catalog, which

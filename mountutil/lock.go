@@ -42,6 +42,20 @@ func (l *DirLock) MarkClosing() error {
 // process ends.
 func (l *DirLock) Close() error { return l.f.Close() }
 
+// Release empties the record, then releases the directory, so that the
+// lock file never names a process that is gone (LockDir's holder, at the
+// end of its mount; a probe of TryLockDir wrote no record and just Closes).
+func (l *DirLock) Release() error {
+	err := l.f.Truncate(0)
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
 // LockedError says that another process holds a directory.
 type LockedError struct {
 	Dir string
@@ -93,27 +107,50 @@ func LockDir(dir, owner string) (*DirLock, error) {
 // closingPoll is how often LockDirWait tries a closing holder's lock.
 const closingPoll = 50 * time.Millisecond
 
+// probeWait bounds how long LockDirWait waits for a holder that names no
+// live process: a tool listing or pruning the directories (TryLockDir)
+// holds each lock for a moment, and writes no record.
+const probeWait = 2 * time.Second
+
 // LockDirWait is LockDir, except that a holder that is closing (its file
 // system unmounted, the process finishing before it exits) is waited for,
 // up to wait; waiting, if not nil, is called once when the wait begins. A
 // holder that is still mounted is refused at once, as by LockDir; one still
-// closing after wait is refused with its *LockedError.
+// closing after wait is refused with its *LockedError. A holder that names
+// no live process is a probe (TryLockDir, of rsfs cache list or a prune),
+// tried again for up to probeWait.
 func LockDirWait(dir, owner string, wait time.Duration, waiting func(*LockedError)) (*DirLock, error) {
-	deadline := time.Now().Add(wait)
-	for announced := false; ; announced = true {
+	start := time.Now()
+	for announced := false; ; {
 		l, err := LockDir(dir, owner)
 		var locked *LockedError
-		if !errors.As(err, &locked) || !locked.Closing {
+		if !errors.As(err, &locked) {
 			return l, err
 		}
-		if time.Now().After(deadline) {
+		switch {
+		case !locked.Closing && alive(locked.PID):
+			return nil, err
+		case !locked.Closing:
+			if time.Since(start) > probeWait {
+				return nil, err
+			}
+		case time.Since(start) > wait:
 			return nil, fmt.Errorf("still closing after %s: %w", wait, err)
-		}
-		if !announced && waiting != nil {
+		case !announced && waiting != nil:
 			waiting(locked)
+			announced = true
 		}
 		time.Sleep(closingPoll)
 	}
+}
+
+// alive reports whether the process pid exists (0: none was recorded).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func flock(f *os.File) error {

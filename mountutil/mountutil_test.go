@@ -261,3 +261,33 @@ func TestMountedAt(t *testing.T) {
 	err := Prepare("/proc", true)
 	assert.ErrorContains(t, err, "mountpoint /proc: already a mount point (of proc, type proc)", "even with --allow-non-empty")
 }
+
+// A mount that starts while rsfs cache list probes the lock (TryLockDir,
+// which names no process) waits for the probe rather than being refused;
+// a holder's Release leaves a lock that names no process.
+func TestLockDirWaitWaitsForAProbe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	first, err := LockDir(dir, "/mnt/a")
+	require.NoError(t, err)
+	require.NoError(t, first.Release())
+	data, err := os.ReadFile(filepath.Join(dir, "lock"))
+	require.NoError(t, err)
+	assert.Empty(t, string(data), "released: the lock names no process")
+
+	probe, err := TryLockDir(dir)
+	require.NoError(t, err)
+	released := make(chan struct{})
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		close(released)
+		_ = probe.Close()
+	}()
+	second, err := LockDirWait(dir, "/mnt/b", time.Minute, func(*LockedError) { t.Error("a probe is not a closing mount") })
+	require.NoError(t, err, "taken once the probe lets go")
+	defer second.Close()
+	select {
+	case <-released:
+	default:
+		t.Fatal("took the directory before the probe released it")
+	}
+}

@@ -30,9 +30,9 @@ type Signals struct {
 // CatchSignals starts holding SIGINT, SIGTERM and SIGHUP until the
 // process ends. The first one cancels Context, so that loading stops; once
 // the file system is mounted, ServeUntilUnmounted acts on it, even if it
-// came before. If hangup is not nil, SIGHUP calls it instead (a background
-// mount reopens its log file, for logrotate); else SIGHUP is one more
-// signal to stop (a foreground mount whose terminal went away).
+// came before. If hangup is not nil, SIGHUP calls it instead (rsfs mount
+// reopens its log file, for logrotate, and never unmounts); else SIGHUP is
+// one more signal to stop.
 func CatchSignals(parent context.Context, hangup func()) *Signals {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

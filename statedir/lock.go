@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"rsfs/mountutil"
@@ -17,7 +19,10 @@ import (
 const closingWait = time.Minute
 
 // Lock is a Source's state directory, held by one mount.
-type Lock struct{ l *mountutil.DirLock }
+type Lock struct {
+	l   *mountutil.DirLock
+	dir string
+}
 
 // Take takes the state directory dir of the Source at rawURL for the mount
 // on mountPoint until Release (or exit): a second mount of the same Source
@@ -45,7 +50,7 @@ func Take(dir, mountPoint, rawURL string, totalMax int64) (*Lock, error) {
 		slog.Warn("recording the Source's URL in its state directory", "err", err)
 	}
 	go autoPrune(filepath.Dir(dir), dir, totalMax)
-	return &Lock{l: l}, nil
+	return &Lock{l: l, dir: dir}, nil
 }
 
 // Closing records that this mount is unmounted and only finishing, so a
@@ -59,9 +64,43 @@ func (s *Lock) Closing() {
 	}
 }
 
-// Release lets the state directory go.
+// Release lets the state directory go, its lock naming no process.
 func (s *Lock) Release() {
-	if s.l != nil {
-		_ = s.l.Close()
+	if s.l == nil {
+		return
 	}
+	if err := s.l.Release(); err != nil {
+		slog.Warn("releasing the state directory", "err", err)
+	}
+}
+
+// Abandon lets the state directory go after a mount that failed: one that
+// remembers no Source (no snapshot, no feed state: the failed mount made
+// it, or an earlier rsfs's failed mount left it) is removed, as a prune
+// removes one; any other is Released.
+func (s *Lock) Abandon() {
+	if s.l == nil || remembers(s.dir) {
+		s.Release()
+		return
+	}
+	gone := filepath.Join(filepath.Dir(s.dir), ".failed-"+filepath.Base(s.dir)+"-"+strconv.Itoa(os.Getpid()))
+	err := os.Rename(s.dir, gone)
+	if err == nil {
+		err = os.RemoveAll(gone)
+	}
+	_ = s.l.Close()
+	if err != nil {
+		slog.Warn("removing the state directory of a mount that failed", "state_dir", s.dir, "err", err)
+	}
+}
+
+// remembers reports whether the state directory dir holds what a loaded
+// Source left: a catalog snapshot or a feed's state.
+func remembers(dir string) bool {
+	for _, p := range []string{SnapshotPath(dir), FeedPath(dir)} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }

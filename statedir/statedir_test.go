@@ -2,6 +2,7 @@ package statedir
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -79,4 +80,42 @@ func TestRootWithoutHomeCachesUnderVarCache(t *testing.T) {
 	dir, err := UserCacheDir()
 	require.NoError(t, err)
 	assert.Equal(t, "/var/cache", dir)
+}
+
+// A mount that fails removes the state directory it created, or one an
+// earlier failed mount left (a lock naming a dead process, the URL, an
+// empty disk cache), but keeps one that remembers a Source.
+func TestAbandon(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "0123456789abcdef")
+	l, err := Take(dir, "/mnt/a", "http://example.org/", 0)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(BlocksDir(dir), 0o700))
+	l.Abandon()
+	entries, err := os.ReadDir(base)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the directory the failed mount created is gone")
+
+	require.NoError(t, os.MkdirAll(BlocksDir(dir), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "lock"), []byte("999999\n/mnt/a\n"), 0o600))
+	require.NoError(t, WriteURL(dir, "http://example.org/"))
+	l, err = Take(dir, "/mnt/a", "http://example.org/", 0)
+	require.NoError(t, err)
+	l.Abandon()
+	entries, err = os.ReadDir(base)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the leftovers of an earlier failed mount are gone")
+
+	l, err = Take(dir, "/mnt/a", "http://example.org/", 0)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(SnapshotPath(dir), []byte("snapshot"), 0o600))
+	l.Release()
+	l, err = Take(dir, "/mnt/a", "http://example.org/", 0)
+	require.NoError(t, err)
+	l.Abandon()
+	_, err = os.Stat(SnapshotPath(dir))
+	assert.NoError(t, err, "a directory that remembers the Source is kept")
+	lock, err := os.ReadFile(filepath.Join(dir, "lock"))
+	require.NoError(t, err)
+	assert.Empty(t, string(lock), "and its lock names no process")
 }

@@ -74,6 +74,9 @@ type Set struct {
 	// that failed since.
 	Complete time.Time
 	Degraded []DocError
+	// NothingToFollow: the set names no Change List nor Change Dump (a
+	// poll only reads its Capability List again, in case it names one).
+	NothingToFollow bool
 }
 
 // Behind is how far behind the Source the set is at now: from its position

@@ -29,6 +29,10 @@ type Mount struct {
 	Protocol string        // "resourcesync" or "atompmh"
 	Origin   string
 	HoldFile string // the file the mount reads its hold from
+	LogFile  string // where the mount logs; "" for stderr
+	// Reach is since when the Source has failed to answer, if it has
+	// (nil: the polls alone say).
+	Reach    *Reachability
 	Follower Follower
 	Count    func() int // resources in the tree
 	// Cache is the cache's tiers now; Fetched what was fetched from where.
@@ -55,6 +59,7 @@ func (m *Mount) Report() *Report {
 		Sets:         []SetReport{},
 		Push:         []PushReport{},
 		HoldFile:     m.HoldFile,
+		LogFile:      m.LogFile,
 		Cache:        m.Cache(),
 		Fetched:      m.Fetched(),
 	}
@@ -81,6 +86,11 @@ func (m *Mount) Report() *Report {
 		next := st.NextPoll.UTC()
 		rep.Polls.Next = &next
 	}
+	reach := m.Reach
+	if reach == nil {
+		reach = &Reachability{}
+	}
+	rep.Unreachable = reach.report(st.Polling)
 	if until, ok := m.HeldUntil(m.HoldFile); ok {
 		rep.Hold = &HoldReport{Until: until.UTC()}
 	}
@@ -91,7 +101,8 @@ func setReport(s Set, now, started time.Time) SetReport {
 	sr := SetReport{
 		Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
 		BehindSeconds: s.Behind(now, started).Seconds(), Resources: s.Resources,
-		Degraded: []DocReport{},
+		NothingToFollow: s.NothingToFollow,
+		Degraded:        []DocReport{},
 	}
 	if !s.Complete.IsZero() {
 		c := s.Complete.UTC()

@@ -12,7 +12,7 @@ import (
 
 type fakeFollower struct{ st Follow }
 
-func (f fakeFollower) Status() Follow { return f.st }
+func (f *fakeFollower) Status() Follow { return f.st }
 
 // The report is assembled from the mount's parts alone: each field of
 // `rsfs status` comes from the part that owns it.
@@ -26,7 +26,7 @@ func TestMountReportFromItsParts(t *testing.T) {
 	m := &Mount{
 		URL: "http://h/", Dir: "/mnt/h", Started: started, Interval: time.Minute,
 		Protocol: "resourcesync", Origin: "http://h", HoldFile: "/run/hold",
-		Follower: fakeFollower{Follow{Polling: Polling{Polls: 3, PollFailures: 1, LastPoll: last, LastPollTook: time.Second},
+		Follower: &fakeFollower{Follow{Polling: Polling{Polls: 3, PollFailures: 1, LastPoll: last, LastPollTook: time.Second},
 			Applied: 7, Sets: []Set{{Set: "http://h/cl.xml", Resources: 5}}}},
 		Count:        func() int { return 5 },
 		Cache:        func() CacheReport { return CacheReport{Memory: TierReport{Bytes: 4096, MaxBytes: 1 << 20, Blocks: 1}} },
@@ -66,4 +66,38 @@ func TestMountReportFromItsParts(t *testing.T) {
 	} {
 		assert.Contains(t, text.String(), line+"\n")
 	}
+}
+
+// A set followed but never read whole shows "none" for the times it does
+// not know and a lower bound for how far behind it is; a failed poll
+// makes the Source unreachable since then, and a poll that succeeds after
+// clears it.
+func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
+	started := time.Now().Add(-time.Hour)
+	failed := time.Now().Add(-time.Minute)
+	fol := &fakeFollower{Follow{Polling: Polling{Polls: 1, PollFailures: 1, LastPoll: failed, LastPollErr: "connection refused"},
+		Sets: []Set{{Set: "http://h/cl.xml"}}}}
+	m := &Mount{URL: "http://h/", Dir: "/mnt/h", Started: started, Interval: time.Minute, Protocol: "resourcesync",
+		Follower: fol, Count: func() int { return 0 }, Cache: func() CacheReport { return CacheReport{} },
+		Fetched: func() []OriginReport { return nil }, Verification: (&Events{}).Since, ReadErrors: (&Events{}).Since,
+		HeldUntil: func(string) (time.Time, bool) { return time.Time{}, false }, Reach: &Reachability{}}
+	rep := m.Report()
+	require.NotNil(t, rep.Unreachable)
+	assert.Equal(t, failed.UTC(), rep.Unreachable.Since)
+	var text strings.Builder
+	rep.WriteText(&text)
+	assert.Contains(t, text.String(), "    position none, newest change none, behind at least 1h0m0s (not read whole since the mount)\n")
+	assert.Contains(t, text.String(), "Unreachable: since "+failed.UTC().Format(time.RFC3339)+" (1m0s ago): connection refused\n")
+	assert.Contains(t, text.String(), "Log:        stderr\n")
+
+	later := failed.Add(30 * time.Second)
+	m.Reach.Observe(Polling{LastPoll: later, LastPollErr: "timeout"})
+	fol.st.LastPoll, fol.st.LastPollErr = later, "timeout"
+	rep = m.Report()
+	require.NotNil(t, rep.Unreachable)
+	assert.Equal(t, failed.UTC(), rep.Unreachable.Since, "since the first of the failed polls in a row")
+	assert.Equal(t, "timeout", rep.Unreachable.Error, "with the last error")
+
+	fol.st.LastPoll, fol.st.LastPollErr = time.Now(), ""
+	assert.Nil(t, m.Report().Unreachable, "a poll that succeeds clears it")
 }

@@ -8,25 +8,29 @@ import (
 
 // Report is what `rsfs status` prints, as the mount renders it.
 type Report struct {
-	Source       string         `json:"source"`
-	Protocol     string         `json:"protocol"` // "resourcesync" or "atompmh"
-	Origin       string         `json:"origin"`
-	Dir          string         `json:"dir"`
-	PID          int            `json:"pid"`
-	Started      time.Time      `json:"started"`
-	Now          time.Time      `json:"now"`
-	Resources    int            `json:"resources"`
-	PollInterval string         `json:"poll_interval"` // "0s": not following
-	Sets         []SetReport    `json:"sets"`
-	Polls        PollReport     `json:"polls"`
-	Pushed       int64          `json:"pushed_notifications"`
-	Push         []PushReport   `json:"push"`
-	Hold         *HoldReport    `json:"hold"`      // null: none
-	HoldFile     string         `json:"hold_file"` // the file this mount reads its hold from (rsfs hold writes it)
-	Cache        CacheReport    `json:"cache"`
-	Fetched      []OriginReport `json:"fetched"`
-	Verification Summary        `json:"verification_failures"`
-	ReadErrors   Summary        `json:"read_errors"`
+	Source       string       `json:"source"`
+	Protocol     string       `json:"protocol"` // "resourcesync" or "atompmh"
+	Origin       string       `json:"origin"`
+	Dir          string       `json:"dir"`
+	PID          int          `json:"pid"`
+	Started      time.Time    `json:"started"`
+	Now          time.Time    `json:"now"`
+	Resources    int          `json:"resources"`
+	PollInterval string       `json:"poll_interval"` // "0s": not following
+	Sets         []SetReport  `json:"sets"`
+	Polls        PollReport   `json:"polls"`
+	Pushed       int64        `json:"pushed_notifications"`
+	Push         []PushReport `json:"push"`
+	Hold         *HoldReport  `json:"hold"`      // null: none
+	HoldFile     string       `json:"hold_file"` // the file this mount reads its hold from (rsfs hold writes it)
+	LogFile      string       `json:"log_file"`  // where the mount logs; "": stderr
+	// Unreachable is since when the Source has failed to answer (the
+	// catch-up at mount, the polls since); null: it answers.
+	Unreachable  *UnreachableReport `json:"unreachable"`
+	Cache        CacheReport        `json:"cache"`
+	Fetched      []OriginReport     `json:"fetched"`
+	Verification Summary            `json:"verification_failures"`
+	ReadErrors   Summary            `json:"read_errors"`
 }
 
 type SetReport struct {
@@ -39,6 +43,15 @@ type SetReport struct {
 	// began; null before any did.
 	Complete *time.Time  `json:"complete"`
 	Degraded []DocReport `json:"degraded"` // empty: every document was read
+	// NothingToFollow: the set names no Change List nor Change Dump.
+	NothingToFollow bool `json:"nothing_to_follow"`
+}
+
+// UnreachableReport says since when the Source has failed to answer, and
+// the last error.
+type UnreachableReport struct {
+	Since time.Time `json:"since"`
+	Error string    `json:"error"`
 }
 
 // DocReport is a document that failed at the last poll.
@@ -98,9 +111,20 @@ func (r *Report) WriteText(w io.Writer) {
 	ago := func(t time.Time) string { return r.Now.Sub(t).Round(time.Second).String() }
 	fmt.Fprintf(w, "Source:     %s (origin %s)\n", r.Source, r.Origin)
 	fmt.Fprintf(w, "Mount:      %s, pid %d, up %s, %d resources\n", r.Dir, r.PID, ago(r.Started), r.Resources)
-	if r.PollInterval == "0s" {
-		fmt.Fprintln(w, "Following:  off (--poll-interval 0)")
+	if r.LogFile != "" {
+		fmt.Fprintf(w, "Log:        %s\n", r.LogFile)
 	} else {
+		fmt.Fprintln(w, "Log:        stderr")
+	}
+	if u := r.Unreachable; u != nil {
+		fmt.Fprintf(w, "Unreachable: since %s (%s ago): %s\n", u.Since.Format(time.RFC3339), ago(u.Since), u.Error)
+	}
+	switch {
+	case r.PollInterval == "0s":
+		fmt.Fprintln(w, "Following:  off (--poll-interval 0)")
+	case r.nothingToFollow():
+		fmt.Fprintf(w, "Following:  nothing to follow (no Change List); the Capability Lists are read again every %s, in case one appears\n", r.PollInterval)
+	default:
 		fmt.Fprintf(w, "Following:  every %s: %d polls (%d failed), %d changes applied, %d reloads, %d drift repaired\n",
 			r.PollInterval, r.Polls.Count, r.Polls.Failures, r.Polls.Applied, r.Polls.Reloads, r.Polls.Drift)
 	}
@@ -109,9 +133,12 @@ func (r *Report) WriteText(w io.Writer) {
 		kind = "feed" // its position is the harvest mark
 	}
 	for _, s := range r.Sets {
-		fmt.Fprintf(w, "  %s %s: %d resources\n    position %s, newest change %s, behind %s\n", kind, s.Set, s.Resources,
-			s.Position.Format(time.RFC3339), s.NewestChange.Format(time.RFC3339),
-			(time.Duration(s.BehindSeconds * float64(time.Second))).Round(time.Second).String())
+		fmt.Fprintf(w, "  %s %s: %d resources\n", kind, s.Set, s.Resources)
+		if s.NothingToFollow {
+			fmt.Fprintln(w, "    nothing to follow: it names no Change List")
+		} else {
+			fmt.Fprintf(w, "    position %s, newest change %s, behind %s\n", timeOrNone(s.Position), timeOrNone(s.NewestChange), behind(s))
+		}
 		for _, d := range s.Degraded {
 			fmt.Fprintf(w, "    degraded: %s failing since %s: %s\n", d.Doc, d.Since.Format(time.RFC3339), d.Error)
 		}
@@ -120,7 +147,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "Last poll:  %s (%s ago), took %s: %s\n", r.Polls.Last.Format(time.RFC3339), ago(*r.Polls.Last),
 			time.Duration(r.Polls.LastTook*float64(time.Second)).Round(time.Millisecond), r.Polls.Result)
 	} else {
-		fmt.Fprintln(w, "Last poll:  none yet")
+		fmt.Fprintln(w, "Last poll:  none")
 	}
 	if r.Polls.Next != nil {
 		fmt.Fprintf(w, "Next poll:  %s (in %s)\n", r.Polls.Next.Format(time.RFC3339), r.Polls.Next.Sub(r.Now).Round(time.Second))
@@ -153,6 +180,34 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	printFailures(w, "Verification failures", r.Verification)
 	printFailures(w, "Read errors", r.ReadErrors)
+}
+
+// nothingToFollow reports whether no set names a Change List.
+func (r *Report) nothingToFollow() bool {
+	for _, s := range r.Sets {
+		if !s.NothingToFollow {
+			return false
+		}
+	}
+	return len(r.Sets) > 0
+}
+
+// timeOrNone is t in RFC 3339, or "none" for the zero time.
+func timeOrNone(t time.Time) string {
+	if t.IsZero() {
+		return "none"
+	}
+	return t.Format(time.RFC3339)
+}
+
+// behind is how far behind the Source the set is; before any poll read it
+// whole, that is only a lower bound.
+func behind(s SetReport) string {
+	d := (time.Duration(s.BehindSeconds * float64(time.Second))).Round(time.Second).String()
+	if s.Complete == nil {
+		return "at least " + d + " (not read whole since the mount)"
+	}
+	return d
 }
 
 func printTier(w io.Writer, name string, t TierReport) {

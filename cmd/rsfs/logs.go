@@ -131,11 +131,11 @@ func setupLogging(level, format string) error {
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", level)
 	}
-	opts := &slog.HandlerOptions{Level: l}
+	opts := jsonOptions(&slog.HandlerOptions{Level: l})
 	var h slog.Handler
 	switch format {
 	case "text":
-		h = slog.NewTextHandler(logOut, opts)
+		h = slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: l})
 	case "json":
 		h = slog.NewJSONHandler(logOut, opts)
 		logJSON = true
@@ -151,9 +151,50 @@ func setupLogging(level, format string) error {
 // the same line).
 func printError(err error) {
 	msg := "rsfs: " + oneLine(err)
+	if _, redirected := logOut.toward(); redirected {
+		// A background mount's stderr is its log, which has said how
+		// it ended (mountFailed); the waiting parent prints the error.
+		return
+	}
 	if logJSON {
-		slog.New(slog.NewJSONHandler(os.Stderr, nil)).Error(msg)
+		slog.New(slog.NewJSONHandler(os.Stderr, jsonOptions(nil))).Error(msg, failAttrs...)
 		return
 	}
 	fmt.Fprintln(os.Stderr, msg)
+}
+
+// failAttrs are the attributes of the error a command ends with, in JSON:
+// a mount's source and mount point.
+var failAttrs []any
+
+// toward reports whether the logs go to a file rather than stderr, and
+// whether stderr goes there too.
+func (o *logOutput) toward() (file, redirected bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.path != "", o.redirect
+}
+
+// jsonOptions are opts (nil: the defaults) for a JSON log: a duration is
+// written in seconds, as a float ("wait":0.286), which log shippers read
+// as a number, rather than in integer nanoseconds.
+func jsonOptions(opts *slog.HandlerOptions) *slog.HandlerOptions {
+	o := slog.HandlerOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	o.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration {
+			return slog.Float64(a.Key, a.Value.Duration().Seconds())
+		}
+		return a
+	}
+	return &o
+}
+
+// file is the log file, or "" while logs go to stderr.
+func (o *logOutput) file() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.path
 }

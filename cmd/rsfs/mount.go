@@ -142,6 +142,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err := mountutil.Prepare(dir, mf.allowNonEmpty); err != nil {
 		return err
 	}
+	if err := precheck(mf, dir); err != nil {
+		return err // before anything is downloaded
+	}
 	if !mf.foreground && !mountutil.InBackground() {
 		args := append([]string{}, os.Args[1:]...)
 		args = append(args, "--foreground")
@@ -167,6 +170,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 			return err
 		}
 	}
+	// Until the mount serves, its warnings are said on the terminal too,
+	// unless the terminal is where the log goes.
+	slog.SetDefault(slog.New(termWarnings{slog.Default().Handler(), loadEcho}))
+	if file, _ := logOut.toward(); file || term != os.Stderr {
+		loadEcho.start(term)
+	}
 	// Credentials in the URL are never sent (fetch strips them), so they
 	// are not kept either: not in logs, status, metrics or the state key.
 	if stripped, host, had := origin.StripUserinfo(rawURL); had {
@@ -175,61 +184,83 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
+	failAttrs = []any{"source", rawURL, "mount", dir} // the final error's, too
+	// From here until the process ends, SIGINT and SIGTERM are held: one
+	// during loading stops it, one after the mount is made unmounts; held
+	// before the state directory is taken, so that a mount stopped while it
+	// loads removes it. SIGHUP reopens the log file (logrotate) in both
+	// modes, and never unmounts: systemd runs a mount in the foreground, and
+	// reload or a logrotate script sends it SIGHUP.
+	signals := mountutil.CatchSignals(cmd.Context(), logOut.reopen)
+	cmd.SetContext(signals.Context())
 	lock, err := lockState(mf, rawURL, dir)
 	if err != nil {
-		mountutil.ReportReady(err)
-		return err
+		return mountFailed(err, nil)
 	}
-	defer lock.Release()
+	mounted := false
+	defer func() {
+		if mounted {
+			lock.Release()
+		}
+	}()
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
-			mountutil.ReportReady(err)
-			return err
+			return mountFailed(err, lock)
 		}
 		defer stopProfile()
 	}
 	if err := mf.listenMetrics(); err != nil {
-		mountutil.ReportReady(err)
-		return err
+		return mountFailed(err, lock)
 	}
 	if err := mf.listenNotify(); err != nil {
-		mountutil.ReportReady(err)
-		return err
+		return mountFailed(err, lock)
 	}
 	if mf.sizes.memoryLimit > 0 {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
 	}
-	// From here until the process ends, SIGINT and SIGTERM are held: one
-	// during loading stops it, one after the mount is made unmounts. SIGHUP
-	// reopens a background mount's log file (logrotate), and is one more
-	// SIGTERM to a foreground mount.
-	var hangup func()
-	if mountutil.InBackground() {
-		hangup = logOut.reopen
-	}
-	signals := mountutil.CatchSignals(cmd.Context(), hangup)
-	cmd.SetContext(signals.Context())
 	if mf.pprofAddr != "" {
 		go servePprof(mf.pprofAddr)
 	}
 	notifySystemd.send("STATUS=loading " + rawURL)
 	m, err := serve(cmd, mf, rawURL, dir, term)
-	if term != os.Stderr {
-		term.Close()
-	}
+	loadEcho.stop()
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
+		if logFile, _ := logOut.toward(); logFile || term != os.Stderr {
+			// The terminal is not the log, which has the line above.
+			fmt.Fprintln(term, mountedLine(m.src.Catalog().Len(), rawURL, dir, logOut.file()))
+		}
 	}
-	mountutil.ReportReady(err)
+	if term != os.Stderr {
+		term.Close()
+	}
 	if err != nil {
-		return err
+		return mountFailed(err, lock)
 	}
+	mountutil.ReportReady(nil)
+	mounted = true
 	notifySystemd.ready(m.src.Catalog().Len(), rawURL)
 	m.unmounted = lock.Closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
+}
+
+// mountFailed ends a mount that failed with err: the log file, if the
+// logs go to one, says so in its own format; the state directory is let go
+// (lock.Abandon: one that remembers no Source is removed); then a waiting
+// parent is told, so that nothing is left once it exits.
+func mountFailed(err error, lock *statedir.Lock) error {
+	loadEcho.stop() // the error is said once, by printError or the parent
+	if file, _ := logOut.toward(); file {
+		slog.Error("mount failed", "err", oneLine(err))
+	}
+	if lock != nil {
+		lock.Abandon()
+	}
+	mountutil.ReportReady(err)
+	return err
 }
 
 // run follows the Source and serves until the file system is unmounted,
@@ -310,6 +341,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
 	}
 	prog := newProgress(term)
+	if file, _ := logOut.toward(); logJSON && !file && term == os.Stderr {
+		prog = newProgress(nil) // stderr is the JSON log, which has each retry
+	}
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
 	src, err := mountsrc.Open(cmd.Context(), mountsrc.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
@@ -321,25 +355,35 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, err
 	}
 	cache.PaceGC(blocks.MemoryBytes)
-	readErrors := &status.Events{}
-	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors)
+	readErrors, reach := &status.Events{}, &status.Reachability{}
+	if err := src.Unreachable(); err != nil {
+		reach.Failed(time.Now(), err) // rsfs status says since when
+	}
+	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors, reach)
 	f := fs.New(fs.Config{
-		Status:     stat.JSON,
-		ReadErrors: readErrors,
-		Catalog:    src.Catalog(),
-		Cache:      blocks,
-		Fetcher:    src.Fetcher,
-		Batch:      src.Batch(),
-		UID:        uint32(mf.uid),
-		GID:        uint32(mf.gid),
+		Status:      stat.JSON,
+		ReadErrors:  readErrors,
+		ExplainRead: explainRead,
+		Catalog:     src.Catalog(),
+		Cache:       blocks,
+		Fetcher:     src.Fetcher,
+		Batch:       src.Batch(),
+		UID:         uint32(mf.uid),
+		GID:         uint32(mf.gid),
 	})
 	// The file system drops effects until it is mounted: the kernel holds
 	// nothing of the tree before (fs/notify.go).
 	src.Follow(f.Notify, follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
-		AfterPoll: blocks.RetryBad}) // versions that failed verification are tried again
+		AfterPoll: func() {
+			blocks.RetryBad() // versions that failed verification are tried again
+			if fl := src.Follower(); fl != nil {
+				reach.Observe(fl.Polling()) // the first of failed polls in a row is since when
+			}
+		}})
 	mf.serveMetrics(cmd.Context(), mets)
 	if err := src.CatchUp(cmd.Context()); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
+		reach.Failed(time.Now(), err) // rsfs status says since when
 	}
 	// Parsing the lists left garbage of about their size, and the runtime
 	// gives freed heap back to the OS only slowly: return it before serving,

@@ -21,7 +21,11 @@ type progress struct {
 	shown bool
 }
 
+// newProgress shows loading on f; nil shows nothing.
 func newProgress(f *os.File) *progress {
+	if f == nil {
+		return &progress{w: io.Discard}
+	}
 	st, err := f.Stat()
 	return &progress{w: f, tty: err == nil && st.Mode()&os.ModeCharDevice != 0}
 }
@@ -48,7 +52,7 @@ func (p *progress) update(pr source.Progress) {
 // attempt 2 of 5 failed (cause); retrying in 1.2s", a line each, on the
 // terminal (or the waiting parent's output) and in the log.
 func (p *progress) retry(r fetch.Retry) {
-	slog.Warn("the Source does not answer; retrying", "url", r.URL, "attempt", r.Attempt, "of", r.Attempts, "wait", r.Wait.Round(time.Millisecond), "cause", r.Cause)
+	slog.Warn(retryMessage, "url", r.URL, "attempt", r.Attempt, "of", r.Attempts, "wait", r.Wait.Round(time.Millisecond), "cause", r.Cause)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.shown {
@@ -58,6 +62,10 @@ func (p *progress) retry(r fetch.Retry) {
 	fmt.Fprintf(p.w, "waiting for %s: attempt %d of %d failed (%v); retrying in %s\n",
 		r.URL, r.Attempt, r.Attempts, r.Cause, r.Wait.Round(100*time.Millisecond))
 }
+
+// retryMessage is the log's message for a retry of the load, which the
+// progress display says in its own words.
+const retryMessage = "the Source does not answer; retrying"
 
 func (p *progress) done() {
 	p.mu.Lock()

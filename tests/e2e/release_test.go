@@ -176,30 +176,6 @@ func TestSIGHUPReopensTheLogOfABackgroundMount(t *testing.T) {
 	assert.Contains(t, string(old), `msg=mounted`, "the rotated file has the lines before")
 }
 
-// SIGHUP to a foreground mount (its terminal went away) unmounts it
-// cleanly, as SIGTERM does: logged, snapshot saved, no dead mount left.
-func TestSIGHUPUnmountsAForegroundMount(t *testing.T) {
-	needFUSE(t)
-	src := startSource(t, sourcetest.Config{Resources: 20})
-	dir := mountDir(t)
-	cmd, stderr := startMount(t, src.URL(), dir, "--foreground", "--poll-interval", "0")
-	waitFor(t, time.Minute, "the mount", func() bool { return isMountPoint(dir) })
-	cacheDir := filepath.Join(filepath.Dir(dir), "cache")
-	waitFor(t, 10*time.Second, "the first snapshot", func() bool {
-		found, _ := filepath.Glob(filepath.Join(cacheDir, "*", "catalog.snap"))
-		return len(found) == 1
-	})
-	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
-	code := waitCmd(t, cmd, 30*time.Second)
-	assert.Equal(t, 0, code, "stderr: %s", stderr)
-	assert.False(t, isMountPoint(dir), "unmounted")
-	var st syscall.Statfs_t
-	assert.NoError(t, syscall.Statfs(dir, &st), "no dead mount (transport endpoint is not connected)")
-	log, _ := os.ReadFile(filepath.Join(filepath.Dir(dir), "rsfs.log"))
-	assert.Contains(t, string(log), "signal received; unmounting", "--log-file is honoured in the foreground")
-	assert.Contains(t, string(log), "msg=unmounted")
-}
-
 // rsfsEnv runs rsfs with env added to the environment, and returns its
 // stdout, stderr and exit status.
 func rsfsEnv(t *testing.T, env []string, args ...string) (string, string, int) {
