@@ -2,7 +2,6 @@ package source
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -291,14 +290,19 @@ func (s *Source) warn(ws []resourcesync.Warning) {
 }
 
 // isSitemap peeks at the start of a body: gzip, or XML whose root is
-// urlset or sitemapindex.
+// urlset or sitemapindex, with or without a prefix (DSpace writes
+// <sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9">; the
+// parser then checks the namespace, whatever the prefix).
 func isSitemap(br *bufio.Reader) bool {
 	head := peek(br)
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		return true
 	}
-	return bytes.Contains(head, []byte("<urlset")) || bytes.Contains(head, []byte("<sitemapindex"))
+	return sitemapRootRe.Match(head)
 }
+
+// sitemapRootRe finds a sitemap root element's start tag, prefixed or not.
+var sitemapRootRe = regexp.MustCompile(`<(?:[A-Za-z_][\w.-]*:)?(?:urlset|sitemapindex)[\s>/]`)
 
 var (
 	linkTagRe  = regexp.MustCompile(`(?is)<link\b[^>]*>`)
