@@ -197,3 +197,17 @@ func TestPublisherDSpace(t *testing.T) {
 		})
 	}
 }
+
+// POD: xsi:schemaLocation on every root, <rs:md> before <loc>, three
+// Capability Lists, Resource List Indexes, and no Change List: an upload
+// and a delta dump change only the Resource Lists.
+func TestPublisherPOD(t *testing.T) {
+	p, err := publishers.NewPOD()
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	m := mount(t, p.URL()+"/", "--poll-interval", pubPoll.String())
+	pubSameTree(t, m, p.State, pubWithin, "the uploads and dumps at the mount")
+	p.Upload(1)
+	p.Delta(2)
+	pubSameTree(t, m, p.State, 3*pubWithin, "an upload and a delta dump")
+}
