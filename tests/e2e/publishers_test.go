@@ -211,3 +211,18 @@ func TestPublisherPOD(t *testing.T) {
 	p.Delta(2)
 	pubSameTree(t, m, p.State, 3*pubWithin, "an upload and a delta dump")
 }
+
+// The resync-simulator with the resync library before 1.0.6: md5 in
+// base64, microsecond times, the same loc once per change, undated
+// deletions, a Resource List sorted by URI.
+func TestPublisherResync(t *testing.T) {
+	r, err := publishers.NewResync(20)
+	require.NoError(t, err)
+	t.Cleanup(r.Close)
+	m := mount(t, r.URL()+"/", "--poll-interval", pubPoll.String())
+	pubSameTree(t, m, r.State, pubWithin, "the resources at the mount")
+	r.Simulate([]string{"3", "7", "3"}, 2, []string{"11"})
+	pubSameTree(t, m, r.State, pubWithin, "updates (one twice), creations and a deletion")
+	r.Simulate([]string{"20", "5"}, 1, []string{"3", "0"})
+	pubSameTree(t, m, r.State, pubWithin, "a second round")
+}

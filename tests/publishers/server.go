@@ -64,11 +64,11 @@ func (s *server) Close() { s.srv.Close() }
 // DocRequests counts the GETs of documents answered so far.
 func (s *server) DocRequests() int64 { return s.docRequests.Load() }
 
-// setDoc publishes (or replaces) the document at path.
+// setDoc publishes (or replaces) the document at path, a copy of body.
 func (s *server) setDoc(path string, body []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.docs[path] = body
+	s.docs[path] = bytes.Clone(body)
 }
 
 // setFile publishes a resource's bytes at path; a nil File removes it.
