@@ -226,3 +226,17 @@ func TestPublisherResync(t *testing.T) {
 	r.Simulate([]string{"20", "5"}, 1, []string{"3", "0"})
 	pubSameTree(t, m, r.State, pubWithin, "a second round")
 }
+
+// WEKO3: capability="capability" in the Source Description, no at, a
+// Resource Dump of one package per item, each pointing at its own manifest
+// with rel="contents". A new deposit and a replaced file show.
+func TestPublisherWEKO(t *testing.T) {
+	w, err := publishers.NewWEKO(8)
+	require.NoError(t, err)
+	t.Cleanup(w.Close)
+	m := mount(t, w.URL()+"/", "--poll-interval", pubPoll.String())
+	pubSameTree(t, m, w.State, pubWithin, "the items and their files at the mount")
+	w.Deposit()
+	w.ReplaceFile(2)
+	pubSameTree(t, m, w.State, 3*pubWithin, "a deposit and a replaced file")
+}

@@ -40,6 +40,7 @@ type server struct {
 	mu    sync.Mutex
 	docs  map[string][]byte // URL path → document
 	files map[string]File   // URL path → resource
+	blobs map[string]File   // URL path → dump package (ranges served, not in the tree)
 
 	docRequests atomic.Int64
 }
@@ -49,7 +50,7 @@ func newServer() (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s := &server{ln: ln, docs: map[string][]byte{}, files: map[string]File{}}
+	s := &server{ln: ln, docs: map[string][]byte{}, files: map[string]File{}, blobs: map[string]File{}}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -82,6 +83,13 @@ func (s *server) setFile(path string, f *File) {
 	s.files[path] = *f
 }
 
+// setBlob publishes a dump package at path.
+func (s *server) setBlob(path string, f File) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.blobs[path] = f
+}
+
 // state is every published resource, by URL path.
 func (s *server) state() map[string]File {
 	s.mu.Lock()
@@ -101,6 +109,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	doc, isDoc := s.docs[path]
 	f, isFile := s.files[path]
+	if blob, ok := s.blobs[path]; ok {
+		f, isFile = blob, true
+	}
 	s.mu.Unlock()
 	switch {
 	case isDoc:
