@@ -175,7 +175,8 @@ func TestPublisherHyrax50000(t *testing.T) {
 // DSpace: prefixed sitemap namespace, local times with a literal Z, a
 // Resource List dated by from, a new Change List per update run (the
 // Capability List names only the newest), undated deletions first. New
-// items, replaced bitstreams and a withdrawal show after each run.
+// items, replaced bitstreams and a withdrawal show after each run, and
+// after a rebase.
 func TestPublisherDSpace(t *testing.T) {
 	for _, entry := range []string{"sourcedescription.xml", "capabilitylist.xml", "sourcedescriptionindex.xml"} {
 		t.Run(entry, func(t *testing.T) {
@@ -194,6 +195,12 @@ func TestPublisherDSpace(t *testing.T) {
 			d.Create()
 			d.Update()
 			pubSameTree(t, m, d.State, pubWithin, "the second update run")
+			d.Rebase()
+			pubSameTree(t, m, d.State, pubWithin, "a rebase (every Change List gone, a new one from 1969 holding every event)")
+			d.Replace(7)
+			d.Create()
+			d.Update()
+			pubSameTree(t, m, d.State, pubWithin, "an update run after the rebase")
 		})
 	}
 }

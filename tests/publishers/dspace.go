@@ -38,6 +38,7 @@ type DSpace struct {
 	nextBits int
 	lastCL   time.Time // the date in the newest changelist_*.xml's name
 	events   []dspaceEvent
+	history  []dspaceEvent // every event recorded, for a rebase
 }
 
 type dspaceItem struct {
@@ -97,6 +98,16 @@ func (d *DSpace) metadataURL(it *dspaceItem, format string) string {
 func (d *DSpace) init() {
 	now := d.clock.now()
 	d.publishFiles()
+	d.descriptions()
+	d.setDoc(dspaceBase+"resourcelist.xml", d.resourceList(now))
+	d.setDoc(dspaceBase+"capabilitylist.xml", d.capabilityList(""))
+	// generateBlankChangeList: from and until both now, no entries.
+	d.lastCL = now
+	d.setDoc(dspaceBase+dspaceCLName(now), d.changeList(now, now, nil))
+}
+
+// descriptions writes the Source Description and its index.
+func (d *DSpace) descriptions() {
 	d.setDoc(dspaceBase+"sourcedescriptionindex.xml", []byte(`<?xml version="1.0" encoding="UTF-8"?>
 <sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="description" />
@@ -114,11 +125,6 @@ func (d *DSpace) init() {
   </sm:url>
 </sm:urlset>
 `))
-	d.setDoc(dspaceBase+"resourcelist.xml", d.resourceList(now))
-	d.setDoc(dspaceBase+"capabilitylist.xml", d.capabilityList(""))
-	// generateBlankChangeList: from and until both now, no entries.
-	d.lastCL = now
-	d.setDoc(dspaceBase+dspaceCLName(now), d.changeList(now, now, nil))
 }
 
 func dspaceCLName(t time.Time) string {
@@ -256,7 +262,11 @@ func (d *DSpace) changeList(from, until time.Time, events []dspaceEvent) []byte 
 	}
 	sort.SliceStable(dated, func(i, j int) bool { return dated[i].item.lastmod.Before(dated[j].item.lastmod) })
 	for _, e := range dated {
-		d.writeItem(&b, e.item, e.change, "")
+		change := e.change
+		if e.item.withdrawn {
+			change = "deleted" // DSpaceChangeList.addBitstream and addMetadata
+		}
+		d.writeItem(&b, e.item, change, "")
 	}
 	b.WriteString("</sm:urlset>\n")
 	return b.Bytes()
@@ -270,6 +280,7 @@ func (d *DSpace) Create() {
 	it := &dspaceItem{n: 10 + len(d.items), bitstream: d.nextBits, lastmod: d.clock.now()}
 	d.items = append(d.items, it)
 	d.events = append(d.events, dspaceEvent{item: it, change: "created"})
+	d.history = append(d.history, d.events[len(d.events)-1])
 	d.publishFiles()
 }
 
@@ -285,6 +296,7 @@ func (d *DSpace) Replace(k int) {
 	d.nextBits++
 	it.bitstream, it.version, it.lastmod = d.nextBits, it.version+1, d.clock.now()
 	d.events = append(d.events, dspaceEvent{bitstream: old, change: "deleted"}, dspaceEvent{item: it, change: "updated"})
+	d.history = append(d.history, d.events[len(d.events)-2:]...)
 	d.publishFiles()
 }
 
@@ -300,6 +312,7 @@ func (d *DSpace) Withdraw(k int) {
 	}
 	d.setFile(dspaceBase+fmt.Sprintf("bitstreams/%d", it.bitstream), nil)
 	d.events = append(d.events, dspaceEvent{item: it, change: "deleted"})
+	d.history = append(d.history, d.events[len(d.events)-1])
 }
 
 // Update is `ResourceSyncGenerator -u`: a new Change List of the events
@@ -313,16 +326,42 @@ func (d *DSpace) Update() {
 	d.setDoc(dspaceBase+name, d.changeList(d.lastCL, now, d.events))
 	d.lastCL, d.events = now, nil
 	d.setDoc(dspaceBase+"capabilitylist.xml", d.capabilityList(name))
-	d.setDoc(dspaceBase+"changelistindex.xml", []byte(`<?xml version="1.0" encoding="UTF-8"?>
+	d.setDoc(dspaceBase+"changelistindex.xml", d.archive(name, now))
+}
+
+// archive is DSpaceChangeListArchive.serialise: the Change List of this
+// run alone.
+func (d *DSpace) archive(name string, now time.Time) []byte {
+	return []byte(`<?xml version="1.0" encoding="UTF-8"?>
 <sm:sitemapindex xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
-  <rs:md capability="changelistindex" from="`+dspaceDate(now)+`" until="`+dspaceDate(now)+`" />
-  <rs:ln rel="up" href="`+d.url("capabilitylist.xml")+`" />
+  <rs:md capability="changelistindex" from="` + dspaceDate(now) + `" until="` + dspaceDate(now) + `" />
+  <rs:ln rel="up" href="` + d.url("capabilitylist.xml") + `" />
   <sm:sitemap>
-    <sm:loc>`+d.url(name)+`</sm:loc>
-    <sm:lastmod>`+dspaceDate(now)+`</sm:lastmod>
+    <sm:loc>` + d.url(name) + `</sm:loc>
+    <sm:lastmod>` + dspaceDate(now) + `</sm:lastmod>
   </sm:sitemap>
 </sm:sitemapindex>
-`))
+`)
+}
+
+// Rebase is `ResourceSyncGenerator -r`: it empties the directory (every
+// Change List so far answers 404 from then on), writes the Resource List
+// anew, and a Change List whose from is the newest Change List's date in
+// the emptied directory, so new Date(0) (1969-12-31T19:00:00Z, local time
+// with a Z), holding every event the audit service has recorded.
+func (d *DSpace) Rebase() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.dropDocs(dspaceBase)
+	now := d.clock.now()
+	epoch := time.Unix(0, 0)
+	d.setDoc(dspaceBase+"resourcelist.xml", d.resourceList(now))
+	d.descriptions()
+	name := dspaceCLName(now)
+	d.setDoc(dspaceBase+name, d.changeList(epoch, now, d.history))
+	d.lastCL, d.events = now, nil
+	d.setDoc(dspaceBase+"capabilitylist.xml", d.capabilityList(name))
+	d.setDoc(dspaceBase+"changelistindex.xml", d.archive(name, now))
 }
 
 // State is what a mount must show.

@@ -83,6 +83,17 @@ func (s *server) setFile(path string, f *File) {
 	s.files[path] = *f
 }
 
+// dropDocs removes the documents whose path has the given prefix.
+func (s *server) dropDocs(prefix string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.docs {
+		if strings.HasPrefix(p, prefix) {
+			delete(s.docs, p)
+		}
+	}
+}
+
 // setBlob publishes a dump package at path.
 func (s *server) setBlob(path string, f File) {
 	s.mu.Lock()
