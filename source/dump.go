@@ -400,6 +400,14 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 		return nil, fmt.Errorf("dump %s: indexes nested too deep", u)
 	}
 	doc, err := s.GetDoc(ctx, u)
+	var pe *resourcesync.ParseError
+	if errors.As(err, &pe) {
+		if _, perr := s.pkgs.open(ctx, u); perr == nil {
+			// A package named as the dump itself (DSpace's changedump_*.zip).
+			s.warn([]resourcesync.Warning{resourcesync.PackageAsDump(u)})
+			return []string{u}, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read dump: %w", err)
 	}

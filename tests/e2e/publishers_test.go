@@ -178,9 +178,17 @@ func TestPublisherHyrax50000(t *testing.T) {
 // items, replaced bitstreams and a withdrawal show after each run, and
 // after a rebase.
 func TestPublisherDSpace(t *testing.T) {
-	for _, entry := range []string{"sourcedescription.xml", "capabilitylist.xml", "sourcedescriptionindex.xml"} {
-		t.Run(entry, func(t *testing.T) {
-			d, err := publishers.NewDSpace(12)
+	for _, c := range []struct {
+		entry string
+		dumps bool
+	}{{"sourcedescription.xml", false}, {"capabilitylist.xml", false}, {"sourcedescriptionindex.xml", false}, {"sourcedescription.xml", true}} {
+		entry, dumps := c.entry, c.dumps
+		name := entry
+		if dumps {
+			name = "dumps"
+		}
+		t.Run(name, func(t *testing.T) {
+			d, err := publishers.NewDSpace(12, dumps)
 			require.NoError(t, err)
 			t.Cleanup(d.Close)
 			m := mount(t, d.URL()+"/dspace-resourcesync/"+entry, "--poll-interval", pubPoll.String())
@@ -201,6 +209,14 @@ func TestPublisherDSpace(t *testing.T) {
 			d.Create()
 			d.Update()
 			pubSameTree(t, m, d.State, pubWithin, "an update run after the rebase")
+			// Every change document is read (with dumps, the Change Dump
+			// named by its package too), so the position reaches the
+			// newest change.
+			var st status
+			waitFor(t, pubWithin, "the position at the newest change", func() bool {
+				st = readStatus(t, m.dir)
+				return len(st.Sets) == 1 && !st.Sets[0].Position.IsZero() && st.Sets[0].Position.Equal(st.Sets[0].NewestChange)
+			})
 		})
 	}
 }

@@ -39,6 +39,9 @@ type DSpace struct {
 	lastCL   time.Time // the date in the newest changelist_*.xml's name
 	events   []dspaceEvent
 	history  []dspaceEvent // every event recorded, for a rebase
+
+	dumps      bool   // resourcedump.enable
+	changeDump string // the newest changedump_*.zip, once an update made one
 }
 
 type dspaceItem struct {
@@ -73,13 +76,14 @@ const dspaceBase = "/dspace-resourcesync/"
 // NewDSpace starts a DSpace Source with n items, as `ResourceSyncGenerator
 // -i` leaves it: the Source Description and its index, the Capability
 // List, the Resource List and a blank Change List the Capability List does
-// not name yet.
-func NewDSpace(n int) (*DSpace, error) {
+// not name yet. With dumps (resourcedump.enable), also a Resource Dump,
+// and each update run writes a Change Dump (dspace_dumps.go).
+func NewDSpace(n int, dumps bool) (*DSpace, error) {
 	s, err := newServer()
 	if err != nil {
 		return nil, err
 	}
-	d := &DSpace{server: s}
+	d := &DSpace{server: s, dumps: dumps}
 	base := time.Now().Add(-2 * time.Hour).Truncate(time.Second)
 	for i := 0; i < n; i++ {
 		d.nextBits++
@@ -100,6 +104,9 @@ func (d *DSpace) init() {
 	d.publishFiles()
 	d.descriptions()
 	d.setDoc(dspaceBase+"resourcelist.xml", d.resourceList(now))
+	if d.dumps {
+		d.resourceDump(now)
+	}
 	d.setDoc(dspaceBase+"capabilitylist.xml", d.capabilityList(""))
 	// generateBlankChangeList: from and until both now, no entries.
 	d.lastCL = now
@@ -172,8 +179,15 @@ func (d *DSpace) capabilityList(changeList string) []byte {
     <rs:md capability="resourcelist" />
   </sm:url>
 `)
+	if d.dumps {
+		b.WriteString("  <sm:url>\n    <sm:loc>" + d.url("resourcedump.xml") + "</sm:loc>\n    <rs:md capability=\"resourcedump\" />\n  </sm:url>\n")
+	}
 	if changeList != "" {
 		b.WriteString("  <sm:url>\n    <sm:loc>" + d.url(changeList) + "</sm:loc>\n    <rs:md capability=\"changelist\" />\n  </sm:url>\n")
+	}
+	if d.changeDump != "" {
+		// setChangeDump names the package itself, capability "changedump".
+		b.WriteString("  <sm:url>\n    <sm:loc>" + d.url(d.changeDump) + "</sm:loc>\n    <rs:md capability=\"changedump\" />\n  </sm:url>\n")
 	}
 	b.WriteString("</sm:urlset>\n")
 	return b.Bytes()
@@ -204,6 +218,12 @@ func (d *DSpace) byLastmod(items []*dspaceItem) []*dspaceItem {
 // writeItem is DSpaceResourceDocument.addResources: the bitstream, then
 // the metadata in each format, each with its links.
 func (d *DSpace) writeItem(b *bytes.Buffer, it *dspaceItem, change, changefreq string) {
+	d.writeItemIn(b, it, change, changefreq, false)
+}
+
+// writeItemIn writes an item's entries; in a dump manifest (inDump) each
+// has its member's path, as DSpaceResourceDumpZip's getPath makes it.
+func (d *DSpace) writeItemIn(b *bytes.Buffer, it *dspaceItem, change, changefreq string, inDump bool) {
 	bits := d.url(fmt.Sprintf("bitstreams/%d", it.bitstream))
 	collection := d.URL() + "/handle/123456789/2"
 	body := d.bitstreamBody(it)
@@ -211,7 +231,7 @@ func (d *DSpace) writeItem(b *bytes.Buffer, it *dspaceItem, change, changefreq s
 	if changefreq != "" {
 		fmt.Fprintf(b, "    <sm:changefreq>%s</sm:changefreq>\n", changefreq)
 	}
-	fmt.Fprintf(b, "    <rs:md %shash=\"md5:%s\" length=\"%d\" type=\"text/plain\" />\n", changeAttr(change), md5hex(body), len(body))
+	fmt.Fprintf(b, "    <rs:md %shash=\"md5:%s\" length=\"%d\" %stype=\"text/plain\" />\n", changeAttr(change), md5hex(body), len(body), pathAttr(inDump, bitstreamPath(it)))
 	fmt.Fprintf(b, "    <rs:ln href=\"%s\" rel=\"describedby\" />\n", d.metadataURL(it, "qdc"))
 	fmt.Fprintf(b, "    <rs:ln href=\"%s\" rel=\"describedby\" />\n", d.metadataURL(it, "mets"))
 	fmt.Fprintf(b, "    <rs:ln href=\"%s\" rel=\"collection\" />\n  </sm:url>\n", collection)
@@ -224,7 +244,7 @@ func (d *DSpace) writeItem(b *bytes.Buffer, it *dspaceItem, change, changefreq s
 		if changefreq != "" {
 			fmt.Fprintf(b, "    <sm:changefreq>%s</sm:changefreq>\n", changefreq)
 		}
-		fmt.Fprintf(b, "    <rs:md %stype=\"application/xml\" />\n", changeAttr(change))
+		fmt.Fprintf(b, "    <rs:md %s%stype=\"application/xml\" />\n", changeAttr(change), pathAttr(inDump, metadataPath(it, f[0])))
 		fmt.Fprintf(b, "    <rs:ln href=\"%s\" rel=\"profile\" />\n", f[1])
 		fmt.Fprintf(b, "    <rs:ln href=\"%s\" rel=\"describes\" />\n", bits)
 		fmt.Fprintf(b, "    <rs:ln href=\"%s\" rel=\"collection\" />\n", collection)
@@ -324,6 +344,9 @@ func (d *DSpace) Update() {
 	now := d.clock.now()
 	name := dspaceCLName(now)
 	d.setDoc(dspaceBase+name, d.changeList(d.lastCL, now, d.events))
+	if d.dumps {
+		d.changeDumpRun(now, d.events)
+	}
 	d.lastCL, d.events = now, nil
 	d.setDoc(dspaceBase+"capabilitylist.xml", d.capabilityList(name))
 	d.setDoc(dspaceBase+"changelistindex.xml", d.archive(name, now))
@@ -356,6 +379,10 @@ func (d *DSpace) Rebase() {
 	now := d.clock.now()
 	epoch := time.Unix(0, 0)
 	d.setDoc(dspaceBase+"resourcelist.xml", d.resourceList(now))
+	if d.dumps {
+		d.resourceDump(now)
+	}
+	d.changeDump = "" // rebase sets changeDump false: the Capability List names none
 	d.descriptions()
 	name := dspaceCLName(now)
 	d.setDoc(dspaceBase+name, d.changeList(epoch, now, d.history))

@@ -40,7 +40,7 @@ func main() {
 func start(name string, n int, update bool) (string, source, error) {
 	switch name {
 	case "dspace":
-		d, err := publishers.NewDSpace(n)
+		d, err := publishers.NewDSpace(n, true)
 		if err != nil {
 			return "", nil, err
 		}
