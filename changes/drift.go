@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"rsfs/catalog"
+	"rsfs/resourcesync"
 	"rsfs/source"
 )
 
@@ -43,6 +45,7 @@ func (f *Follower) checkDrift(ctx context.Context) error {
 		}
 	}
 	f.mu.Unlock()
+	due = f.withListsOnly(due)
 	var errs []error
 	changed := false
 	for _, set := range due {
@@ -61,6 +64,21 @@ func (f *Follower) checkDrift(ctx context.Context) error {
 		errs = append(errs, f.repairDrift(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// withListsOnly adds to due the sets that publish no Change List and no
+// Change Dump (the POD aggregator's, which rewrites its Resource Lists
+// as uploads come): their Resource Lists are the only way they say
+// anything changed, so they are asked at every whole poll, each with a
+// conditional GET.
+func (f *Follower) withListsOnly(due []*source.Set) []*source.Set {
+	for _, set := range f.s.Sets() {
+		if len(f.s.Docs(set, resourcesync.CapChangeList)) == 0 && len(f.s.Docs(set, resourcesync.CapChangeDump)) == 0 &&
+			!slices.Contains(due, set) {
+			due = append(due, set)
+		}
+	}
+	return due
 }
 
 // repairDrift compares the catalog with the Source as it is now (Truth:

@@ -182,6 +182,9 @@ func (w *walk) document(ctx context.Context, u string, parent int, until time.Ti
 	}
 	me := w.visit(u, parent, until, dump)
 	doc, err := w.docs.get(ctx, u)
+	if err != nil && dump && w.packageAsDump(ctx, u, me, depth, err) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	}
@@ -209,6 +212,31 @@ func (w *walk) document(ctx context.Context, u string, parent int, until time.Ti
 		w.closed(u, &doc.Header)
 	}
 	return nil
+}
+
+// packageAsDump reads u, named as a Change Dump but not XML (parseErr), as
+// a Change Dump of that one package, if it is one: DSpace's Capability
+// List names each run's changedump_*.zip itself. It reports whether u
+// was a package; then its changes are collected and a warning says so.
+func (w *walk) packageAsDump(ctx context.Context, u string, me, depth int, parseErr error) bool {
+	var pe *resourcesync.ParseError
+	if !errors.As(parseErr, &pe) {
+		return false
+	}
+	if _, _, err := packageEntries(ctx, w.s, u, nil); err != nil {
+		return false
+	}
+	doc := &resourcesync.Document{
+		Header:   resourcesync.Header{URL: u, Root: resourcesync.URLSet, MD: resourcesync.MD{Capability: resourcesync.CapChangeDump}},
+		Entries:  []resourcesync.Entry{{Loc: u}},
+		Warnings: []resourcesync.Warning{resourcesync.PackageAsDump(u)},
+	}
+	if w.report == nil {
+		w.s.Logger().Warn("tolerated: "+doc.Warnings[0].Msg, "url", u)
+	}
+	w.report.noteDoc(me, doc)
+	w.docs.read(u, nil, false, w.packages(ctx, doc.Entries, me, depth))
+	return true
 }
 
 // children reads the documents an index (or 1.0 archive) names, in order,

@@ -135,11 +135,10 @@ func (f *Follower) replaceClosed(fresh *source.Set) {
 // adoptSetURLs compares the Capability Lists a re-read Source Description
 // names with the sets followed; a set added or gone means a reload.
 func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document) bool {
-	var want []string
-	for _, e := range doc.Entries {
-		if e.MD.Capability == "" || e.MD.Capability == resourcesync.CapCapabilityList {
-			want = append(want, e.Loc)
-		}
+	want, err := f.capabilityListURLs(ctx, doc)
+	if err != nil {
+		f.s.Logger().Warn("the Source Description Index changed, but a Source Description it names could not be read; the sets followed are kept", "err", err)
+		return false
 	}
 	var have []string
 	for _, set := range f.sets() {
@@ -169,6 +168,32 @@ func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document)
 	f.s.ReplaceSets(sets)
 	f.applyMu.Unlock()
 	return true
+}
+
+// capabilityListURLs returns the Capability Lists a Source Description
+// names; of a Source Description Index (DSpace's
+// sourcedescriptionindex.xml), those its Source Descriptions name.
+func (f *Follower) capabilityListURLs(ctx context.Context, doc *resourcesync.Document) ([]string, error) {
+	var want []string
+	for _, e := range doc.Entries {
+		if doc.Header.Root != resourcesync.SitemapIndex {
+			if e.MD.Capability == "" || e.MD.Capability == resourcesync.CapCapabilityList {
+				want = append(want, e.Loc)
+			}
+			continue
+		}
+		f.s.AllowDoc(e.Loc)
+		child, err := f.s.GetDoc(ctx, e.Loc)
+		if err != nil {
+			return nil, fmt.Errorf("read source description %s: %w", e.Loc, err)
+		}
+		if child.Header.Root == resourcesync.SitemapIndex {
+			return nil, fmt.Errorf("source description %s is an index inside an index", e.Loc)
+		}
+		more, _ := f.capabilityListURLs(ctx, child)
+		want = append(want, more...)
+	}
+	return want, nil
 }
 
 func (f *Follower) setOf(capURL string) *source.Set {

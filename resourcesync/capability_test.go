@@ -51,3 +51,18 @@ func TestNonStandardCapabilityInHeader(t *testing.T) {
 	assert.Equal(t, "http://example.com/cli.xml", d.Warnings[0].URL)
 	assert.Contains(t, d.Warnings[0].Msg, `non-standard capability name: "changelistindex" read as "changelist"`)
 }
+
+// WEKO3's Source Description names its Capability List with
+// capability="capability" (invenio_resourcesyncserver/utils.py,
+// render_well_know_resourcesync): read as "capabilitylist", with the
+// warning.
+func TestWEKOCapabilityName(t *testing.T) {
+	const doc = `<?xml version='1.0' encoding='UTF-8'?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/"><rs:ln href="https://example.jp/" rel="describedby" /><rs:md capability="description" /><url><loc>https://example.jp/resync/capability.xml</loc><rs:md capability="capability" /></url></urlset>`
+	d, err := Parse(strings.NewReader(doc), "https://example.jp/.well-known/resourcesync", Options{})
+	require.NoError(t, err)
+	require.Len(t, d.Entries, 1)
+	assert.Equal(t, CapCapabilityList, d.Entries[0].MD.Capability)
+	require.Len(t, d.Warnings, 1)
+	assert.Contains(t, d.Warnings[0].Msg, `non-standard capability name: "capability" read as "capabilitylist"`)
+}

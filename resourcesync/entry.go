@@ -347,12 +347,17 @@ func (r *Reader) readCapability(v []byte) Capability {
 // StandardCapability returns the standard capability a name stands for:
 // itself if it is one, else the standard name it spells otherwise (in
 // another case, or with an "index" suffix: in ResourceSync an index has the
-// capability of the documents it names). ok is false for an unknown name.
+// capability of the documents it names; or "capability", which WEKO3's
+// Source Description gives its Capability List). ok is false for an
+// unknown name.
 func StandardCapability(c Capability) (Capability, bool) {
 	if c.Known() {
 		return c, true
 	}
 	name := strings.ToLower(string(c))
+	if name == "capability" {
+		return CapCapabilityList, true
+	}
 	for _, suffix := range []string{"", "-index", "_index", "index"} {
 		base, found := strings.CutSuffix(name, suffix)
 		if (found || suffix == "") && Capability(base).Known() {

@@ -18,6 +18,7 @@ const (
 	warnBadURL
 	warnNonStandardCapability
 	warnUserinfo
+	warnPackageAsDump
 	warnCount
 )
 
@@ -35,6 +36,16 @@ var warnMessages = [warnCount]string{
 	warnBadURL:                "URL that cannot be parsed; kept as published",
 	warnNonStandardCapability: "non-standard capability name",
 	warnUserinfo:              "userinfo removed from a URL (credentials in a document are never sent); host",
+	warnPackageAsDump:         "a package named where a dump document belongs; read as a dump of that one package",
+}
+
+// PackageAsDump is the warning for a Resource Dump or Change Dump URL that
+// serves a package, not a document (DSpace's Capability List names each
+// run's changedump_*.zip so): the loader and the follower read it as a
+// dump of that one package, and say so with this warning, of the table
+// above.
+func PackageAsDump(docURL string) Warning {
+	return Warning{URL: docURL, Msg: warnMessages[warnPackageAsDump]}
 }
 
 // sitemapEntryLimit is the Sitemap protocol's limit on entries per document.

@@ -229,3 +229,24 @@ func TestIsSitemapByRootElement(t *testing.T) {
 		assert.Equal(t, want, isSitemap(bufReader(doc)), doc)
 	}
 }
+
+// A Capability List whose sitemap namespace has a prefix, as DSpace's
+// module writes every document, is a Source when given as the URL: the
+// namespace decides, not the prefix.
+func TestDiscoverPrefixedSitemapNamespace(t *testing.T) {
+	base := site(t, map[string]page{
+		"/capabilitylist.xml": {body: `<?xml version="1.0" encoding="UTF-8"?>
+<sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist" />
+  <sm:url>
+    <sm:loc>{base}/rl.xml</sm:loc>
+    <rs:md capability="resourcelist" />
+  </sm:url>
+</sm:urlset>`},
+		"/rl.xml": {body: resList},
+	})
+	s, err := discover(t, base+"capabilitylist.xml")
+	require.NoError(t, err)
+	require.Len(t, s.Sets(), 1)
+	assert.Equal(t, []string{base + "rl.xml"}, s.Sets()[0].Docs[resourcesync.CapResourceList])
+}

@@ -96,6 +96,17 @@ func (p *packages) open(ctx context.Context, url string) (*zipindex.Package, err
 	}
 }
 
+// forget drops pkg, open at url, found replaced: the next open reads the
+// package at url again.
+func (p *packages) forget(url string, pkg *zipindex.Package) {
+	op := p.entry(url)
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.pkg == pkg {
+		op.pkg = nil
+	}
+}
+
 // settle records the result of an open, unless it failed because ctx ended.
 func (p *packages) settle(ctx context.Context, op *openPackage, pkg *zipindex.Package, err error) {
 	op.mu.Lock()
@@ -427,6 +438,14 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]dumpP
 		return nil, fmt.Errorf("dump %s: indexes nested too deep", u)
 	}
 	doc, err := s.GetDoc(ctx, u)
+	var pe *resourcesync.ParseError
+	if errors.As(err, &pe) {
+		if _, perr := s.pkgs.open(ctx, u); perr == nil {
+			// A package named as the dump itself (DSpace's changedump_*.zip).
+			s.warn([]resourcesync.Warning{resourcesync.PackageAsDump(u)})
+			return []dumpPackage{{url: u}}, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
@@ -490,16 +509,25 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 	return nil
 }
 
+// openManifest opens the package at url and reads its manifest. A package
+// opened before that has since been replaced at its URL (WEKO3 rebuilds an
+// item's package when the item changes) is opened again, once.
 func (l *loader) openManifest(ctx context.Context, url string) (*resourcesync.Document, *zipindex.Package, error) {
-	pkg, err := l.s.pkgs.open(ctx, url)
-	if err != nil {
-		return nil, nil, err
+	for try := 0; ; try++ {
+		pkg, err := l.s.pkgs.open(ctx, url)
+		if err != nil {
+			return nil, nil, err
+		}
+		man, err := ReadManifest(ctx, pkg)
+		if errors.Is(err, fetch.ErrChanged) && try == 0 {
+			l.s.pkgs.forget(url, pkg)
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("dump package %s: %w", url, err)
+		}
+		return man, pkg, nil
 	}
-	man, err := ReadManifest(ctx, pkg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("dump package %s: %w", url, err)
-	}
-	return man, pkg, nil
 }
 
 // OpenPackage opens the dump package at url (a Resource Dump's or a Change
