@@ -92,6 +92,7 @@ func (r *Reader) readEntry() (*Entry, error) {
 		return nil, &ParseError{URL: r.url, Line: startLine, Column: startCol,
 			Msg: fmt.Sprintf("<%s> without <loc>", r.sc.local), Err: ErrStructure}
 	}
+	r.checkEntry(e, startLine)
 	return e, nil
 }
 

@@ -55,6 +55,7 @@ type Reader struct {
 	resolver  resolver
 	ns        namespaces
 	warn      warnings
+	dev       deviations
 	strs      stringCache
 	alloc     allocator
 	plainURLs plainURLCache
@@ -234,7 +235,7 @@ func (r *Reader) errorAt(off int64, msg string, cause error) *ParseError {
 	return &ParseError{URL: r.url, Line: line, Column: col, Msg: msg, Err: cause}
 }
 
-func (r *Reader) warnHere(kind warnKind, detail string) {
+func (r *Reader) warnHere(kind WarnKind, detail string) {
 	if r.warn.seen&(1<<kind) != 0 {
 		return
 	}

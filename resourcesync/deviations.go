@@ -1,0 +1,85 @@
+package resourcesync
+
+import (
+	"fmt"
+	"hash/maphash"
+	"time"
+)
+
+// deviations is what the Reader keeps to find the deviations that span
+// entries: the newest change datetime so far, and the locs seen in a
+// document where each is listed once.
+type deviations struct {
+	mdLine       int  // the root rs:md's line
+	headerDone   bool // checkHeader has run
+	newest       time.Time
+	seed         maphash.Seed
+	locs         map[uint64]struct{}
+	changesOrder bool // the entries are changes, in time order (§12.1, §13.2)
+	onceEach     bool // each loc is listed once
+}
+
+// checkHeader reports the header's deviations, once, when the first entry
+// or the end of the document is reached: a Resource List, Resource Dump
+// or manifest of one without at, a change document without from (Table 4).
+func (r *Reader) checkHeader() {
+	d := &r.dev
+	if d.headerDone {
+		return
+	}
+	d.headerDone = true
+	md := &r.header.MD
+	switch md.Capability {
+	case CapResourceList, CapResourceDump, CapResourceDumpManifest:
+		if md.At.IsZero() {
+			r.warn.add(warnNoAt, r.url, d.mdLine, "")
+		}
+	case CapChangeList, CapChangeDump, CapChangeDumpManifest:
+		if md.From.IsZero() {
+			r.warn.add(warnNoFrom, r.url, d.mdLine, "")
+		}
+	}
+	urlset := r.header.Root == URLSet
+	d.changesOrder = urlset && (md.Capability == CapChangeList || md.Capability == CapChangeDumpManifest)
+	d.onceEach = md.Capability.Known() && !d.changesOrder
+}
+
+// checkEntry reports an entry's deviations from the entries before it:
+// a change out of time order or outside the document's from and until;
+// a loc listed twice where each is listed once. Repeats are looked for
+// among the first 50,000 entries only (the Sitemap limit), so that the
+// Reader's memory stays bounded.
+func (r *Reader) checkEntry(e *Entry, line int) {
+	d := &r.dev
+	if d.changesOrder && !e.MD.Datetime.IsZero() {
+		r.checkChangeTime(e, line)
+	}
+	if !d.onceEach || r.entries > sitemapEntryLimit || r.warn.seen&(1<<warnRepeatedLoc) != 0 {
+		d.locs = nil
+		return
+	}
+	if d.locs == nil {
+		d.seed = maphash.MakeSeed()
+		d.locs = map[uint64]struct{}{}
+	}
+	h := maphash.String(d.seed, e.Loc)
+	if _, dup := d.locs[h]; dup {
+		r.warn.add(warnRepeatedLoc, r.url, line, e.Loc)
+		d.locs = nil
+		return
+	}
+	d.locs[h] = struct{}{}
+}
+
+func (r *Reader) checkChangeTime(e *Entry, line int) {
+	d, md, t := &r.dev, &r.header.MD, e.MD.Datetime
+	rfc := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	if t.Before(d.newest) {
+		r.warn.add(warnUnordered, r.url, line, fmt.Sprintf("%s at %s after %s", e.Loc, rfc(t), rfc(d.newest)))
+	} else {
+		d.newest = t
+	}
+	if (!md.From.IsZero() && t.Before(md.From)) || (!md.Until.IsZero() && t.After(md.Until)) {
+		r.warn.add(warnOutsideSpan, r.url, line, fmt.Sprintf("%s at %s", e.Loc, rfc(t)))
+	}
+}
