@@ -47,7 +47,8 @@ func (o Options) withDefaults() Options {
 
 // Reader reads a ResourceSync document (any capability, urlset or
 // sitemapindex, plain or gzip) as a stream: the header, then one entry at a
-// time. Memory use does not grow with the number of entries.
+// time. Memory use does not grow with the number of entries past 50,000
+// (below, a hash of each <loc> is kept to find one listed twice).
 type Reader struct {
 	sc        *scanner
 	url       string

@@ -1,0 +1,124 @@
+package resourcesync
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Each document departs from ResourceSync 1.1 (Z39.99-2017) in one way,
+// written by hand from the standard's text; the parser reports that one
+// deviation, at its line, with the clause the text states and how it was
+// read.
+func TestEachDeviationReportedWithItsClause(t *testing.T) {
+	const (
+		rl     = `<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>` + "\n"
+		cl     = `<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>` + "\n"
+		closed = `<rs:md capability="changelist" from="2013-01-03T00:00:00Z" until="2013-01-04T00:00:00Z"/>` + "\n"
+	)
+	cases := []struct {
+		name, doc string
+		line      int
+		msg       string // the start of the message
+		clause    string // a section the clause must cite
+		reading   string
+	}{
+		{"no time zone", rl + `<url><loc>http://e.org/a</loc><lastmod>2013-01-02T13:00:00</lastmod></url>`,
+			4, "datetime without time zone: 2013-01-02T13:00:00", "§7", "UTC assumed"},
+		{"space for T", rl + `<url><loc>http://e.org/a</loc><lastmod>2013-01-02 13:00:00Z</lastmod></url>`,
+			4, "datetime with a space instead of T", "§7", "read as T"},
+		{"base64 hash", rl + `<url><loc>http://e.org/a</loc><rs:md hash="md5:FYSr3469yYAqwManQCwDtg=="/></url>`,
+			4, "base64 hash value: md5:FYSr3469yYAqwManQCwDtg==", "§7 hash", "converted to hex"},
+		{"hash of another form", rl + `<url><loc>http://e.org/a</loc><rs:md hash="md5:not-a-digest"/></url>`,
+			4, "hash value neither hex nor base64", "§7 hash", "kept as published"},
+		{"rs:md before loc", rl + `<url><rs:md length="3"/><loc>http://e.org/a</loc></url>`,
+			4, "rs:md before <loc>", "§7", "read as if after <loc>"},
+		{"unknown capability", `<rs:md capability="resourcelist-archive" at="2013-01-03T09:00:00Z"/>` + "\n" + `<url><loc>http://e.org/a</loc></url>`,
+			4, "unknown capability: resourcelist-archive", "§7 capability", "kept as published"},
+		{"unknown change", cl + `<url><loc>http://e.org/a</loc><rs:md change="moved" datetime="2013-01-03T01:00:00Z"/></url>`,
+			4, "unknown change value: moved", "§12.1", "applied as an update"},
+		{"header after entries", rl + `<url><loc>http://e.org/a</loc></url>` + "\n" + `<rs:ln rel="up" href="http://e.org/caps.xml"/>`,
+			5, "root rs:md or rs:ln after the first entry", "§7", "ignored"},
+		{"URL that cannot be parsed", rl + `<url><loc>http://e.org/%zz</loc></url>`,
+			4, "URL that cannot be parsed", "§7", "kept as published"},
+		{"non-standard capability name", `<rs:md capability="changelistindex" from="2013-01-03T00:00:00Z"/>` + "\n" + `<url><loc>http://e.org/a</loc><rs:md change="created"/></url>`,
+			3, `non-standard capability name: "changelistindex" read as "changelist"`, "§7 capability", "read as the standard one"},
+		{"userinfo", rl + `<url><loc>http://u:secret@e.org/a</loc></url>`,
+			4, "URL with userinfo; host: e.org", "RFC 3986", "userinfo removed"},
+		{"no at", `<rs:md capability="resourcelist"/>` + "\n" + `<url><loc>http://e.org/a</loc></url>`,
+			3, "no at on the root rs:md", "Table 4", "dated by completed"},
+		{"no at on a manifest", `<rs:md capability="resourcedump-manifest"/>` + "\n" + `<url><loc>http://e.org/a</loc><rs:md path="/a"/></url>`,
+			3, "no at on the root rs:md", "§11.2", "dated by completed"},
+		{"no from", `<rs:md capability="changelist"/>` + "\n" + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-03T01:00:00Z"/></url>`,
+			3, "no from on the root rs:md", "§12.1", "first dated change"},
+		{"no from on an empty Change Dump", `<rs:md capability="changedump"/>`,
+			3, "no from on the root rs:md", "§13.1", "first dated change"},
+		{"out of time order", cl + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-03T02:00:00Z"/></url>
+<url><loc>http://e.org/b</loc><rs:md change="created" datetime="2013-01-03T01:00:00Z"/></url>`,
+			5, "changes out of time order: http://e.org/b at 2013-01-03T01:00:00Z after 2013-01-03T02:00:00Z", "§12.1", "applied in datetime order"},
+		{"before from", cl + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-02T23:00:00Z"/></url>`,
+			4, "change dated outside the document's from and until: http://e.org/a at 2013-01-02T23:00:00Z", "§7 datetime", "ordered by its datetime"},
+		{"after until", closed + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-04T00:00:01Z"/></url>`,
+			4, "change dated outside the document's from and until", "§7 datetime", "ordered by its datetime"},
+		{"loc listed twice", rl + `<url><loc>http://e.org/a</loc></url>
+<url><loc>http://e.org/b</loc></url>
+<url><loc>http://e.org/a</loc></url>`,
+			6, "<loc> listed twice: http://e.org/a", "§10.1", "the latest lastmod kept"},
+		{"Capability List naming a document twice", `<rs:md capability="capabilitylist"/>
+<url><loc>http://e.org/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>http://e.org/rl.xml</loc><rs:md capability="resourcelist"/></url>`,
+			5, "<loc> listed twice", "§9", "the latest lastmod kept"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := Parse(strings.NewReader(docStart+c.doc+"\n</urlset>"), testURL, Options{})
+			require.NoError(t, err)
+			require.Len(t, d.Warnings, 1, "one deviation: %v", d.Warnings)
+			w := d.Warnings[0]
+			assert.Equal(t, testURL, w.URL)
+			assert.Equal(t, c.line, w.Line)
+			assert.True(t, strings.HasPrefix(w.Msg, c.msg), "message %q, want %q...", w.Msg, c.msg)
+			assert.True(t, strings.HasPrefix(w.Clause, "ResourceSync 1.1 §") && strings.Contains(w.Clause, c.clause),
+				"clause %q, want it to cite %s", w.Clause, c.clause)
+			assert.Contains(t, w.Reading, c.reading)
+		})
+	}
+}
+
+// A Change List may list a resource once per change (§12.1), and a change
+// may have no datetime (§7: it "may" have one; 1.1 Example 19's last entry
+// has none): neither is a deviation.
+func TestChangeListRepeatsAndUndatedEntriesAreNoDeviation(t *testing.T) {
+	doc := docStart + `<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>
+<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-03T01:00:00Z"/></url>
+<url><loc>http://e.org/a</loc><rs:md change="updated" datetime="2013-01-03T02:00:00Z"/></url>
+<url><loc>http://e.org/a</loc><rs:md change="updated"/></url>
+</urlset>`
+	d, err := Parse(strings.NewReader(doc), testURL, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, d.Warnings)
+}
+
+// The standard's own examples conform: none of them is reported, but
+// Example 27, whose hash values are base64url (one of them not even of
+// SHA-256's size), as the standard printed them.
+func TestSpecExamplesHaveNoDeviation(t *testing.T) {
+	files, err := filepath.Glob("testdata/conformance/spec-1.1-examples/*.xml")
+	require.NoError(t, err)
+	require.Greater(t, len(files), 25)
+	for _, f := range files {
+		body, err := os.ReadFile(f)
+		require.NoError(t, err)
+		d, err := Parse(strings.NewReader(string(body)), "http://example.com/"+filepath.Base(f), Options{})
+		require.NoError(t, err, f)
+		if filepath.Base(f) == "resourcesync_ex_27.xml" {
+			assert.Len(t, d.Warnings, 2, f)
+			continue
+		}
+		assert.Empty(t, d.Warnings, f)
+	}
+}
