@@ -15,8 +15,9 @@ type deviations struct {
 	newest       time.Time
 	seed         maphash.Seed
 	locs         map[uint64]struct{}
-	changesOrder bool // the entries are changes, in time order (§12.1, §13.2)
-	onceEach     bool // each loc is listed once
+	changesOrder bool                // the entries are changes, in time order (§12.1, §13.2)
+	onceEach     bool                // each loc is listed once
+	caps         map[Capability]bool // of a Capability List: the capabilities named
 }
 
 // checkHeader reports the header's deviations, once, when the first entry
@@ -41,7 +42,8 @@ func (r *Reader) checkHeader() {
 	}
 	urlset := r.header.Root == URLSet
 	d.changesOrder = urlset && (md.Capability == CapChangeList || md.Capability == CapChangeDumpManifest)
-	d.onceEach = md.Capability.Known() && !d.changesOrder
+	// A Capability List's entries are checked by capability (checkEntryMD).
+	d.onceEach = md.Capability.Known() && !d.changesOrder && md.Capability != CapCapabilityList
 }
 
 // checkEntry reports an entry's deviations from the entries before it:
@@ -54,6 +56,7 @@ func (r *Reader) checkEntry(e *Entry, line int) {
 	if d.changesOrder && !e.MD.Datetime.IsZero() {
 		r.checkChangeTime(e, line)
 	}
+	r.checkEntryMD(e, line)
 	if !d.onceEach || r.entries > sitemapEntryLimit || r.warn.seen&(1<<warnRepeatedLoc) != 0 {
 		d.locs = nil
 		return
@@ -81,5 +84,27 @@ func (r *Reader) checkChangeTime(e *Entry, line int) {
 	}
 	if (!md.From.IsZero() && t.Before(md.From)) || (!md.Until.IsZero() && t.After(md.Until)) {
 		r.warn.add(warnOutsideSpan, r.url, line, fmt.Sprintf("%s at %s", e.Loc, rfc(t)))
+	}
+}
+
+// checkEntryMD reports what an entry's rs:md lacks or repeats: a manifest
+// entry without path (but a deletion's), a capability a Capability List
+// names twice.
+func (r *Reader) checkEntryMD(e *Entry, line int) {
+	d := &r.dev
+	switch c := r.header.MD.Capability; {
+	case r.header.Root != URLSet:
+	case c == CapResourceDumpManifest || (c == CapChangeDumpManifest && e.MD.Change != ChangeDeleted):
+		if e.MD.Path == "" {
+			r.warn.add(warnNoPath, r.url, line, e.Loc)
+		}
+	case c == CapCapabilityList && e.MD.Capability != "":
+		if d.caps[e.MD.Capability] {
+			r.warn.add(warnCapabilityTwice, r.url, line, string(e.MD.Capability))
+		}
+		if d.caps == nil {
+			d.caps = map[Capability]bool{}
+		}
+		d.caps[e.MD.Capability] = true
 	}
 }

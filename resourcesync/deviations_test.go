@@ -68,10 +68,19 @@ func TestEachDeviationReportedWithItsClause(t *testing.T) {
 <url><loc>http://e.org/b</loc></url>
 <url><loc>http://e.org/a</loc></url>`,
 			6, "<loc> listed twice: http://e.org/a", "§10.1", "the latest lastmod kept"},
-		{"Capability List naming a document twice", `<rs:md capability="capabilitylist"/>
-<url><loc>http://e.org/rl.xml</loc><rs:md capability="resourcelist"/></url>
-<url><loc>http://e.org/rl.xml</loc><rs:md capability="resourcelist"/></url>`,
-			5, "<loc> listed twice", "§9", "the latest lastmod kept"},
+		{"manifest entry without path", `<rs:md capability="resourcedump-manifest" at="2013-01-03T09:00:00Z"/>
+<url><loc>http://e.org/a</loc><rs:md path="/a"/></url>
+<url><loc>http://e.org/b</loc><rs:md length="3"/></url>`,
+			5, "manifest entry without path: http://e.org/b", "§11.2", "read from its URI"},
+		{"Change Dump Manifest entry without path", `<rs:md capability="changedump-manifest" from="2013-01-03T00:00:00Z"/>
+<url><loc>http://e.org/a</loc><rs:md change="deleted" datetime="2013-01-03T01:00:00Z"/></url>
+<url><loc>http://e.org/b</loc><rs:md change="updated" datetime="2013-01-03T02:00:00Z"/></url>`,
+			5, "manifest entry without path: http://e.org/b", "§13.2", "read from its URI"},
+		{"capability named twice", `<rs:md capability="capabilitylist"/>
+<url><loc>http://e.org/rl1.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>http://e.org/cl.xml</loc><rs:md capability="changelist"/></url>
+<url><loc>http://e.org/rl2.xml</loc><rs:md capability="resourcelist"/></url>`,
+			6, "capability named twice in a Capability List: resourcelist", "§9", "every document named is read"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

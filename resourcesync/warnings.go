@@ -28,6 +28,8 @@ const (
 	warnUnordered
 	warnOutsideSpan
 	warnRepeatedLoc
+	warnCapabilityTwice
+	warnNoPath
 	// WarnNoCapability: a document without rs:md capability, read as a
 	// Resource List.
 	WarnNoCapability
@@ -89,7 +91,11 @@ var warnTable = [warnCount]warnSpec{
 	warnOutsideSpan: {"change dated outside the document's from and until",
 		"§7 datetime: at or after from, and at or before until when given", "ordered by its datetime"},
 	warnRepeatedLoc: {"<loc> listed twice",
-		"§10.1 (likewise §8, §9, §11.1, §11.2): one <url> per resource", "the latest lastmod kept (of equals, the last)"},
+		"§10.1 (likewise §8, §11.1, §11.2): one <url> per resource", "of a resource, the entry with the latest lastmod kept (of equals, the last); otherwise each entry read as listed"},
+	warnCapabilityTwice: {"capability named twice in a Capability List",
+		"§9: one entry per capability", "every document named is read"},
+	warnNoPath: {"manifest entry without path",
+		"§11.2, §13.2: each entry (but a deletion) gives its member's path", "no member used: the resource is read from its URI"},
 	WarnNoCapability: {"document has no rs:md capability",
 		"§7: capability is required in every ResourceSync document", "read as a Resource List"},
 	WarnEntryNoCapability: {"Capability List entry without capability",
