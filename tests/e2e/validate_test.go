@@ -3,7 +3,9 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -208,4 +210,65 @@ func decodeJSON(t *testing.T, out string) map[string]any {
 	var rep map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
 	return rep
+}
+
+// A mount logs the deviations inspect lists, from the same code: each of
+// inspect's warnings (document, line, deviation, clause, reading) is a
+// line of the mount's log.
+func TestMountLogsTheDeviationsInspectLists(t *testing.T) {
+	h := startHandSource(t, deviantPages())
+	jsonOut, _ := inspectStatus(t, "--json", h.base+"/")
+	type dev struct {
+		URL     string `json:"url"`
+		Line    int    `json:"line"`
+		Msg     string `json:"error"`
+		Clause  string `json:"clause"`
+		Reading string `json:"reading"`
+	}
+	var rep struct {
+		Sets []struct {
+			Documents []struct {
+				Warnings []dev `json:"warnings"`
+			} `json:"documents"`
+		} `json:"sets"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(jsonOut), &rep))
+	var want []dev
+	for _, s := range rep.Sets {
+		for _, d := range s.Documents {
+			want = append(want, d.Warnings...)
+		}
+	}
+	require.Len(t, want, 4, jsonOut)
+
+	m := mount(t, h.base+"/", "--log-format", "json", "--poll-interval", "200ms")
+	logged := func() []dev {
+		b, _ := os.ReadFile(m.logFile)
+		var out []dev
+		for _, line := range strings.Split(string(b), "\n") {
+			var rec struct {
+				dev
+				Msg string `json:"msg"`
+			}
+			if json.Unmarshal([]byte(line), &rec) != nil || !strings.HasPrefix(rec.Msg, "tolerated: ") {
+				continue
+			}
+			rec.dev.Msg = strings.TrimPrefix(rec.Msg, "tolerated: ")
+			out = append(out, rec.dev)
+		}
+		return out
+	}
+	waitFor(t, 30*time.Second, "the mount to log every deviation inspect lists", func() bool {
+		got := logged()
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				return false
+			}
+		}
+		return true
+	})
+	b, _ := os.ReadFile(m.logFile)
+	for _, d := range logged() {
+		assert.Contains(t, want, d, "a deviation inspect does not list:\n%s", b)
+	}
 }
