@@ -108,3 +108,28 @@ func (r *Reader) checkEntryMD(e *Entry, line int) {
 		d.caps[e.MD.Capability] = true
 	}
 }
+
+// atomNS is the Atom namespace, in which an old DSpace library wrote the
+// attributes of rs:md and rs:ln (atom:rel, atom:href, atom:modified).
+const atomNS = "http://www.w3.org/2005/Atom"
+
+// standardAttrs are the attributes the standard defines on rs:md and
+// rs:ln (§7 Table 3).
+var standardAttrs = map[string]bool{
+	"at": true, "capability": true, "change": true, "completed": true, "datetime": true,
+	"encoding": true, "from": true, "hash": true, "href": true, "length": true,
+	"modified": true, "path": true, "pri": true, "rel": true, "type": true, "until": true,
+}
+
+// checkPrefixed reports one of the standard's attributes written with the
+// prefix of the ResourceSync or Atom namespace (rs:capability, atom:rel):
+// §7 has them without one. It is ignored, as any prefixed attribute is (a
+// community's own, in its own namespace, is allowed).
+func (r *Reader) checkPrefixed(a rawAttr) {
+	if !standardAttrs[string(a.local)] || r.warn.seen&(1<<warnPrefixedAttr) != 0 {
+		return
+	}
+	if id, uri, ok := r.ns.lookup(a.prefix); ok && (id == nsRS || uri == atomNS) {
+		r.warnHere(warnPrefixedAttr, string(a.prefix)+":"+string(a.local))
+	}
+}

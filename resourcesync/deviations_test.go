@@ -76,6 +76,13 @@ func TestEachDeviationReportedWithItsClause(t *testing.T) {
 <url><loc>http://e.org/a</loc><rs:md change="deleted" datetime="2013-01-03T01:00:00Z"/></url>
 <url><loc>http://e.org/b</loc><rs:md change="updated" datetime="2013-01-03T02:00:00Z"/></url>`,
 			5, "manifest entry without path: http://e.org/b", "§13.2", "read from its URI"},
+		{"prefixed attribute", `<rs:md rs:capability="resourcelist" at="2013-01-03T09:00:00Z" xmlns:x="http://example.org/community" x:at="community"/>
+<url><loc>http://e.org/a</loc></url>`,
+			3, "attribute of the standard with a namespace prefix: rs:capability", "§7", "ignored"},
+		{"attribute in the Atom namespace", `<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>
+<rs:ln xmlns:atom="http://www.w3.org/2005/Atom" atom:rel="up" atom:href="http://e.org/caps.xml"/>
+<url><loc>http://e.org/a</loc></url>`,
+			4, "attribute of the standard with a namespace prefix: atom:rel", "§7", "ignored"},
 		{"capability named twice", `<rs:md capability="capabilitylist"/>
 <url><loc>http://e.org/rl1.xml</loc><rs:md capability="resourcelist"/></url>
 <url><loc>http://e.org/cl.xml</loc><rs:md capability="changelist"/></url>

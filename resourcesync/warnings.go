@@ -30,6 +30,7 @@ const (
 	warnRepeatedLoc
 	warnCapabilityTwice
 	warnNoPath
+	warnPrefixedAttr
 	// WarnNoCapability: a document without rs:md capability, read as a
 	// Resource List.
 	WarnNoCapability
@@ -96,6 +97,8 @@ var warnTable = [warnCount]warnSpec{
 		"§9: one entry per capability", "every document named is read"},
 	warnNoPath: {"manifest entry without path",
 		"§11.2, §13.2: each entry (but a deletion) gives its member's path", "no member used: the resource is read from its URI"},
+	warnPrefixedAttr: {"attribute of the standard with a namespace prefix",
+		"§7: the attributes of rs:md and rs:ln carry no namespace prefix", "ignored, as another namespace's attribute is"},
 	WarnNoCapability: {"document has no rs:md capability",
 		"§7: capability is required in every ResourceSync document", "read as a Resource List"},
 	WarnEntryNoCapability: {"Capability List entry without capability",
