@@ -10,9 +10,12 @@ import (
 // entries: the newest change datetime so far, and the locs seen in a
 // document where each is listed once.
 type deviations struct {
-	mdLine       int  // the root rs:md's line
-	headerDone   bool // checkHeader has run
-	newest       time.Time
+	mdLine       int       // the root rs:md's line
+	headerDone   bool      // checkHeader has run
+	newest       time.Time // the newest datetime so far
+	datetimes    bool      // an entry has a datetime
+	newestMod    time.Time // the newest lastmod so far
+	modInversion *Warning  // the first entry dated by lastmod before one above it
 	seed         maphash.Seed
 	locs         map[uint64]struct{}
 	changesOrder bool                // the entries are changes, in time order (§12.1, §13.2)
@@ -56,6 +59,9 @@ func (r *Reader) checkEntry(e *Entry, line int) {
 	if d.changesOrder && !e.MD.Datetime.IsZero() {
 		r.checkChangeTime(e, line)
 	}
+	if d.changesOrder && !d.datetimes && !e.Lastmod.IsZero() {
+		r.checkLastmodOrder(e, line)
+	}
 	r.checkEntryMD(e, line)
 	if !d.onceEach || r.entries > sitemapEntryLimit || r.warn.seen&(1<<warnRepeatedLoc) != 0 {
 		d.locs = nil
@@ -74,9 +80,11 @@ func (r *Reader) checkEntry(e *Entry, line int) {
 	d.locs[h] = struct{}{}
 }
 
+func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
 func (r *Reader) checkChangeTime(e *Entry, line int) {
 	d, md, t := &r.dev, &r.header.MD, e.MD.Datetime
-	rfc := func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+	d.datetimes = true
 	if t.Before(d.newest) {
 		r.warn.add(warnUnordered, r.url, line, fmt.Sprintf("%s at %s after %s", e.Loc, rfc(t), rfc(d.newest)))
 	} else {
@@ -131,5 +139,29 @@ func (r *Reader) checkPrefixed(a rawAttr) {
 	}
 	if id, uri, ok := r.ns.lookup(a.prefix); ok && (id == nsRS || uri == atomNS) {
 		r.warnHere(warnPrefixedAttr, string(a.prefix)+":"+string(a.local))
+	}
+}
+
+// checkLastmodOrder keeps the first change out of lastmod order: a list
+// none of whose entries has a datetime is dated by lastmod (as in 1.0),
+// which is known only at its end (checkEnd).
+func (r *Reader) checkLastmodOrder(e *Entry, line int) {
+	d, t := &r.dev, e.Lastmod
+	if !t.Before(d.newestMod) {
+		d.newestMod = t
+		return
+	}
+	if d.modInversion == nil {
+		w := warnUnordered.At(r.url, line, fmt.Sprintf("%s at lastmod %s after %s", e.Loc, rfc(t), rfc(d.newestMod)))
+		d.modInversion = &w
+	}
+}
+
+// checkEnd reports, at the end of the document, what only its end tells:
+// changes out of lastmod order in a list dated by lastmod.
+func (r *Reader) checkEnd() {
+	d := &r.dev
+	if d.modInversion != nil && !d.datetimes {
+		r.warn.put(warnUnordered, *d.modInversion)
 	}
 }

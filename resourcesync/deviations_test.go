@@ -59,7 +59,10 @@ func TestEachDeviationReportedWithItsClause(t *testing.T) {
 			3, "no from on the root rs:md", "§13.1", "first dated change"},
 		{"out of time order", cl + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-03T02:00:00Z"/></url>
 <url><loc>http://e.org/b</loc><rs:md change="created" datetime="2013-01-03T01:00:00Z"/></url>`,
-			5, "changes out of time order: http://e.org/b at 2013-01-03T01:00:00Z after 2013-01-03T02:00:00Z", "§12.1", "applied in datetime order"},
+			5, "changes out of time order: http://e.org/b at 2013-01-03T01:00:00Z after 2013-01-03T02:00:00Z", "§12.1", "applied in time order"},
+		{"out of lastmod order, in a list dated by lastmod", cl + `<url><loc>http://e.org/a</loc><lastmod>2013-01-03T02:00:00Z</lastmod><rs:md change="updated"/></url>
+<url><loc>http://e.org/b</loc><lastmod>2013-01-03T01:00:00Z</lastmod><rs:md change="created"/></url>`,
+			5, "changes out of time order: http://e.org/b at lastmod 2013-01-03T01:00:00Z after 2013-01-03T02:00:00Z", "§12.1", "applied in time order"},
 		{"before from", cl + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-02T23:00:00Z"/></url>`,
 			4, "change dated outside the document's from and until: http://e.org/a at 2013-01-02T23:00:00Z", "§7 datetime", "ordered by its datetime"},
 		{"after until", closed + `<url><loc>http://e.org/a</loc><rs:md change="created" datetime="2013-01-04T00:00:01Z"/></url>`,

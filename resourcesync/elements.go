@@ -194,6 +194,7 @@ func (r *Reader) checkEntryKind(kind elemKind) error {
 // only comments, processing instructions and whitespace.
 func (r *Reader) finish() error {
 	r.checkCapability()
+	r.checkEnd()
 	for {
 		if err := r.next(); err != nil {
 			return err

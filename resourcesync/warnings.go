@@ -88,7 +88,7 @@ var warnTable = [warnCount]warnSpec{
 		"§12.1, §13.1, §13.2, Table 4: from is required on a Change List, a Change Dump, their indexes and a Change Dump Manifest",
 		"its span starts at its first dated change"},
 	warnUnordered: {"changes out of time order",
-		"§12.1, §13.2: entries are in chronological order, the least recently changed first", "applied in datetime order"},
+		"§12.1, §13.2: entries are in chronological order, the least recently changed first", "applied in time order (of datetime, or of lastmod in a list with no datetime)"},
 	warnOutsideSpan: {"change dated outside the document's from and until",
 		"§7 datetime: at or after from, and at or before until when given", "ordered by its datetime"},
 	warnRepeatedLoc: {"<loc> listed twice",
@@ -137,9 +137,16 @@ func init() {
 }
 
 func (w *warnings) add(kind WarnKind, docURL string, line int, detail string) {
+	if w.seen&(1<<kind) == 0 {
+		w.put(kind, kind.At(docURL, line, detail))
+	}
+}
+
+// put keeps warning, of kind, unless one of its kind is kept already.
+func (w *warnings) put(kind WarnKind, warning Warning) {
 	if w.seen&(1<<kind) != 0 {
 		return
 	}
 	w.seen |= 1 << kind
-	w.list = append(w.list, kind.At(docURL, line, detail))
+	w.list = append(w.list, warning)
 }

@@ -144,7 +144,7 @@ func TestInspectStrictListsDeviations(t *testing.T) {
 		"warning " + rl + ": line 5: no at on the root rs:md [ResourceSync 1.1 §10.1, §11.1, §11.2, Table 4: at is required",
 		"warning " + rl + ": line 15: datetime without time zone: 2013-01-02T14:00:00 [ResourceSync 1.1 §7: values are W3C Datetime, whose times carry a zone designator]; UTC assumed",
 		"warning " + cl + ": line 5: no from on the root rs:md [ResourceSync 1.1 §12.1, §13.1, §13.2, Table 4: from is required",
-		"warning " + cl + ": line 10: changes out of time order: " + h.base + "/res2.pdf at 2013-01-03T13:00:00Z after 2013-01-03T18:00:00Z [ResourceSync 1.1 §12.1, §13.2: entries are in chronological order, the least recently changed first]; applied in datetime order",
+		"warning " + cl + ": line 10: changes out of time order: " + h.base + "/res2.pdf at 2013-01-03T13:00:00Z after 2013-01-03T18:00:00Z [ResourceSync 1.1 §12.1, §13.2: entries are in chronological order, the least recently changed first]; applied in time order (of datetime, or of lastmod in a list with no datetime)",
 	}
 	out, status := inspectStatus(t, "--strict", h.base+"/")
 	assert.Equal(t, 1, status, out)
