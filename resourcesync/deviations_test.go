@@ -1,6 +1,7 @@
 package resourcesync
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,4 +141,20 @@ func TestSpecExamplesHaveNoDeviation(t *testing.T) {
 		}
 		assert.Empty(t, d.Warnings, f)
 	}
+}
+
+// A loc repeated far apart is found: the set of hashes grows past its
+// first size (1,024) and keeps what it held.
+func TestLocRepeatedFarApart(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(docStart + `<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>` + "\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "<url><loc>http://e.org/r%d</loc></url>\n", i)
+	}
+	b.WriteString("<url><loc>http://e.org/r7</loc></url>\n</urlset>")
+	d, err := Parse(strings.NewReader(b.String()), testURL, Options{})
+	require.NoError(t, err)
+	require.Len(t, d.Warnings, 1)
+	assert.Equal(t, "<loc> listed twice: http://e.org/r7", d.Warnings[0].Msg)
+	assert.Equal(t, 5004, d.Warnings[0].Line)
 }
