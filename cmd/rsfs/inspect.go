@@ -35,7 +35,8 @@ inspect is also a validator: every deviation from ResourceSync 1.1
 as a warning line that gives the document and line, the deviation, the
 clause it departs from in [brackets] and how rsfs read it; these are the
 warnings a mount logs. With --strict, inspect exits 1 when it lists any
-deviation or a document could not be read, and 0 when there is none: a
+deviation, a document or dump package could not be read or a manifest
+names a member its package lacks, and 0 when there is none: a
 publisher's CI can run 'rsfs inspect --strict URL' (or with --json, whose
 "deviations" counts them).`,
 		Args: cobra.ExactArgs(1),
@@ -69,12 +70,12 @@ publisher's CI can run 'rsfs inspect --strict URL' (or with --json, whose
 			} else {
 				printReport(cmd.OutOrStdout(), rep)
 			}
-			return strictExit(strict, rep.Deviations, unread(rep))
+			return strictExit(strict, rep.Deviations, unread(rep)+badPackages(rep))
 		},
 	}
 	sf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when any deviation from the standard is listed or any document could not be read")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when any deviation from the standard is listed, or a document or dump package could not be read")
 	return cmd
 }
 
@@ -85,6 +86,21 @@ func strictExit(strict bool, deviations, unread int) error {
 		return exitWith(exitFailure, nil)
 	}
 	return nil
+}
+
+// badPackages counts the dump packages that could not be opened, or whose
+// manifest names a member the package lacks or gives it another length
+// (§11.2, §13.2: the manifest describes the package's bitstreams).
+func badPackages(rep *source.Report) int {
+	n := 0
+	for _, s := range rep.Sets {
+		for _, p := range s.Packages {
+			if p.Error != "" || p.Matched < p.ManifestEntries {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // unread counts the documents the report could not read.

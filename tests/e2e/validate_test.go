@@ -272,3 +272,40 @@ func TestMountLogsTheDeviationsInspectLists(t *testing.T) {
 		assert.Contains(t, want, d, "a deviation inspect does not list:\n%s", b)
 	}
 }
+
+// A dump package that cannot be read fails --strict too, though it is no
+// deviation of a document: the standard's Resource Dump (Example 17's
+// form) names a package that answers 404.
+func TestInspectStrictFailsOnAnUnreadablePackage(t *testing.T) {
+	pages := specPages()
+	pages["/dataset1/capabilitylist.xml"] = strings.Replace(pages["/dataset1/capabilitylist.xml"], "  <url>\n    <loc>{base}/dataset1/changelist.xml</loc>", `  <url>
+    <loc>{base}/dataset1/resourcedump.xml</loc>
+    <rs:md capability="resourcedump"/>
+  </url>
+  <url>
+    <loc>{base}/dataset1/changelist.xml</loc>`, 1)
+	pages["/dataset1/resourcedump.xml"] = `<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+  xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{base}/dataset1/capabilitylist.xml"/>
+  <rs:md capability="resourcedump"
+    at="2013-01-03T09:00:00Z"
+    completed="2013-01-03T09:04:00Z"/>
+  <url>
+    <loc>{base}/resourcedump_part1.zip</loc>
+    <rs:md type="application/zip"
+      length="4765"
+      at="2013-01-03T09:00:00Z"
+      completed="2013-01-03T09:02:00Z"/>
+  </url>
+</urlset>`
+	h := startHandSource(t, pages)
+	out, status := inspectStatus(t, "--strict", "--retries", "0", h.base+"/")
+	assert.Equal(t, 1, status, out)
+	assert.Contains(t, out, "package "+h.base+"/resourcedump_part1.zip: ")
+	assert.Contains(t, out, "404")
+	assert.NotContains(t, out, "deviation", "a package that cannot be read is not a deviation")
+
+	out, status = inspectStatus(t, "--retries", "0", h.base+"/")
+	assert.Equal(t, 0, status, "without --strict: %s", out)
+}
