@@ -16,6 +16,7 @@ type deviations struct {
 	datetimes    bool      // an entry has a datetime
 	newestMod    time.Time // the newest lastmod so far
 	modInversion *Warning  // the first entry dated by lastmod before one above it
+	modInverted  int       // the entries dated by lastmod before one above them
 	seed         maphash.Seed
 	locs         hashSet
 	changesOrder bool                // the entries are changes, in time order (§12.1, §13.2)
@@ -52,8 +53,8 @@ func (r *Reader) checkHeader() {
 // checkEntry reports an entry's deviations from the entries before it:
 // a change out of time order or outside the document's from and until;
 // a loc listed twice where each is listed once. Repeats are looked for
-// among the first 50,000 entries only (the Sitemap limit), so that the
-// Reader's memory stays bounded.
+// (and counted) among the first 50,000 entries only (the Sitemap limit),
+// so that the Reader's memory stays bounded.
 func (r *Reader) checkEntry(e *Entry, line int) {
 	d := &r.dev
 	if d.changesOrder && !e.MD.Datetime.IsZero() {
@@ -63,7 +64,7 @@ func (r *Reader) checkEntry(e *Entry, line int) {
 		r.checkLastmodOrder(e, line)
 	}
 	r.checkEntryMD(e, line)
-	if !d.onceEach || r.entries > sitemapEntryLimit || r.warn.seen&(1<<warnRepeatedLoc) != 0 {
+	if !d.onceEach || r.entries > sitemapEntryLimit {
 		d.locs = hashSet{}
 		return
 	}
@@ -72,7 +73,6 @@ func (r *Reader) checkEntry(e *Entry, line int) {
 	}
 	if !d.locs.add(maphash.String(d.seed, e.Loc)) {
 		r.warn.add(warnRepeatedLoc, r.url, line, e.Loc)
-		d.locs = hashSet{}
 	}
 }
 
@@ -170,7 +170,7 @@ var standardAttrs = map[string]bool{
 // §7 has them without one. It is ignored, as any prefixed attribute is (a
 // community's own, in its own namespace, is allowed).
 func (r *Reader) checkPrefixed(a rawAttr) {
-	if !standardAttrs[string(a.local)] || r.warn.seen&(1<<warnPrefixedAttr) != 0 {
+	if !standardAttrs[string(a.local)] {
 		return
 	}
 	if id, uri, ok := r.ns.lookup(a.prefix); ok && (id == nsRS || uri == atomNS) {
@@ -187,6 +187,7 @@ func (r *Reader) checkLastmodOrder(e *Entry, line int) {
 		d.newestMod = t
 		return
 	}
+	d.modInverted++
 	if d.modInversion == nil {
 		w := warnUnordered.At(r.url, line, fmt.Sprintf("%s at lastmod %s after %s", e.Loc, rfc(t), rfc(d.newestMod)))
 		d.modInversion = &w
@@ -198,6 +199,7 @@ func (r *Reader) checkLastmodOrder(e *Entry, line int) {
 func (r *Reader) checkEnd() {
 	d := &r.dev
 	if d.modInversion != nil && !d.datetimes {
+		r.warn.n[warnUnordered] += d.modInverted
 		r.warn.put(warnUnordered, *d.modInversion)
 	}
 }

@@ -158,3 +158,35 @@ func TestLocRepeatedFarApart(t *testing.T) {
 	assert.Equal(t, "<loc> listed twice: http://e.org/r7", d.Warnings[0].Msg)
 	assert.Equal(t, 5004, d.Warnings[0].Line)
 }
+
+// Each kind is described once, at its first place, and counted: a
+// publisher sees how many entries to fix.
+func TestDeviationsCounted(t *testing.T) {
+	doc := docStart + `<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>
+<url><loc>http://e.org/a</loc><lastmod>2013-01-03T03:00:00</lastmod><rs:md change="updated"/></url>
+<url><loc>http://e.org/b</loc><lastmod>2013-01-03T02:00:00</lastmod><rs:md change="updated"/></url>
+<url><loc>http://e.org/c</loc><lastmod>2013-01-03T01:00:00</lastmod><rs:md change="updated"/></url>
+</urlset>`
+	d, err := Parse(strings.NewReader(doc), testURL, Options{})
+	require.NoError(t, err)
+	require.Len(t, d.Warnings, 2, "%v", d.Warnings)
+	assert.Equal(t, "datetime without time zone: 2013-01-03T03:00:00", d.Warnings[0].Msg)
+	assert.Equal(t, 4, d.Warnings[0].Line)
+	assert.Equal(t, 3, d.Warnings[0].Count)
+	assert.Equal(t, "changes out of time order: http://e.org/b at lastmod 2013-01-03T02:00:00Z after 2013-01-03T03:00:00Z", d.Warnings[1].Msg)
+	assert.Equal(t, 5, d.Warnings[1].Line)
+	assert.Equal(t, 2, d.Warnings[1].Count)
+	assert.Contains(t, d.Warnings[0].String(), ":4: datetime without time zone: 2013-01-03T03:00:00 (3 in the document) [ResourceSync 1.1 §7")
+
+	var b strings.Builder
+	b.WriteString(docStart + `<rs:md capability="resourcelist" at="2013-01-03T09:00:00Z"/>` + "\n")
+	for _, loc := range []string{"a", "b", "a", "c", "b", "a"} {
+		fmt.Fprintf(&b, "<url><loc>http://e.org/%s</loc></url>\n", loc)
+	}
+	b.WriteString("</urlset>")
+	d, err = Parse(strings.NewReader(b.String()), testURL, Options{})
+	require.NoError(t, err)
+	require.Len(t, d.Warnings, 1)
+	assert.Equal(t, "<loc> listed twice: http://e.org/a", d.Warnings[0].Msg)
+	assert.Equal(t, 3, d.Warnings[0].Count, "three entries repeat one before them")
+}

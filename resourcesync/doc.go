@@ -89,7 +89,8 @@
 // a <loc> listed twice where each resource is listed once (among the first
 // 50,000 entries), a capability a Capability List names twice, a manifest
 // entry without path, an attribute of the standard's written with the
-// ResourceSync or Atom namespace's prefix (ignored). Each kind is reported once per document as a Warning
+// ResourceSync or Atom namespace's prefix (ignored). Each kind is
+// described once per document, at its first place, and counted. Each kind is reported once per document as a Warning
 // with its line, the clause of ResourceSync 1.1 (Z39.99-2017) it departs
 // from and how it was read: Reader.Warnings, or Document.Warnings from
 // Parse. WarnKind.At makes the same warnings for the deviations a caller

@@ -158,12 +158,20 @@ type Warning struct {
 	Clause string
 	// Reading is how it was read.
 	Reading string
+	// Count is how many times the document has it (so far, while it is
+	// read; a loc listed twice is looked for in the first 50,000 entries):
+	// the warning describes the first.
+	Count int
 }
 
 // String is the warning on one line: where, the deviation, its clause and
 // how it was read.
 func (w Warning) String() string {
-	return fmt.Sprintf("%s:%d: %s [%s]; %s", w.URL, w.Line, w.Msg, w.Clause, w.Reading)
+	s := fmt.Sprintf("%s:%d: %s", w.URL, w.Line, w.Msg)
+	if w.Count > 1 {
+		s += fmt.Sprintf(" (%d in the document)", w.Count)
+	}
+	return s + fmt.Sprintf(" [%s]; %s", w.Clause, w.Reading)
 }
 
 // ParseError is a document that could not be read. It names the document and

@@ -161,7 +161,7 @@ func (r *Reader) Next() (*Entry, error) {
 }
 
 // Warnings returns what was tolerated so far, one warning per kind.
-func (r *Reader) Warnings() []Warning { return r.warn.list }
+func (r *Reader) Warnings() []Warning { return r.warn.counted() }
 
 // Parse reads a whole document into memory.
 func Parse(r io.Reader, docURL string, opts Options) (*Document, error) {
@@ -238,6 +238,7 @@ func (r *Reader) errorAt(off int64, msg string, cause error) *ParseError {
 
 func (r *Reader) warnHere(kind WarnKind, detail string) {
 	if r.warn.seen&(1<<kind) != 0 {
+		r.warn.n[kind]++
 		return
 	}
 	line, _ := r.sc.position(r.sc.tokOff)

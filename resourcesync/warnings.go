@@ -124,10 +124,13 @@ func (k WarnKind) At(docURL string, line int, detail string) Warning {
 	return Warning{URL: docURL, Line: line, Msg: msg, Clause: "ResourceSync 1.1 " + spec.clause, Reading: spec.reading}
 }
 
-// warnings collects at most one warning per kind.
+// warnings collects at most one warning per kind (the first met), and
+// counts each kind's occurrences.
 type warnings struct {
-	seen uint64
-	list []Warning
+	seen  uint64
+	list  []Warning
+	kinds []WarnKind // list[i]'s
+	n     [warnCount]int
 }
 
 func init() {
@@ -137,16 +140,27 @@ func init() {
 }
 
 func (w *warnings) add(kind WarnKind, docURL string, line int, detail string) {
+	w.n[kind]++
 	if w.seen&(1<<kind) == 0 {
 		w.put(kind, kind.At(docURL, line, detail))
 	}
 }
 
-// put keeps warning, of kind, unless one of its kind is kept already.
+// put keeps warning, of kind, unless one of its kind is kept already; it
+// counts nothing.
 func (w *warnings) put(kind WarnKind, warning Warning) {
 	if w.seen&(1<<kind) != 0 {
 		return
 	}
 	w.seen |= 1 << kind
 	w.list = append(w.list, warning)
+	w.kinds = append(w.kinds, kind)
+}
+
+// counted returns the warnings, each with its kind's count so far.
+func (w *warnings) counted() []Warning {
+	for i, k := range w.kinds {
+		w.list[i].Count = max(1, w.n[k])
+	}
+	return w.list
 }

@@ -41,11 +41,16 @@ type Problem struct {
 	Msg     string `json:"error"`
 	Clause  string `json:"clause,omitempty"`
 	Reading string `json:"reading,omitempty"`
+	Count   int    `json:"count,omitempty"` // how many times the document has it, if more than once
 }
 
 // ProblemOf is a parser's (or discovery's) warning as a Problem.
 func ProblemOf(w resourcesync.Warning) Problem {
-	return Problem{URL: w.URL, Line: w.Line, Msg: w.Msg, Clause: w.Clause, Reading: w.Reading}
+	p := Problem{URL: w.URL, Line: w.Line, Msg: w.Msg, Clause: w.Clause, Reading: w.Reading}
+	if w.Count > 1 {
+		p.Count = w.Count
+	}
+	return p
 }
 
 // Deviation reports whether p is a deviation from the standard (rather
@@ -301,7 +306,7 @@ func (s *Source) GetDocIfChanged(ctx context.Context, docURL string, v *fetch.Va
 // same warnings, clause and reading as inspect reports.
 func (s *Source) warn(ws []resourcesync.Warning) {
 	for _, w := range ws {
-		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line, "clause", w.Clause, "reading", w.Reading)
+		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line, "clause", w.Clause, "reading", w.Reading, "count", max(1, w.Count))
 	}
 }
 

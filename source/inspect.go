@@ -30,15 +30,17 @@ type Report struct {
 
 // Settle drops from the report's own warnings those a set's document
 // repeats (a document discovery read the start of and Inspect read
-// whole), so that each deviation is listed once, and counts the
-// deviations. Call it once the documents' reports are filled in.
+// whole, counting more of it), so that each deviation is listed once,
+// and counts the deviations. Call it once the documents' reports are
+// filled in.
 func (r *Report) Settle() {
+	uncounted := func(p Problem) Problem { p.Count = 0; return p }
 	inDocs := map[Problem]bool{}
 	n := 0
 	for _, s := range r.Sets {
 		for _, d := range s.Documents {
 			for _, w := range d.Warnings {
-				inDocs[w] = true
+				inDocs[uncounted(w)] = true
 				if w.Deviation() {
 					n++
 				}
@@ -47,7 +49,7 @@ func (r *Report) Settle() {
 	}
 	var own []Problem
 	for _, w := range r.Warnings {
-		if inDocs[w] {
+		if inDocs[uncounted(w)] {
 			continue
 		}
 		own = append(own, w)

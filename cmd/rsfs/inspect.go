@@ -156,6 +156,9 @@ func problemText(p source.Problem) string {
 	if p.Line > 0 {
 		s = fmt.Sprintf("line %d: %s", p.Line, s)
 	}
+	if p.Count > 1 {
+		s += fmt.Sprintf(" (%d in the document)", p.Count)
+	}
 	if p.Clause != "" {
 		s += " [" + p.Clause + "]"
 	}
