@@ -33,6 +33,7 @@ func Inspect(ctx context.Context, src *source.Source) (*source.Report, error) {
 		p := plan(ctx, src, set, listedAt, sr)
 		sr.Follow, sr.NewestChange = p.Follow, p.Newest
 	}
+	rep.Settle()
 	return rep, ctx.Err()
 }
 

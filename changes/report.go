@@ -2,7 +2,6 @@ package changes
 
 import (
 	"context"
-	"fmt"
 
 	"rsfs/resourcesync"
 	"rsfs/source"
@@ -66,7 +65,7 @@ func (r *walkReport) fill(ctx context.Context, src *source.Source, w *walk) {
 			continue
 		}
 		for _, pw := range doc.Warnings {
-			dr.Warnings = append(dr.Warnings, source.Problem{URL: pw.URL, Msg: fmt.Sprintf("line %d: %s", pw.Line, pw.Msg)})
+			dr.Warnings = append(dr.Warnings, source.ProblemOf(pw))
 		}
 		if doc.Header.Root == resourcesync.SitemapIndex {
 			if i == root[i] {

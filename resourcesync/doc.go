@@ -83,9 +83,18 @@
 // base64 hash (converted to hex), <rs:md> before <loc>, whitespace before
 // the XML declaration, an unknown capability or change value, more than
 // 50,000 entries (the Sitemap limit), root <rs:md> or <rs:ln> after the
-// first entry (ignored), a URL that cannot be parsed (kept as published).
-// Each kind is reported once per document as a Warning with its line:
-// Reader.Warnings, or Document.Warnings from Parse.
+// first entry (ignored), a URL that cannot be parsed (kept as published),
+// a Resource List, Resource Dump or manifest without at, a change document
+// without from, changes out of time order or dated outside from and until,
+// a <loc> listed twice where each resource is listed once (among the first
+// 50,000 entries), a capability a Capability List names twice, a manifest
+// entry without path, an attribute of the standard's written with the
+// ResourceSync or Atom namespace's prefix (ignored). Each kind is
+// described once per document, at its first place, and counted. Each kind is reported once per document as a Warning
+// with its line, the clause of ResourceSync 1.1 (Z39.99-2017) it departs
+// from and how it was read: Reader.Warnings, or Document.Warnings from
+// Parse. WarnKind.At makes the same warnings for the deviations a caller
+// finds above the parser (a document without capability, say).
 //
 // # Writing
 //

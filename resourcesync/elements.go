@@ -132,6 +132,7 @@ func (r *Reader) readHeader() error {
 				return r.errorHere("second root rs:md", ErrStructure)
 			}
 			r.headerMD = true
+			r.dev.mdLine, _ = r.sc.position(r.sc.tokOff)
 			if err := r.readMD(&r.header.MD); err != nil {
 				return err
 			}
@@ -152,6 +153,7 @@ func (r *Reader) checkCapability() error {
 	if c := r.header.MD.Capability; c != "" && !c.Known() {
 		r.warnHere(warnUnknownCapability, string(c))
 	}
+	r.checkHeader()
 	return nil
 }
 
@@ -192,6 +194,7 @@ func (r *Reader) checkEntryKind(kind elemKind) error {
 // only comments, processing instructions and whitespace.
 func (r *Reader) finish() error {
 	r.checkCapability()
+	r.checkEnd()
 	for {
 		if err := r.next(); err != nil {
 			return err

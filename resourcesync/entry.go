@@ -92,6 +92,7 @@ func (r *Reader) readEntry() (*Entry, error) {
 		return nil, &ParseError{URL: r.url, Line: startLine, Column: startCol,
 			Msg: fmt.Sprintf("<%s> without <loc>", r.sc.local), Err: ErrStructure}
 	}
+	r.checkEntry(e, startLine)
 	return e, nil
 }
 
@@ -146,6 +147,7 @@ func (r *Reader) readLinkElement(e *Entry) error {
 func (r *Reader) readMD(md *MD) error {
 	for _, a := range r.sc.attrs {
 		if len(a.prefix) != 0 {
+			r.checkPrefixed(a)
 			continue
 		}
 		var err error
@@ -203,6 +205,7 @@ func (r *Reader) readLink() (Link, error) {
 	var datetime time.Time
 	for _, a := range r.sc.attrs {
 		if len(a.prefix) != 0 {
+			r.checkPrefixed(a)
 			continue
 		}
 		var err error

@@ -189,5 +189,5 @@ func ExampleParseError() {
 	// http://example.com/rl.xml:2:3: <url> without <loc>: not a Sitemap document
 	// true
 	// 2013-01-02T13:00:00Z
-	// http://example.com/rl.xml:2: datetime without time zone; UTC assumed: 2013-01-02T13:00:00
+	// http://example.com/rl.xml:2: datetime without time zone: 2013-01-02T13:00:00 [ResourceSync 1.1 §7: values are W3C Datetime, whose times carry a zone designator]; UTC assumed
 }

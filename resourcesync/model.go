@@ -147,15 +147,32 @@ type Document struct {
 	Warnings []Warning
 }
 
-// Warning is something the reader tolerated. Each kind is reported once per
-// document.
+// Warning is a deviation from the standard that was tolerated. Each kind
+// is reported once per document.
 type Warning struct {
 	URL  string
-	Line int
-	Msg  string
+	Line int // 0: the document as a whole
+	// Msg is the deviation, with what it was (a value, a name) when known.
+	Msg string
+	// Clause is the clause of the standard it departs from.
+	Clause string
+	// Reading is how it was read.
+	Reading string
+	// Count is how many times the document has it (so far, while it is
+	// read; a loc listed twice is looked for in the first 50,000 entries):
+	// the warning describes the first.
+	Count int
 }
 
-func (w Warning) String() string { return fmt.Sprintf("%s:%d: %s", w.URL, w.Line, w.Msg) }
+// String is the warning on one line: where, the deviation, its clause and
+// how it was read.
+func (w Warning) String() string {
+	s := fmt.Sprintf("%s:%d: %s", w.URL, w.Line, w.Msg)
+	if w.Count > 1 {
+		s += fmt.Sprintf(" (%d in the document)", w.Count)
+	}
+	return s + fmt.Sprintf(" [%s]; %s", w.Clause, w.Reading)
+}
 
 // ParseError is a document that could not be read. It names the document and
 // the position.

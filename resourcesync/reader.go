@@ -47,7 +47,8 @@ func (o Options) withDefaults() Options {
 
 // Reader reads a ResourceSync document (any capability, urlset or
 // sitemapindex, plain or gzip) as a stream: the header, then one entry at a
-// time. Memory use does not grow with the number of entries.
+// time. Memory use does not grow with the number of entries past 50,000
+// (below, a hash of each <loc> is kept to find one listed twice).
 type Reader struct {
 	sc        *scanner
 	url       string
@@ -55,6 +56,7 @@ type Reader struct {
 	resolver  resolver
 	ns        namespaces
 	warn      warnings
+	dev       deviations
 	strs      stringCache
 	alloc     allocator
 	plainURLs plainURLCache
@@ -159,7 +161,7 @@ func (r *Reader) Next() (*Entry, error) {
 }
 
 // Warnings returns what was tolerated so far, one warning per kind.
-func (r *Reader) Warnings() []Warning { return r.warn.list }
+func (r *Reader) Warnings() []Warning { return r.warn.counted() }
 
 // Parse reads a whole document into memory.
 func Parse(r io.Reader, docURL string, opts Options) (*Document, error) {
@@ -234,8 +236,9 @@ func (r *Reader) errorAt(off int64, msg string, cause error) *ParseError {
 	return &ParseError{URL: r.url, Line: line, Column: col, Msg: msg, Err: cause}
 }
 
-func (r *Reader) warnHere(kind warnKind, detail string) {
+func (r *Reader) warnHere(kind WarnKind, detail string) {
 	if r.warn.seen&(1<<kind) != 0 {
+		r.warn.n[kind]++
 		return
 	}
 	line, _ := r.sc.position(r.sc.tokOff)

@@ -79,7 +79,7 @@ func TestUserinfoRemoved(t *testing.T) {
 		assert.Equal(t, "http://Mirror.example/y?a=b@c", d.Entries[0].Links[0].Href)
 		assert.Equal(t, "http://plain.example/mail?to=a@b", d.Entries[2].Loc, "an @ after the authority stays")
 		require.Len(t, d.Warnings, 1, "one warning per document")
-		assert.Contains(t, d.Warnings[0].Msg, "userinfo removed")
+		assert.Contains(t, d.Warnings[0].Reading, "userinfo removed")
 		assert.Contains(t, d.Warnings[0].Msg, "example.com")
 		assert.NotContains(t, d.Warnings[0].Msg, "secret")
 	}
@@ -101,7 +101,7 @@ func TestForeignElementsSkipped(t *testing.T) {
 }
 
 func TestHeaderIdempotentAndStreaming(t *testing.T) {
-	rd, err := NewReader(strings.NewReader(docStart+`<rs:md capability="changelist"/>
+	rd, err := NewReader(strings.NewReader(docStart+`<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>
 <url><loc>http://a/1</loc></url><rs:md capability="late"/><url><loc>http://a/2</loc></url></urlset>`), testURL, Options{})
 	require.NoError(t, err)
 	h1, err := rd.Header()

@@ -75,9 +75,9 @@ func (d *discovery) readNode(docURL string, body io.Reader) (*node, error) {
 			return nil, err
 		}
 	}
+	s.warn(r.Warnings())
 	for _, w := range r.Warnings() {
-		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line)
-		s.Warnings = append(s.Warnings, Problem{URL: w.URL, Msg: w.Msg})
+		s.Warnings = append(s.Warnings, ProblemOf(w))
 	}
 	d.nodes[docURL] = n
 	return n, nil
@@ -179,7 +179,7 @@ func (d *discovery) adoptTop(ctx context.Context, top *node, above []string) err
 	}
 	c := top.cap
 	if c == "" {
-		d.warn(top.url, "document has no rs:md capability; reading it as a Resource List")
+		d.deviate(resourcesync.WarnNoCapability.At(top.url, 0, ""))
 		c = resourcesync.CapResourceList
 	}
 	d.implicitDoc(c, top.url)
@@ -208,7 +208,7 @@ func (d *discovery) keepStart(chain []*node) {
 	top := chain[len(chain)-1]
 	for _, n := range chain {
 		if n.cap == resourcesync.CapCapabilityList && n.root == resourcesync.URLSet {
-			d.warn(n.url, fmt.Sprintf("Capability List not named by %s, which its up link leads to; read as a set of its own", top.url))
+			d.deviate(resourcesync.WarnUnnamedSet.At(n.url, 0, fmt.Sprintf("Capability List not named by %s, which its up link leads to", top.url)))
 			d.addSet(d.capabilitySet(n))
 			return
 		}
@@ -218,7 +218,7 @@ func (d *discovery) keepStart(chain []*node) {
 	if c == "" {
 		c = resourcesync.CapResourceList
 	}
-	d.warn(start.url, fmt.Sprintf("document not named by %s, which its links lead to; read as a set of its own", top.url))
+	d.deviate(resourcesync.WarnUnnamedSet.At(start.url, 0, fmt.Sprintf("not named by %s, which its links lead to", top.url)))
 	d.implicitDoc(c, start.url)
 }
 
@@ -231,7 +231,7 @@ func (d *discovery) description(ctx context.Context, n *node, above []string) er
 	}
 	for _, e := range n.doc.Entries {
 		if e.MD.Capability != "" && e.MD.Capability != resourcesync.CapCapabilityList {
-			d.warn(n.url, fmt.Sprintf("Source Description entry %s is a %q, not a Capability List; skipped", e.Loc, e.MD.Capability))
+			d.deviate(resourcesync.WarnNotCapabilityList.At(n.url, 0, fmt.Sprintf("%s is a %q", e.Loc, e.MD.Capability)))
 			continue
 		}
 		d.votes.add(levelCapabilityList, e.Loc)
@@ -299,7 +299,21 @@ func (d *discovery) capabilitySet(n *node) *Set {
 	for _, e := range n.doc.Entries {
 		d.votes.add(levelDocument, e.Loc)
 	}
+	if w, ok := entryWithoutCapability(n.url, n.doc); ok {
+		d.s.Warnings = append(d.s.Warnings, ProblemOf(w)) // logged by SetFromCapabilityList
+	}
 	return d.s.SetFromCapabilityList(n.url, n.doc)
+}
+
+// entryWithoutCapability is the warning about the first entry of a
+// Capability List that has no capability, if one has none.
+func entryWithoutCapability(capURL string, doc *resourcesync.Document) (resourcesync.Warning, bool) {
+	for _, e := range doc.Entries {
+		if e.MD.Capability == "" {
+			return resourcesync.WarnEntryNoCapability.At(capURL, 0, e.Loc), true
+		}
+	}
+	return resourcesync.Warning{}, false
 }
 
 func (d *discovery) hasSet(capURL string) bool {
@@ -334,10 +348,12 @@ func (d *discovery) implicitDoc(c resourcesync.Capability, docURL string) {
 // notification channels. It does not add it to Sets.
 func (s *Source) SetFromCapabilityList(capURL string, doc *resourcesync.Document) *Set {
 	set := &Set{URL: capURL, Links: doc.Header.Links}
+	if w, ok := entryWithoutCapability(capURL, doc); ok {
+		s.warn([]resourcesync.Warning{w})
+	}
 	for _, e := range doc.Entries {
 		c := e.MD.Capability
 		if c == "" {
-			s.log.Warn("capability list entry without capability; skipped", "list", capURL, "url", e.Loc)
 			continue
 		}
 		s.addSetDoc(set, c, e.Loc)
@@ -371,4 +387,11 @@ func (d *discovery) problem(docURL string, err error) {
 func (d *discovery) warn(docURL, msg string) {
 	d.s.log.Warn(msg, "url", docURL)
 	d.s.Warnings = append(d.s.Warnings, Problem{URL: docURL, Msg: msg})
+}
+
+// deviate records a deviation from the standard discovery tolerated, and
+// logs it as the parser's are.
+func (d *discovery) deviate(w resourcesync.Warning) {
+	d.s.warn([]resourcesync.Warning{w})
+	d.s.Warnings = append(d.s.Warnings, ProblemOf(w))
 }

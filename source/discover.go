@@ -33,11 +33,30 @@ const maxSniff = 1 << 20
 const maxHops = 8
 
 // Problem is a document discovery could not read, or something about one
-// it tolerated.
+// it tolerated. A deviation from the standard names the clause it departs
+// from and how it was read (resourcesync.Warning's); its line is 0 when it
+// is about the document as a whole.
 type Problem struct {
-	URL string `json:"url"`
-	Msg string `json:"error"`
+	URL     string `json:"url"`
+	Line    int    `json:"line,omitempty"`
+	Msg     string `json:"error"`
+	Clause  string `json:"clause,omitempty"`
+	Reading string `json:"reading,omitempty"`
+	Count   int    `json:"count,omitempty"` // how many times the document has it, if more than once
 }
+
+// ProblemOf is a parser's (or discovery's) warning as a Problem.
+func ProblemOf(w resourcesync.Warning) Problem {
+	p := Problem{URL: w.URL, Line: w.Line, Msg: w.Msg, Clause: w.Clause, Reading: w.Reading}
+	if w.Count > 1 {
+		p.Count = w.Count
+	}
+	return p
+}
+
+// Deviation reports whether p is a deviation from the standard (rather
+// than a document that could not be read, or a note of discovery's).
+func (p Problem) Deviation() bool { return p.Clause != "" }
 
 // discovery is the state of one Discover: the documents read (each is
 // read once) and the URLs the Source's documents name, for its origin.
@@ -235,7 +254,7 @@ func (d *discovery) tryRobots(ctx context.Context) (bool, error) {
 	}
 	if len(s.sets) == 0 {
 		for _, n := range plain {
-			d.warn(n.url, "robots.txt names a sitemap without rs:md capability; reading it as a Resource List")
+			d.deviate(resourcesync.WarnNoCapability.At(n.url, 0, "named by robots.txt"))
 			d.implicitDoc(resourcesync.CapResourceList, n.url)
 		}
 	} else {
@@ -291,10 +310,11 @@ func (s *Source) GetDocIfChanged(ctx context.Context, docURL string, v *fetch.Va
 	return doc, resp.Validators(), nil
 }
 
-// warn logs what the parser tolerated in a document the Source read.
+// warn logs what the parser tolerated in a document the Source read: the
+// same warnings, clause and reading as inspect reports.
 func (s *Source) warn(ws []resourcesync.Warning) {
 	for _, w := range ws {
-		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line)
+		s.log.Warn("tolerated: "+w.Msg, "url", w.URL, "line", w.Line, "clause", w.Clause, "reading", w.Reading, "count", max(1, w.Count))
 	}
 }
 

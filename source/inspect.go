@@ -23,6 +23,41 @@ type Report struct {
 	// tolerated (non-standard names, links it could not follow).
 	Failed   []Problem `json:"failed,omitempty"`
 	Warnings []Problem `json:"warnings,omitempty"`
+	// Deviations counts the deviations from the standard among the
+	// warnings, here and in every document's (see Settle).
+	Deviations int `json:"deviations"`
+}
+
+// Settle drops from the report's own warnings those a set's document
+// repeats (a document discovery read the start of and Inspect read
+// whole, counting more of it), so that each deviation is listed once,
+// and counts the deviations. Call it once the documents' reports are
+// filled in.
+func (r *Report) Settle() {
+	uncounted := func(p Problem) Problem { p.Count = 0; return p }
+	inDocs := map[Problem]bool{}
+	n := 0
+	for _, s := range r.Sets {
+		for _, d := range s.Documents {
+			for _, w := range d.Warnings {
+				inDocs[uncounted(w)] = true
+				if w.Deviation() {
+					n++
+				}
+			}
+		}
+	}
+	var own []Problem
+	for _, w := range r.Warnings {
+		if inDocs[uncounted(w)] {
+			continue
+		}
+		own = append(own, w)
+		if w.Deviation() {
+			n++
+		}
+	}
+	r.Warnings, r.Deviations = own, n
 }
 
 // SetReport describes one resource set.
@@ -213,7 +248,7 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 	}
 	defer func() {
 		for _, w := range r.Warnings() {
-			dr.Warnings = append(dr.Warnings, Problem{URL: w.URL, Msg: fmt.Sprintf("line %d: %s", w.Line, w.Msg)})
+			dr.Warnings = append(dr.Warnings, ProblemOf(w))
 		}
 		s.warnReader(r)
 	}()

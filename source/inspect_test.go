@@ -92,3 +92,21 @@ func TestInspectSetWithoutChangeList(t *testing.T) {
 	assert.Equal(t, int64(1), rep.Sets[0].Resources)
 	assert.Zero(t, rep.Sets[0].Changes)
 }
+
+// A deviation of a document discovery read the start of, and Inspect read
+// whole (counting more of it), is listed once, under the document; what
+// discovery noted that is no deviation stays, and is not counted.
+func TestSettleListsEachDeviationOnce(t *testing.T) {
+	noZone := Problem{URL: "http://h/rl.xml", Line: 3, Msg: "datetime without time zone: 2013-01-03T09:00:00", Clause: "ResourceSync 1.1 §7", Reading: "UTC assumed"}
+	whole := noZone
+	whole.Count = 4
+	unnamed := Problem{URL: "http://h/caps.xml", Msg: "document not named by the document its links lead to", Clause: "ResourceSync 1.1 §8", Reading: "read as a set of its own"}
+	note := Problem{URL: "http://h/robots.txt", Msg: "robots.txt names a sitemap that is not a ResourceSync document; skipped"}
+	rep := &Report{
+		Warnings: []Problem{noZone, unnamed, note},
+		Sets:     []SetReport{{Documents: []DocReport{{URL: "http://h/rl.xml", Warnings: []Problem{whole}}}}},
+	}
+	rep.Settle()
+	assert.Equal(t, []Problem{unnamed, note}, rep.Warnings)
+	assert.Equal(t, 2, rep.Deviations)
+}

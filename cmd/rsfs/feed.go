@@ -13,7 +13,7 @@ import (
 )
 
 // inspectFeed prints what the Atom-PMH feed discovery found publishes.
-func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *fetch.Document, asJSON bool) error {
+func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *fetch.Document, asJSON, strict bool) error {
 	client, err := sf.client(rawURL)
 	if err != nil {
 		return err
@@ -27,10 +27,19 @@ func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *fetc
 		return err
 	}
 	if asJSON {
-		return printJSON(cmd, rep)
+		if err := printJSON(cmd, rep); err != nil {
+			return err
+		}
+	} else {
+		printFeedReport(cmd, rep)
 	}
-	printFeedReport(cmd, rep)
-	return nil
+	unread := 0
+	for _, d := range rep.Documents {
+		if d.Error != "" {
+			unread++
+		}
+	}
+	return strictExit(strict, len(rep.Warnings), unread)
 }
 
 func printJSON(cmd *cobra.Command, v any) error {

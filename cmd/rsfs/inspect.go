@@ -18,17 +18,27 @@ import (
 
 func inspectCmd() *cobra.Command {
 	var sf sourceFlags
-	var asJSON bool
+	var asJSON, strict bool
 	cmd := &cobra.Command{
 		Use:   "inspect URL",
-		Short: "Show what a ResourceSync Source publishes",
+		Short: "Show what a ResourceSync Source publishes, and where it departs from the standard",
 		Long: `inspect discovers the Source at URL (a site, or the URL of any ResourceSync
 document) and prints, for each resource set, its Capability List, the
 documents of each capability, the number of resources and their total size,
 the dump packages, the Change List, the notification channels and how a
 mount would follow the set. A document that cannot be read is reported on
 its own line (FAILED) and the others are read; inspect exits non-zero only
-when nothing could be discovered.`,
+when nothing could be discovered.
+
+inspect is also a validator: every deviation from ResourceSync 1.1
+(ANSI/NISO Z39.99-2017) that rsfs tolerates is listed once per document,
+as a warning line that gives the document and line, the deviation, the
+clause it departs from in [brackets] and how rsfs read it; these are the
+warnings a mount logs. With --strict, inspect exits 1 when it lists any
+deviation, a document or dump package could not be read or a manifest
+names a member its package lacks, and 0 when there is none: a
+publisher's CI can run 'rsfs inspect --strict URL' (or with --json, whose
+"deviations" counts them).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := sf.validate(); err != nil {
@@ -45,7 +55,7 @@ when nothing could be discovered.`,
 				return err
 			}
 			if found.Protocol() == protocol.AtomPMH {
-				return inspectFeed(cmd, &sf, args[0], found.Feed, asJSON)
+				return inspectFeed(cmd, &sf, args[0], found.Feed, asJSON, strict)
 			}
 			rep, err := changes.Inspect(cmd.Context(), found.Source)
 			if err != nil {
@@ -54,20 +64,61 @@ when nothing could be discovered.`,
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				if err := enc.Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printReport(cmd.OutOrStdout(), rep)
 			}
-			printReport(cmd.OutOrStdout(), rep)
-			return nil
+			return strictExit(strict, rep.Deviations, unread(rep)+badPackages(rep))
 		},
 	}
 	sf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when any deviation from the standard is listed, or a document or dump package could not be read")
 	return cmd
+}
+
+// strictExit is inspect's end: with --strict, exit status 1 (the report
+// has said why) when it listed deviations or documents it could not read.
+func strictExit(strict bool, deviations, unread int) error {
+	if strict && deviations+unread > 0 {
+		return exitWith(exitFailure, nil)
+	}
+	return nil
+}
+
+// badPackages counts the dump packages that could not be opened, or whose
+// manifest names a member the package lacks or gives it another length
+// (§11.2, §13.2: the manifest describes the package's bitstreams).
+func badPackages(rep *source.Report) int {
+	n := 0
+	for _, s := range rep.Sets {
+		for _, p := range s.Packages {
+			if p.Error != "" || p.Matched < p.ManifestEntries {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// unread counts the documents the report could not read.
+func unread(rep *source.Report) int {
+	n := len(rep.Failed)
+	for _, s := range rep.Sets {
+		for _, d := range s.Documents {
+			if d.Error != "" {
+				n++
+			}
+			n += len(d.Failed)
+		}
+	}
+	return n
 }
 
 func printReport(w io.Writer, rep *source.Report) {
 	fmt.Fprintf(w, "Source %s (discovered at %s)\n", rep.Origin, rep.Entry)
-	failed := len(rep.Failed)
 	printProblems(w, "  ", rep.Failed, rep.Warnings)
 	for i, s := range rep.Sets {
 		name := s.CapabilityList
@@ -77,16 +128,15 @@ func printReport(w io.Writer, rep *source.Report) {
 		fmt.Fprintf(w, "\nResource set %d: %s\n", i+1, name)
 		for _, d := range s.Documents {
 			printDoc(w, d)
-			if d.Error != "" {
-				failed++
-			}
-			failed += len(d.Failed)
 		}
 		printCounts(w, s)
 		printPlan(w, s.Follow)
 	}
-	if failed > 0 {
+	if failed := unread(rep); failed > 0 {
 		fmt.Fprintf(w, "\n%d document(s) could not be read; the rest is reported above.\n", failed)
+	}
+	if rep.Deviations > 0 {
+		fmt.Fprintf(w, "\n%d deviation(s) from ResourceSync 1.1 (Z39.99-2017), each listed above with its clause.\n", rep.Deviations)
 	}
 }
 
@@ -95,8 +145,27 @@ func printProblems(w io.Writer, indent string, failed, warnings []source.Problem
 		fmt.Fprintf(w, "%sFAILED  %s: %s\n", indent, p.URL, p.Msg)
 	}
 	for _, p := range warnings {
-		fmt.Fprintf(w, "%swarning %s: %s\n", indent, p.URL, p.Msg)
+		fmt.Fprintf(w, "%swarning %s: %s\n", indent, p.URL, problemText(p))
 	}
+}
+
+// problemText is a warning on one line: its line in the document, what
+// it is, the clause it departs from and how it was read.
+func problemText(p source.Problem) string {
+	s := p.Msg
+	if p.Line > 0 {
+		s = fmt.Sprintf("line %d: %s", p.Line, s)
+	}
+	if p.Count > 1 {
+		s += fmt.Sprintf(" (%d in the document)", p.Count)
+	}
+	if p.Clause != "" {
+		s += " [" + p.Clause + "]"
+	}
+	if p.Reading != "" {
+		s += "; " + p.Reading
+	}
+	return s
 }
 
 func printDoc(w io.Writer, d source.DocReport) {

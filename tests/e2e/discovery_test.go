@@ -228,7 +228,7 @@ func TestDiscoveryInspectReportsFailedDocuments(t *testing.T) {
 	assert.Contains(t, failLine, "500")
 	assert.Contains(t, out, "polls "+h.base+"/set/cl.xml")
 	assert.Contains(t, out, "from 2024-01-02T00:00:00Z")
-	assert.Contains(t, out, "warning "+h.base+"/set/caps.xml: non-standard capability name")
+	assert.Contains(t, out, "warning "+h.base+"/set/caps.xml: line 6: non-standard capability name")
 	assert.Contains(t, out, "1 document(s) could not be read")
 
 	rep := inspectJSON(t, "--retries", "0", h.base+"/")
