@@ -53,6 +53,10 @@ type mountFlags struct {
 	notifyURL     string
 	notifySub     *notify.Subscriber // listening when --notify-addr is set
 	sizes         parsedSizes
+
+	// verifyWholeSet: --verify-whole-below was given. Its default is
+	// capped at a quarter of --cache-size; a value given is checked.
+	verifyWholeSet bool
 }
 
 // parsedSizes are the size flags, parsed.
@@ -92,7 +96,11 @@ func mountCmd() *cobra.Command {
 		Long: `mount discovers the Source at URL, reads its Resource Lists, and mounts the
 tree on DIR. It returns once the tree is ready and the mount serves; the
 file system keeps running in the background (see --foreground). Unmount with
-'umount DIR' or 'fusermount3 -u DIR'.`,
+'umount DIR' or 'fusermount3 -u DIR'.
+
+A size is a number with an optional unit, K, M, G or T, with or without B
+or iB, in either case; every unit is a power of 1024: 1G, 1GB, 1gb and 1GiB
+are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMount(cmd, &mf, args[0], args[1])
@@ -129,6 +137,10 @@ file system keeps running in the background (see --foreground). Unmount with
 }
 
 func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
+	if err := checkMountArgs(rawURL, dir); err != nil {
+		return err
+	}
+	mf.verifyWholeSet = cmd.Flags().Changed("verify-whole-below")
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err
