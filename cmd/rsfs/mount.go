@@ -117,7 +117,9 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	fl.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file and directory")
 	fl.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file and directory")
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks (at least 4 blocks)")
-	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB (default 1MiB)")
+	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB")
+	// The default is the cache's; "" keeps it, and help shows it.
+	fl.Lookup("block-size").DefValue = sizeString(cache.DefaultBlockSize)
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
