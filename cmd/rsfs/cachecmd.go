@@ -116,7 +116,7 @@ too, but never the log of a mount that is running.`,
 				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), sizeText(d.Size), ago(opts.Now, d.LastUsed))
 			}
 			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), sizeText(freed), sizeText(total), base)
-			if olderThan != "" {
+			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
 				return pruneLogs(out, base, opts)
 			}
 			return nil
