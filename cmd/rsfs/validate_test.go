@@ -108,6 +108,7 @@ func TestOtherCommandsRangeCheck(t *testing.T) {
 		{[]string{"http://127.0.0.1:1/", t.TempDir(), "-o", "bogus"}, "-o bogus: unknown mount option"},
 		{[]string{"inspect", "127.0.0.1:8080"}, `"127.0.0.1:8080" is not an http(s) URL (did you mean http://127.0.0.1:8080/?)`},
 		{[]string{"inspect", "localhost:8080/data/"}, `"localhost:8080/data/" is not an http(s) URL (did you mean http://localhost:8080/data/?)`},
+		{[]string{"audit", "localhost:8080"}, `"localhost:8080" is not an http(s) URL (did you mean http://localhost:8080/?), nor a directory`},
 		{[]string{"inspect", "htp://127.0.0.1:8080/"}, `"htp://127.0.0.1:8080/" is not an http(s) URL (e.g. https://data.example.org/)`},
 		{[]string{"mount", "127.0.0.1:8080", t.TempDir()}, `"127.0.0.1:8080" is not an http(s) URL (did you mean http://127.0.0.1:8080/?)`},
 		{[]string{"mount", "/mnt/data", "http://127.0.0.1:8080/"}, `"http://127.0.0.1:8080/" is a URL and "/mnt/data" is not: the URL comes first (did you mean 'rsfs mount http://127.0.0.1:8080/ /mnt/data'?)`},
