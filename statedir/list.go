@@ -111,6 +111,8 @@ type PruneOptions struct {
 	// MaxTotal: then the least recently used, until all together take at
 	// most this; 0: no limit.
 	MaxTotal int64
+	// All: every one no mount holds (cache prune --max-size 0).
+	All bool
 	// Keep is a state directory never removed (the mount's own).
 	Keep   string
 	DryRun bool
@@ -133,7 +135,7 @@ func Prune(base string, opts PruneOptions) ([]Info, int64, error) {
 	var pruned []Info
 	for _, d := range dirs { // least recently used first
 		old := opts.OlderThan > 0 && opts.Now.Sub(d.LastUsed) > opts.OlderThan
-		over := opts.MaxTotal > 0 && total > opts.MaxTotal
+		over := opts.All || (opts.MaxTotal > 0 && total > opts.MaxTotal)
 		if d.Mounted || d.Dir == opts.Keep || (!old && !over) {
 			continue
 		}

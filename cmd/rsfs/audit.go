@@ -94,6 +94,9 @@ func runAudit(ctx context.Context, o *auditOptions, target string) (*audit.Repor
 	if fi, err := os.Stat(target); err == nil && fi.IsDir() {
 		return auditMount(ctx, o, target)
 	}
+	if err := checkSourceURL(target); err != nil {
+		return nil, fmt.Errorf("%w, nor a directory", err)
+	}
 	return auditSnapshot(ctx, o, target)
 }
 

@@ -2,8 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -68,10 +73,12 @@ func cachePruneCmd() *cobra.Command {
 		Use:   "prune",
 		Short: "Remove state directories last used long ago, or the least recently used above a total size",
 		Long: `prune removes the state directories last used longer ago than --older-than,
-then, least recently used first, those that keep the total above --max-size.
-One that a mount holds (or that is closing) is kept. Removing one loses only
-what rsfs remembered: the next mount of its Source reads the Resource Lists
-again.`,
+then, least recently used first, those that keep the total above --max-size
+(--max-size 0: every one). One that a mount holds (or that is closing) is
+kept. Removing one loses only what rsfs remembered: the next mount of its
+Source reads the Resource Lists again. With --older-than, the mounts' log
+files under $XDG_CACHE_HOME/rsfs/logs last written longer ago are removed
+too, but never the log of a mount that is running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := statedir.PruneOptions{DryRun: dryRun, Now: time.Now()}
@@ -85,8 +92,9 @@ again.`,
 				if opts.MaxTotal, err = parseSize(maxSize); err != nil {
 					return usagef("--max-size: %w", err)
 				}
+				opts.All = opts.MaxTotal == 0
 			}
-			if opts.OlderThan == 0 && opts.MaxTotal == 0 {
+			if olderThan == "" && maxSize == "" {
 				return usagef("cache prune: give --older-than AGE and/or --max-size SIZE")
 			}
 			base, err := cacheBase(cacheDir)
@@ -108,13 +116,16 @@ again.`,
 				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), sizeText(d.Size), ago(opts.Now, d.LastUsed))
 			}
 			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), sizeText(freed), sizeText(total), base)
+			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
+				return pruneLogs(out, base, opts)
+			}
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cacheDir, "cache-dir", "", "the --cache-dir of the mounts (default $XDG_CACHE_HOME/rsfs)")
 	fl.StringVar(&olderThan, "older-than", "", "remove those last used longer ago than this (e.g. 30d, 2w, 12h)")
-	fl.StringVar(&maxSize, "max-size", "", "then remove the least recently used until all together take at most this (e.g. 20GiB)")
+	fl.StringVar(&maxSize, "max-size", "", "then remove the least recently used until all together take at most this (e.g. 20GiB; 0: every one no mount holds)")
 	fl.BoolVar(&dryRun, "dry-run", false, "say what would be removed, and remove nothing")
 	return cmd
 }
@@ -208,4 +219,73 @@ func parseAge(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
 	}
 	return d, nil
+}
+
+// pruneLogs removes the mounts' log files (defaultLogFile's directory)
+// last written longer ago than opts.OlderThan, but never the log of a
+// mount that is running: one mounted now, or one whose state directory
+// under base a mount holds while it loads.
+func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
+	dir, err := logsDir()
+	if err != nil {
+		return nil // no user cache directory: no default logs either
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cache prune: logs: %w", err)
+	}
+	live := liveLogs(base)
+	verb := "removed"
+	if opts.DryRun {
+		verb = "would remove"
+	}
+	var n int
+	var freed int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil || !info.Mode().IsRegular() || live[e.Name()] || opts.Now.Sub(info.ModTime()) <= opts.OlderThan {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if !opts.DryRun {
+			if err := os.Remove(path); err != nil {
+				slog.Warn("removing a log file", "file", path, "err", err)
+				continue
+			}
+		}
+		n++
+		freed += info.Size()
+		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, path, sizeText(info.Size()), ago(opts.Now, info.ModTime()))
+	}
+	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, n, sizeText(freed), dir)
+	return nil
+}
+
+// logsDir is where mounts log by default (defaultLogFile).
+func logsDir() (string, error) {
+	path, err := defaultLogFile("/")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Dir(path), nil
+}
+
+// liveLogs are the names of the default log files of the mounts running
+// now: those mounted (the mount table), and those a state directory's lock
+// names while they load.
+func liveLogs(base string) map[string]bool {
+	live := map[string]bool{}
+	for _, mp := range rsfsMounts("", true, false) {
+		live[escapePath(mp)+".log"] = true
+	}
+	dirs, _ := statedir.List(base)
+	for _, d := range dirs {
+		if d.Mounted && d.MountPoint != "" {
+			live[escapePath(d.MountPoint)+".log"] = true
+		}
+	}
+	return live
 }

@@ -49,9 +49,12 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 
 // client builds the HTTP client for the Source at rawURL.
 func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
+	if err := checkSourceURL(rawURL); err != nil {
+		return nil, err
+	}
 	credOrigin, err := origin.Of(rawURL)
 	if err != nil {
-		return nil, fmt.Errorf("%q is not an http(s) URL", rawURL)
+		return nil, asUsage(err)
 	}
 	headers := http.Header{}
 	for _, h := range f.headers {

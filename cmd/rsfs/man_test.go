@@ -18,12 +18,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The man pages in docs/man are generated from the commands, by
+// The man pages in docs/man are generated from the commands and from
+// docs/usage.md (manmd_test.go), by
 //
 //	go generate ./cmd/rsfs
 //
 // which runs TestManPages with -update-man. Without it, TestManPages fails
-// when a page is not what the commands give now.
+// when a page is not what the commands and usage.md give now.
 //
 //go:generate go test -run ^TestManPages$ -update-man .
 
@@ -59,7 +60,9 @@ func manPages(t *testing.T, date time.Time) map[string][]byte {
 	visit(root)
 	dir := t.TempDir()
 	require.NoError(t, doc.GenManTree(root, &doc.GenManHeader{Section: "1", Source: "rsfs", Manual: "rsfs manual", Date: &date}, dir))
-	return readPages(t, dir)
+	pages := readPages(t, dir)
+	addManual(t, pages)
+	return pages
 }
 
 // readPages reads the *.1 files in dir, by name.

@@ -53,6 +53,10 @@ type mountFlags struct {
 	notifyURL     string
 	notifySub     *notify.Subscriber // listening when --notify-addr is set
 	sizes         parsedSizes
+
+	// verifyWholeSet: --verify-whole-below was given. Its default is
+	// capped at a quarter of --cache-size; a value given is checked.
+	verifyWholeSet bool
 }
 
 // parsedSizes are the size flags, parsed.
@@ -92,7 +96,11 @@ func mountCmd() *cobra.Command {
 		Long: `mount discovers the Source at URL, reads its Resource Lists, and mounts the
 tree on DIR. It returns once the tree is ready and the mount serves; the
 file system keeps running in the background (see --foreground). Unmount with
-'umount DIR' or 'fusermount3 -u DIR'.`,
+'umount DIR' or 'fusermount3 -u DIR'.
+
+A size is a number with an optional unit, K, M, G or T, with or without B
+or iB, in either case; every unit is a power of 1024: 1G, 1GB, 1gb and 1GiB
+are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMount(cmd, &mf, args[0], args[1])
@@ -109,7 +117,9 @@ file system keeps running in the background (see --foreground). Unmount with
 	fl.IntVar(&mf.uid, "uid", os.Getuid(), "owner of every file and directory")
 	fl.IntVar(&mf.gid, "gid", os.Getgid(), "group of every file and directory")
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks (at least 4 blocks)")
-	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB (default 1MiB)")
+	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB")
+	// The default is the cache's; "" keeps it, and help shows it.
+	fl.Lookup("block-size").DefValue = sizeString(cache.DefaultBlockSize)
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
@@ -129,6 +139,10 @@ file system keeps running in the background (see --foreground). Unmount with
 }
 
 func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
+	if err := checkMountArgs(rawURL, dir); err != nil {
+		return err
+	}
+	mf.verifyWholeSet = cmd.Flags().Changed("verify-whole-below")
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return err

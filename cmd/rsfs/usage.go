@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // exitUsage is the exit status of a command line that is wrong: an
@@ -34,4 +35,14 @@ func asUsage(err error) error {
 func isUsage(err error) bool {
 	var u *usageError
 	return errors.As(err, &u)
+}
+
+// flagError adds to pflag's error for a value that does not parse what a
+// right one looks like, where pflag's own says nothing of it: a duration
+// needs a unit ("time: missing unit in duration "5"").
+func flagError(err error) error {
+	if strings.Contains(err.Error(), ": time: ") {
+		return fmt.Errorf("%w; use a unit: 5s, 1m, 1h", err)
+	}
+	return err
 }

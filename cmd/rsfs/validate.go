@@ -80,6 +80,9 @@ func (mf *mountFlags) validate() error {
 	if s.cache < minCacheBlocks*block {
 		return usagef("--cache-size %s: want at least %s (%d blocks of --block-size)", mf.cacheSize, sizeString(minCacheBlocks*block), minCacheBlocks)
 	}
+	if mf.verifyWholeSet && s.verifyWhole > s.cache/4 {
+		return usagef("--verify-whole-below %s: want at most a quarter of --cache-size (%s), or 0 to stream every file", mf.verifyWhole, sizeString(s.cache/4))
+	}
 	if s.disk != 0 && s.disk < block {
 		return usagef("--cache-max-size %s: want 0 (no disk cache) or at least one block (%s)", mf.cacheMaxSize, sizeString(block))
 	}
@@ -142,4 +145,38 @@ func sizeString(n int64) string {
 		}
 	}
 	return fmt.Sprintf("%d", n)
+}
+
+// checkSourceURL checks a Source's URL: http or https, with a host. A URL
+// without a scheme (a bare host:port) is a usage error that says what was
+// probably meant: `"127.0.0.1:8080" is not an http(s) URL (did you mean
+// http://127.0.0.1:8080/?)`.
+func checkSourceURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" {
+		return nil
+	}
+	if !strings.Contains(raw, "://") && !strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, ".") && raw != "" {
+		guess := "http://" + raw
+		if !strings.Contains(raw, "/") {
+			guess += "/"
+		}
+		if g, err := url.Parse(guess); err == nil && g.Hostname() != "" {
+			return usagef("%q is not an http(s) URL (did you mean %s?)", raw, guess)
+		}
+	}
+	return usagef("%q is not an http(s) URL (e.g. https://data.example.org/)", raw)
+}
+
+// checkMountArgs checks mount's two arguments, URL and DIR, before
+// anything starts; arguments given the wrong way round are said to be.
+func checkMountArgs(rawURL, dir string) error {
+	err := checkSourceURL(rawURL)
+	if err == nil {
+		return nil
+	}
+	if checkSourceURL(dir) == nil {
+		return usagef("%q is a URL and %q is not: the URL comes first (did you mean 'rsfs mount %s %s'?)", dir, rawURL, dir, rawURL)
+	}
+	return err
 }

@@ -54,6 +54,12 @@ func TestMountFlagsAreRangeChecked(t *testing.T) {
 		{[]string{"--cache-max-size", "1K"}, 2, "--cache-max-size 1K: want 0 (no disk cache) or at least one block (1MiB)"},
 		{[]string{"--memory-limit", "99999999999T"}, 2, "--memory-limit"},
 		{[]string{"--verify-whole-below", "-1"}, 2, "--verify-whole-below"},
+		{[]string{"--verify-whole-below", "1GiB"}, 2, "--verify-whole-below 1GiB: want at most a quarter of --cache-size (64MiB), or 0 to stream every file"},
+		{[]string{"--verify-whole-below", "64MiB"}, 1, "mountpoint"},
+		{[]string{"--verify-whole-below", "0"}, 1, "mountpoint"},
+		{[]string{"--cache-size", "8MiB"}, 1, "mountpoint"}, // the default 16MiB is capped, as it was not given
+		{[]string{"--poll-interval", "5"}, 2, `invalid argument "5" for "--poll-interval" flag: time: missing unit in duration "5"; use a unit: 5s, 1m, 1h`},
+		{[]string{"--timeout", "30"}, 2, "; use a unit: 5s, 1m, 1h"},
 		{[]string{"--timeout", "-1s"}, 2, "--timeout -1s: want a duration above 0"},
 		{[]string{"--timeout", "0"}, 2, "--timeout 0s"},
 		{[]string{"--timeout", "abc"}, 2, `invalid argument "abc" for "--timeout"`},
@@ -100,6 +106,13 @@ func TestOtherCommandsRangeCheck(t *testing.T) {
 		{[]string{"hold", t.TempDir(), "--for", "-1h"}, "--for -1h0m0s: want a duration above 0"},
 		{[]string{"hold", t.TempDir(), "--for", "0"}, "--for 0s"},
 		{[]string{"http://127.0.0.1:1/", t.TempDir(), "-o", "bogus"}, "-o bogus: unknown mount option"},
+		{[]string{"inspect", "127.0.0.1:8080"}, `"127.0.0.1:8080" is not an http(s) URL (did you mean http://127.0.0.1:8080/?)`},
+		{[]string{"inspect", "localhost:8080/data/"}, `"localhost:8080/data/" is not an http(s) URL (did you mean http://localhost:8080/data/?)`},
+		{[]string{"audit", "localhost:8080"}, `"localhost:8080" is not an http(s) URL (did you mean http://localhost:8080/?), nor a directory`},
+		{[]string{"inspect", "htp://127.0.0.1:8080/"}, `"htp://127.0.0.1:8080/" is not an http(s) URL (e.g. https://data.example.org/)`},
+		{[]string{"mount", "127.0.0.1:8080", t.TempDir()}, `"127.0.0.1:8080" is not an http(s) URL (did you mean http://127.0.0.1:8080/?)`},
+		{[]string{"mount", "/mnt/data", "http://127.0.0.1:8080/"}, `"http://127.0.0.1:8080/" is a URL and "/mnt/data" is not: the URL comes first (did you mean 'rsfs mount http://127.0.0.1:8080/ /mnt/data'?)`},
+		{[]string{"/mnt/data", "http://127.0.0.1:8080/", "-o", "ro"}, "the URL comes first"},
 	} {
 		code, err := execute(t, c.args...)
 		require.Error(t, err, "%v", c.args)
