@@ -47,6 +47,10 @@ func causes(err error) []error {
 			}
 			return out
 		}
+		if errors.Is(err, fetch.ErrNotAllowed) {
+			// The fetch error also names the flag, which the fix says.
+			return []error{fetch.ErrNotAllowed}
+		}
 		next := errors.Unwrap(err)
 		if next == nil || !strings.HasSuffix(err.Error(), next.Error()) {
 			return []error{err}
