@@ -61,11 +61,16 @@ func TestAFailedMountLeavesNothingBehind(t *testing.T) {
 	}))
 	t.Cleanup(notASource.Close)
 	src := startSource(t, sourcetest.Config{Resources: 5})
-	for _, c := range []struct{ name, url string }{
-		{"404", src.URL() + "no/such/list.xml"},
-		{"htp", "htp://127.0.0.1:8080/"},
-		{"refused", refusedURL(t)},
-		{"no Source", notASource.URL + "/"},
+	for _, c := range []struct {
+		name, url string
+		exit      int
+	}{
+		{"404", src.URL() + "no/such/list.xml", 1},
+		// A URL of another scheme is a usage error (exit 2), refused
+		// before anything starts: no log is opened.
+		{"htp", "htp://127.0.0.1:8080/", 2},
+		{"refused", refusedURL(t), 1},
+		{"no Source", notASource.URL + "/", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir, cacheDir := mountDir(t), filepath.Join(t.TempDir(), "cache")
@@ -74,9 +79,13 @@ func TestAFailedMountLeavesNothingBehind(t *testing.T) {
 				"--cache-dir", cacheDir, "--log-file", logFile, c.url, dir)
 			var exit *exec.ExitError
 			require.ErrorAs(t, err, &exit, "stderr: %s", stderr)
-			assert.Equal(t, 1, exit.ExitCode())
+			assert.Equal(t, c.exit, exit.ExitCode())
 			assert.Empty(t, stateDirs(t, cacheDir), "no state directory is left")
 			assert.False(t, isMountPoint(dir))
+			if c.exit == 2 {
+				assert.NoFileExists(t, logFile)
+				return
+			}
 			failed := lastJSONLine(t, logFile)
 			assert.Equal(t, "ERROR", failed["level"])
 			assert.Equal(t, c.url, failed["source"])
