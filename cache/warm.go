@@ -1,7 +1,7 @@
 package cache
 
 // warmQueueLen bounds the Warm items waiting for a worker.
-const warmQueueLen = 256
+const warmQueueLen = 1024
 
 // WarmItem is a content that a reader is likely to open soon, and where to
 // fetch it from.
