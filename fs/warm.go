@@ -191,6 +191,7 @@ func (wm *warmer) touch(w *walk) {
 // warmWindow is what one fill collects.
 type warmWindow struct {
 	f         *FS
+	size      windowSize
 	reading   catalog.NodeID // the file the reader opened: it fetches it
 	items     []cache.WarmItem
 	resources []*catalog.Resource
@@ -215,7 +216,7 @@ func (w *warmWindow) take(name string, cid catalog.NodeID, a catalog.Attr) bool 
 	return w.room()
 }
 
-func (w *warmWindow) room() bool { return len(w.items) < warmAhead && w.bytes < warmAheadBytes }
+func (w *warmWindow) room() bool { return len(w.items) < w.size.files && w.bytes < w.size.bytes }
 
 // collect fills win from cur in the tree's depth-first order, crossing
 // into the next directories if cross, and returns where the next fill
@@ -263,7 +264,7 @@ func (f *FS) dirDone(dir catalog.NodeID, name string) bool {
 // fill collects w's next window from cur, records the directories it
 // reached and its refill point (its middle file), and warms it.
 func (f *FS) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
-	win := &warmWindow{f: f, reading: reading}
+	win := &warmWindow{f: f, size: f.windowSize(), reading: reading}
 	next := f.collect(win, cur, cross)
 	wm := &f.warm
 	wm.mu.Lock()
