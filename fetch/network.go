@@ -106,8 +106,12 @@ func (c *Client) Busiest() Network {
 // InFlight is how many requests to the busiest origin are worth having in
 // flight at once: MaxStreams on one connection where it speaks HTTP/2,
 // else the connections allowed per host.
-func (c *Client) InFlight() int {
-	if c.Busiest().HTTP2 {
+func (c *Client) InFlight() int { return c.inFlight(c.Busiest()) }
+
+// inFlight is how many requests to a host of Network n are worth having in
+// flight at once.
+func (c *Client) inFlight(n Network) int {
+	if n.HTTP2 {
 		return MaxStreams
 	}
 	return c.opts.MaxConnsPerHost
