@@ -22,15 +22,16 @@ import (
 // in one of the next few directories of the tree's depth-first order
 // (cousins included: d01/s000 after d00/s084), or reads on past the
 // middle of its window, is walking: its window runs on across
-// directories, in that order and at any depth, sized in files, bytes and
-// directories (warmWindow), and is refilled from where it ended each time
+// directories, in that order and at any depth, a fill sized in files,
+// bytes and directories (from the network's round trip and bandwidth,
+// window.go), and is refilled from where it ended each time
 // the reader passes the middle of the last fill. So a walk of small
 // directories costs a round trip per fill, not per directory. A reader
 // that stops stops its window: nothing is fetched past the fill it last
 // asked for. The window's bytes count against the cache's warm budget (a
 // quarter of --cache-size, package cache), so memory stays bounded.
 const (
-	warmAhead      = 512      // files in one fill at most
+	warmAhead      = 512      // files in one fill at most, until the network is measured (window.go)
 	warmAheadBytes = 32 << 20 // and at most this many of their bytes
 	warmAheadDirs  = 256      // and at most this many directories
 	warmScan       = 8192     // entries looked at per fill, at most
@@ -99,7 +100,10 @@ func (f *FS) warmFrom(id catalog.NodeID, name string) {
 			break
 		}
 	}
-	start := f.startOf(dir, name)
+	var start cursor
+	if !known {
+		start = f.startOf(dir, name)
+	}
 	wm.mu.Lock()
 	w, from, cross := wm.step(dir, name, r, known, after, start)
 	wm.mu.Unlock()
