@@ -208,19 +208,25 @@ func TestWarmWalkOfSmallDirectories(t *testing.T) {
 // background: a walker's window reaches across many small directories,
 // and no file is fetched twice.
 func TestWarmWalkWithoutADump(t *testing.T) {
-	paths := fanOut(600, 10, 10)
-	w := newWarmTree(t, paths, false)
-	order := readdirOrder(paths)
-	for _, p := range order[:12] { // two directories of six
-		w.read(t, p)
-	}
-	far := order[12+200]
-	waitFor(t, far+" to be warmed", func() bool { return w.tf.origin.count(testOrigin+"/"+far) == 1 })
-	for _, p := range order[12:] {
-		w.read(t, p)
-	}
-	for _, p := range paths {
-		assert.Equal(t, 1, w.tf.origin.count(testOrigin+"/"+p), "%s fetched once", p)
+	for _, tree := range []struct {
+		name  string
+		paths []string
+	}{{"fan-out", fanOut(600, 10, 10)}, {"per-item", items(120)}} {
+		t.Run(tree.name, func(t *testing.T) {
+			w := newWarmTree(t, tree.paths, false)
+			order := readdirOrder(tree.paths)
+			for _, p := range order[:12] { // two directories and more
+				w.read(t, p)
+			}
+			far := order[12+200]
+			waitFor(t, far+" to be warmed", func() bool { return w.tf.origin.count(testOrigin+"/"+far) == 1 })
+			for _, p := range order[12:] {
+				w.read(t, p)
+			}
+			for _, p := range tree.paths {
+				assert.Equal(t, 1, w.tf.origin.count(testOrigin+"/"+p), "%s fetched once", p)
+			}
+		})
 	}
 }
 
