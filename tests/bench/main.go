@@ -60,7 +60,11 @@ func main() {
 	latencyReps := flag.Int("latency-reps", 3, "-latency: runs of each rsfs measure (the median is reported)")
 	latencyPeersAt := flag.String("latency-peers-at", "50ms", "-latency: delays at which -base and rclone are measured too")
 	latencyPeerReps := flag.Int("latency-peer-reps", 1, "-latency: runs of each -base and rclone measure")
-	latencyRclone := flag.Bool("latency-rclone", true, "-latency: measure rclone mount too")
+	latencyRclone := flag.Bool("latency-rclone", true, "-latency: measure rclone mount too (false: as if -latency-clients left it out)")
+	latencyClients := flag.String("latency-clients", "rsfs,rsfs-dump,base,base-dump,rclone", "-latency: mounts to measure, comma separated: rsfs, rsfs-dump, base, base-dump (these two with -base), rclone")
+	latencyLayouts := flag.String("layout", "flat", "-latency: layouts of the small files, comma separated: flat (200 files per directory), fanout (850 directories of about 6 files, two levels), items (BagIt-like items of 5 files)")
+	latencyWalkers := flag.String("walkers", "grep", "-latency: walkers, comma separated: grep, rsync, tar, restic")
+	latencyProtos := flag.String("protocols", "h1", "-latency: protocols, comma separated: h1 (HTTP/1.1), h2 (HTTPS with HTTP/2, through an nginx front)")
 	squidMounts := flag.Int("squid", 0, "measure N mounts behind one stock squid (shared-cache mode, docs/caches.md) instead of the above: Source requests while each greps -squid-files small files, then -squid-changes changes timed until every mount reads them (-base: the other binary too)")
 	squidFiles := flag.Int("squid-files", 2000, "-squid: small files in the tree")
 	squidReps := flag.Int("squid-reps", 3, "-squid: runs (the median is reported)")
@@ -93,9 +97,25 @@ func main() {
 	}
 	if *latency != "" {
 		cfg := latencyConfig{delays: parseDurations(*latency), peersAt: parseDurations(*latencyPeersAt), files: *latencyFiles, perPkg: *latencyPerPackage, shuffled: *latencyShuffled,
-			size: parseSize(*peerSmall), reps: *latencyReps, peerReps: *latencyPeerReps, base: *base, rclone: *latencyRclone,
+			size: parseSize(*peerSmall), reps: *latencyReps, peerReps: *latencyPeerReps, base: *base,
+			clients: strings.Split(*latencyClients, ","), protos: strings.Split(*latencyProtos, ","),
 			dir: *peerDir, out: *out, flags: b.flags, warmSever: *warmServer}
-		if err := runLatency(cfg, b.rsfs, b.tmp); err != nil {
+		if !*latencyRclone {
+			cfg.clients = slices.DeleteFunc(cfg.clients, func(c string) bool { return c == "rclone" })
+		}
+		var err error
+		if cfg.layouts, err = parseLayouts(*latencyLayouts); err == nil {
+			cfg.walkers, err = parseWalkers(*latencyWalkers)
+		}
+		for _, proto := range cfg.protos {
+			if err == nil && protoNames[proto] == "" {
+				err = fmt.Errorf("-protocols: unknown protocol %q (h1, h2)", proto)
+			}
+		}
+		if err == nil {
+			err = runLatency(cfg, b.rsfs, b.tmp)
+		}
+		if err != nil {
 			b.cleanup()
 			log.Fatal(err)
 		}

@@ -57,8 +57,36 @@ http {
     location ~ ^/(capabilitylist|resourcelist(-[0-9]+)?|resourcedump)\.xml$ { root {{.Docs}}; }
   }
 {{end}}
+{{range .Fronts}}
+  upstream front{{.Port}} { server 127.0.0.1:{{.Upstream}}; keepalive 256; }
+  server {
+    listen 127.0.0.1:{{.Port}} ssl http2;
+    ssl_certificate {{$.Cert}};
+    ssl_certificate_key {{$.Key}};
+    access_log off;
+    http2_max_concurrent_streams 128;
+    location / {
+      proxy_pass http://front{{.Port}};
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffering off;
+    }
+  }
+{{end}}
 }
 `))
+
+// tlsFronts are HTTPS servers that speak HTTP/2 (and HTTP/1.1) in front of
+// another port, each request passed on over HTTP/1.1 keep-alive
+// connections: in the latency bench, to the delaying proxy, so the delay
+// is paid per request whatever the protocol on the client's side. They
+// log nothing, so the access log counts each request once, at the origin.
+type tlsFronts struct {
+	Cert, Key string
+	Fronts    []tlsFront
+}
+
+type tlsFront struct{ Port, Upstream int }
 
 type nginxVars struct {
 	Dir, ErrorLog, AccessLog, WWW string
@@ -66,15 +94,17 @@ type nginxVars struct {
 		Port int
 		Docs string
 	}
+	tlsFronts
 }
 
 // startNginx writes nginx.conf under dir and runs nginx in the foreground
 // (daemon off) as a child of the bench, serving t on one port per
-// algorithm; it returns once every port answers.
-func startNginx(dir string, t *peerTree, ports map[string]int) (*nginxServer, error) {
+// algorithm (or Source name), and the HTTPS fronts if any; it returns once
+// every plain port answers.
+func startNginx(dir string, t *peerTree, ports map[string]int, fronts tlsFronts) (*nginxServer, error) {
 	s := &nginxServer{dir: dir, accessLog: filepath.Join(dir, "access.log"),
 		errorLog: filepath.Join(dir, "error.log"), ports: ports, done: make(chan error, 1)}
-	v := nginxVars{Dir: dir, ErrorLog: s.errorLog, AccessLog: s.accessLog, WWW: t.www}
+	v := nginxVars{Dir: dir, ErrorLog: s.errorLog, AccessLog: s.accessLog, WWW: t.www, tlsFronts: fronts}
 	for alg, port := range ports {
 		v.Servers = append(v.Servers, struct {
 			Port int
@@ -161,7 +191,7 @@ func (s *nginxServer) mark() logMark {
 // requests summarises the access log's lines since m.
 type requests struct {
 	total, heads, ranged int
-	content              int // GETs of a resource's bytes: a file under data/ or big/, or a range of a dump package
+	content              int // GETs of a resource's bytes: a file under data/ or big/, or a range of a dump package (under dumps*/)
 	bytes                int64
 }
 
@@ -186,7 +216,7 @@ func (s *nginxServer) since(m logMark) requests {
 		if len(f) > 5 && f[0] == "GET" {
 			uri := strings.Trim(f[5], `"`)
 			if strings.HasPrefix(uri, "/data/") || strings.HasPrefix(uri, "/big/") ||
-				(strings.HasPrefix(uri, "/dumps/") && f[3] != `"-"`) {
+				(strings.HasPrefix(uri, "/dumps") && f[3] != `"-"`) {
 				r.content++
 			}
 		}

@@ -60,12 +60,12 @@ type dumpData struct {
 
 // writeDumpDocs writes into dir the documents of a Source that publishes
 // the small files in a Resource List (md5) and in a Resource Dump whose
-// ZIP packages (members stored, perPackage files each, in path order or
-// shuffled) it
-// writes under the tree's dumps/: the dump is then each file's fallback
-// copy, and what rsfs reads its batches from. Its files are served at base
-// like the other documents (nginx's "dump" server).
-func (t *peerTree) writeDumpDocs(dir, base string, perPackage int, shuffled bool) error {
+// ZIP packages (members stored, perPackage files each, in the order the
+// files were created or shuffled) it writes under the tree's pkgDir: the
+// dump is then each file's fallback copy, and what rsfs reads its batches
+// from. Its files are served at base like the other documents (nginx's
+// server for name).
+func (t *peerTree) writeDumpDocs(name, dir, base, pkgDir string, perPackage int, shuffled bool) error {
 	listOnly, had := t.docs["md5"]
 	if err := t.writeDocs(dir, base, "md5"); err != nil {
 		return err
@@ -74,7 +74,7 @@ func (t *peerTree) writeDumpDocs(dir, base string, perPackage int, shuffled bool
 	if had {
 		t.docs["md5"] = listOnly
 	}
-	t.docs["dump"] = dir
+	t.docs[name] = dir
 	at := time.Now().UTC().Format(time.RFC3339)
 	d := dumpData{Base: base, At: at}
 	small := t.files[:t.small]
@@ -84,7 +84,7 @@ func (t *peerTree) writeDumpDocs(dir, base string, perPackage int, shuffled bool
 	}
 	for k := 0; k*perPackage < len(small); k++ {
 		part := small[k*perPackage : min((k+1)*perPackage, len(small))]
-		pkg, err := t.writePackage(fmt.Sprintf("dumps/part%05d.zip", k), base, at, part)
+		pkg, err := t.writePackage(fmt.Sprintf("%s/part%05d.zip", pkgDir, k), base, at, part)
 		if err != nil {
 			return err
 		}

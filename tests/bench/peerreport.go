@@ -349,6 +349,7 @@ command line and date; nothing is edited by hand.
     go run ./tests/bench -peer -peer-files 2000 -peer-big 64MiB # a quick check
     go run ./tests/bench -peer -base /var/tmp/rsfs-main        # adds a "before" rsfs binary to the same run
     go run ./tests/bench -latency 0,10ms,50ms,150ms -base /var/tmp/rsfs-main # grep -r of 5,000 small files with each request delayed, with and without a Resource Dump
+    go run ./tests/bench -latency 50ms -layout flat,fanout,items -walkers grep,rsync,tar,restic -protocols h1,h2 # every layout, walker and protocol (needs rsync, restic)
     go run ./tests/bench -squid 2 -base /var/tmp/rsfs-main     # 2 mounts behind one stock squid: Source requests while each greps 2,000 small files, and changes timed (needs squid)
     go run ./tests/bench                                        # listing, sequential, grep, dumps and following against the Go test Source
 

@@ -45,16 +45,18 @@ type peerTree struct {
 	dirs  int // how many directories under data/
 }
 
-func genTree(root string, small int, smallSize, bigSize int64) (*peerTree, error) {
+func genTree(root string, l layout, small int, smallSize, bigSize int64) (*peerTree, error) {
 	t := &peerTree{www: filepath.Join(root, "www"), docs: map[string]string{}, small: small}
+	var paths []string
 	for i := range small {
-		f, err := writeSmall(t.www, i, smallSize)
+		f, err := writeSmall(t.www, l.path(i), i, smallSize)
 		if err != nil {
 			return nil, err
 		}
 		t.files = append(t.files, f)
+		paths = append(paths, f.Path)
 	}
-	t.dirs = (small + perDir - 1) / perDir
+	t.dirs = dirsUnder(paths)
 	if bigSize > 0 {
 		f, err := writeBig(t.www, bigSize)
 		if err != nil {
@@ -63,10 +65,6 @@ func genTree(root string, small int, smallSize, bigSize int64) (*peerTree, error
 		t.files = append(t.files, f)
 	}
 	return t, nil
-}
-
-func smallPath(i int) string {
-	return fmt.Sprintf("data/d%04d/f%07d.txt", i/perDir, i)
 }
 
 // smallBody is size bytes of text lines; the needle is on the last line,
@@ -81,8 +79,7 @@ func smallBody(i int, size int64) []byte {
 	return append(body, tail...)
 }
 
-func writeSmall(www string, i int, size int64) (treeFile, error) {
-	rel := smallPath(i)
+func writeSmall(www, rel string, i int, size int64) (treeFile, error) {
 	body := smallBody(i, size)
 	p := filepath.Join(www, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
