@@ -47,8 +47,8 @@ func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error
 		}
 	}
 	for _, set := range f.sets() {
-		if set.URL == "" {
-			continue
+		if _, unread := f.s.UnreadCapabilityList(set); set.URL == "" || unread {
+			continue // an unread one is retried after (retryUnreadCapabilityLists)
 		}
 		doc, err := f.getIfChanged(ctx, set.URL)
 		if err != nil {

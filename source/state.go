@@ -29,6 +29,10 @@ type State struct {
 	// UnreadDumps are the dumps the last load could not read, by URL: a
 	// mount from this state tries them again, as the saving one did.
 	UnreadDumps map[string]SavedUnreadDump `json:"unread_dumps,omitempty"`
+	// UnreadCapabilityLists are the sets' Capability Lists that could not
+	// be read, by URL: a mount from this state shows them and tries them
+	// again, and keeps their sets as saved while they fail (KeepSavedSets).
+	UnreadCapabilityLists map[string]SavedUnreadDump `json:"unread_capability_lists,omitempty"`
 }
 
 // SavedUnreadDump is an unread dump as a State keeps it.
@@ -42,7 +46,8 @@ type SavedUnreadDump struct {
 // whatever lock keeps the sets' list times from changing (a reload).
 func (s *Source) State(positions json.RawMessage) *State {
 	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.setCopies(),
-		Positions: positions, Mirrors: s.policy.Mirrors(), UnreadDumps: s.unread.saved()}
+		Positions: positions, Mirrors: s.policy.Mirrors(), UnreadDumps: s.unread.saved(),
+		UnreadCapabilityLists: s.savedUnreadCaps()}
 }
 
 // DecodeState reads a State saved by a snapshot (changes.Follower.Snapshot).
@@ -64,6 +69,7 @@ func Restore(st *State, opts Options) *Source {
 	s.Entry, s.sets = st.Entry, st.Sets
 	s.AllowSavedMirrors(st)
 	s.AdoptUnreadDumps(st)
+	s.adoptSavedUnreadCaps(st)
 	for _, set := range s.sets {
 		if set.URL != "" {
 			s.AllowDoc(set.URL)
