@@ -11,6 +11,10 @@ import (
 // that could not be read reads now.
 const reloadCapabilityLists = "a Capability List that could not be read reads now; reloading the Resource Lists"
 
+// reloadLists is the reload's reason when a Resource List that could not
+// be read reads now.
+const reloadLists = "a Resource List that could not be read reads now; reloading the Resource Lists"
+
 // retryUnreadCapabilityLists reads again each set's Capability List that
 // could not be read (when the Source was found, or since), and adopts what
 // one that reads now names. It reports whether that changed the set's

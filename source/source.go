@@ -44,6 +44,9 @@ type Source struct {
 	// unreadCaps are the Capability Lists that could not be read
 	// (unreadcaps.go).
 	unreadCaps unreadDumps
+	// unreadLists are the Resource Lists that could not be read
+	// (unreadlists.go).
+	unreadLists unreadDumps
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one

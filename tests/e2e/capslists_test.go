@@ -240,3 +240,38 @@ func TestNoCapabilityListCanBeRead(t *testing.T) {
 	}
 	assert.False(t, isMountPoint(mnt), "no mount left behind")
 }
+
+// A set's Resource List that answers 404 at the first mount leaves out
+// only its resources: the mount comes up from the other sets, warns once
+// naming the list and the error, shows it among its set's degraded
+// documents, and reads it again at each poll; once it reads, its
+// resources join the tree.
+func TestResourceListThatCannotBeRead(t *testing.T) {
+	pages := threeSetsPages()
+	delete(pages, "/dataset2/resourcelist.xml")
+	h := startHandSource(t, pages)
+	m := mount(t, h.base+"/", "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, []string{"dataset1/res1", "dataset3/res1"}, relFiles(t, m.dir))
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	assert.Equal(t, 1, countLines(string(log), `level=WARN msg="resource list not read`, h.base+"/dataset2/resourcelist.xml", "404"),
+		"one warning naming the list and why:\n%s", log)
+	asked := h.requests("/dataset2/resourcelist.xml")
+	waitFor(t, 10*time.Second, "the Resource List to be tried again", func() bool {
+		return h.requests("/dataset2/resourcelist.xml") > asked
+	})
+	degraded := setsDegraded(t, m.dir)
+	require.Len(t, degraded[h.base+"/dataset2/capabilitylist.xml"], 1, "%v", degraded)
+	assert.Contains(t, degraded[h.base+"/dataset2/capabilitylist.xml"][0], h.base+"/dataset2/resourcelist.xml")
+	assert.Contains(t, degraded[h.base+"/dataset2/capabilitylist.xml"][0], "404")
+	assert.Equal(t, []string{}, degraded[h.base+"/dataset1/capabilitylist.xml"])
+
+	h.set("/dataset2/resourcelist.xml", threeSetsPages()["/dataset2/resourcelist.xml"])
+	waitFor(t, 10*time.Second, "the set's resources to join the tree", func() bool {
+		return len(relFiles(t, m.dir)) == 3
+	})
+	got, err := os.ReadFile(m.path("dataset2/res1"))
+	require.NoError(t, err)
+	assert.Equal(t, "dataset2!\n", string(got))
+	assert.Equal(t, []string{}, setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"], "read now")
+}
