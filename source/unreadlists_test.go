@@ -3,6 +3,7 @@ package source
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,8 +62,9 @@ func TestUnreadResourceListLeftOutAndRetried(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	assert.False(t, s.RetryUnreadLists(ctx), "still broken")
+	var mu sync.Mutex // the sink is called from the loading workers
 	var seen []string
-	sink := func(r *catalog.Resource) error { seen = append(seen, r.URI); return nil }
+	sink := func(r *catalog.Resource) error { mu.Lock(); seen = append(seen, r.URI); mu.Unlock(); return nil }
 	_, err = s.LoadEach(ctx, sink)
 	require.Error(t, err, "a reload never goes on without a list")
 	assert.Len(t, s.UnreadLists(s.Sets()[0]), 2)
