@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"sync"
 	"testing"
@@ -58,6 +59,12 @@ func TestUnreadResourceListLeftOutAndRetried(t *testing.T) {
 	require.Len(t, unread, 2)
 	assert.ErrorContains(t, unread[base+"rl1.xml"].Err, "rl1.xml:5")
 	assert.ErrorContains(t, unread[base+"rl2.xml"].Err, "404")
+
+	st := s.State(json.RawMessage(`{}`))
+	require.Len(t, st.UnreadLists, 2)
+	assert.Equal(t, base+"caps.xml", st.UnreadLists[base+"rl2.xml"].Set)
+	r := Restore(st, testOptions())
+	assert.Len(t, r.UnreadLists(r.Sets()[0]), 2, "a Source restored from the state still shows them")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
