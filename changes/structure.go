@@ -133,7 +133,9 @@ func (f *Follower) replaceClosed(fresh *source.Set) {
 }
 
 // adoptSetURLs compares the Capability Lists a re-read Source Description
-// names with the sets followed; a set added or gone means a reload.
+// names with the sets followed; a set added or gone means a reload. A new
+// one that cannot be read is a set with no documents, noted unread, as
+// discovery makes one (retryUnreadCapabilityLists reads it again).
 func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document) bool {
 	var want []string
 	for _, e := range doc.Entries {
@@ -158,7 +160,16 @@ func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document)
 		}
 		f.s.AllowDoc(u)
 		d, err := f.getIfChanged(ctx, u)
-		if err != nil || d == nil || d.Header.Capability() != resourcesync.CapCapabilityList {
+		if err == nil && d != nil && d.Header.Capability() != resourcesync.CapCapabilityList {
+			err = fmt.Errorf("capability is %q", d.Header.Capability())
+		}
+		if err != nil && ctx.Err() == nil { // a set with no documents yet, read again at each poll
+			set := &source.Set{URL: u}
+			f.s.NoteCapabilityListUnread(set, fmt.Errorf("read capability list %s: %w", u, err))
+			sets = append(sets, set)
+			continue
+		}
+		if err != nil || d == nil {
 			f.s.Logger().Warn("a new capability list could not be read; not followed yet", "url", u, "err", err)
 			continue
 		}

@@ -36,9 +36,9 @@ func (s *Source) noteUnreadCapabilityList(set *Set, err error) {
 	}
 }
 
-// NoteCapabilityListUnread records the latest failure to read the set's
-// Capability List, unread since the Source was found (without another
-// warning).
+// NoteCapabilityListUnread records a failure to read the set's Capability
+// List: one a re-read Source Description names anew, or one still unread
+// (its latest error, without another warning).
 func (s *Source) NoteCapabilityListUnread(set *Set, err error) { s.noteUnreadCapabilityList(set, err) }
 
 // NoteCapabilityListRead records that the set's Capability List, which

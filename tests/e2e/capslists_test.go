@@ -275,3 +275,48 @@ func TestResourceListThatCannotBeRead(t *testing.T) {
 	assert.Equal(t, "dataset2!\n", string(got))
 	assert.Equal(t, []string{}, setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"], "read now")
 }
+
+// A Source Description that comes to name a Capability List that cannot
+// be read yet: the new set shows degraded, is tried again at each poll,
+// and joins the tree once its Capability List reads.
+func TestNewCapabilityListThatCannotBeReadYet(t *testing.T) {
+	pages := threeSetsPages()
+	oneSet := strings.Replace(threeSetsDescription, `  <url>
+      <loc>{base}/dataset2/capabilitylist.xml</loc>
+      <rs:md capability="capabilitylist"/>
+  </url>
+`, "", 1)
+	oneSet = strings.Replace(oneSet, `  <url>
+      <loc>{base}/dataset3/capabilitylist.xml</loc>
+      <rs:md capability="capabilitylist"/>
+  </url>
+`, "", 1)
+	require.NotContains(t, oneSet, "dataset2")
+	pages["/.well-known/resourcesync"] = oneSet
+	delete(pages, "/dataset2/capabilitylist.xml")
+	h := startHandSource(t, pages)
+	m := mount(t, h.base+"/", "--poll-interval", "200ms", "--retries", "0")
+	assert.Equal(t, []string{"dataset1/res1"}, relFiles(t, m.dir))
+
+	h.set("/.well-known/resourcesync", strings.Replace(threeSetsDescription, `  <url>
+      <loc>{base}/dataset3/capabilitylist.xml</loc>
+      <rs:md capability="capabilitylist"/>
+  </url>
+`, "", 1))
+	waitFor(t, 10*time.Second, "the new set to show degraded", func() bool {
+		return len(setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"]) == 1
+	})
+	assert.Contains(t, setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"][0], "404")
+	asked := h.requests("/dataset2/capabilitylist.xml")
+	waitFor(t, 10*time.Second, "the Capability List to be tried again", func() bool {
+		return h.requests("/dataset2/capabilitylist.xml") > asked
+	})
+	assert.Equal(t, []string{"dataset1/res1"}, relFiles(t, m.dir))
+
+	h.set("/dataset2/capabilitylist.xml", threeSetsPages()["/dataset2/capabilitylist.xml"])
+	waitFor(t, 10*time.Second, "the set to join the tree", func() bool {
+		return len(relFiles(t, m.dir)) == 2
+	})
+	assert.Equal(t, []string{"dataset1/res1", "dataset2/res1"}, relFiles(t, m.dir))
+	assert.Equal(t, []string{}, setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"])
+}
