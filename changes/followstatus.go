@@ -45,6 +45,14 @@ func (f *Follower) Status() status.Follow {
 		for _, d := range f.st.degraded[set] {
 			ss.Degraded = append(ss.Degraded, d)
 		}
+		if d, unread := f.s.UnreadCapabilityList(set); unread {
+			ss.Degraded = append(ss.Degraded, status.DocError{Doc: set.URL, Err: d.Err.Error(), Since: d.Since})
+		}
+		for u, d := range f.s.UnreadLists(set) {
+			if _, polled := f.st.degraded[set][u]; !polled {
+				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})
+			}
+		}
 		for u, d := range f.s.UnreadDumps(set) { // the last load could not read them
 			if _, polled := f.st.degraded[set][u]; !polled {
 				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})

@@ -47,8 +47,8 @@ func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error
 		}
 	}
 	for _, set := range f.sets() {
-		if set.URL == "" {
-			continue
+		if _, unread := f.s.UnreadCapabilityList(set); set.URL == "" || unread {
+			continue // an unread one is retried after (retryUnreadCapabilityLists)
 		}
 		doc, err := f.getIfChanged(ctx, set.URL)
 		if err != nil {
@@ -133,7 +133,9 @@ func (f *Follower) replaceClosed(fresh *source.Set) {
 }
 
 // adoptSetURLs compares the Capability Lists a re-read Source Description
-// names with the sets followed; a set added or gone means a reload.
+// names with the sets followed; a set added or gone means a reload. A new
+// one that cannot be read is a set with no documents, noted unread, as
+// discovery makes one (retryUnreadCapabilityLists reads it again).
 func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document) bool {
 	want, err := f.capabilityListURLs(ctx, doc)
 	if err != nil {
@@ -157,7 +159,16 @@ func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document)
 		}
 		f.s.AllowDoc(u)
 		d, err := f.getIfChanged(ctx, u)
-		if err != nil || d == nil || d.Header.Capability() != resourcesync.CapCapabilityList {
+		if err == nil && d != nil && d.Header.Capability() != resourcesync.CapCapabilityList {
+			err = fmt.Errorf("capability is %q", d.Header.Capability())
+		}
+		if err != nil && ctx.Err() == nil { // a set with no documents yet, read again at each poll
+			set := &source.Set{URL: u}
+			f.s.NoteCapabilityListUnread(set, fmt.Errorf("read capability list %s: %w", u, err))
+			sets = append(sets, set)
+			continue
+		}
+		if err != nil || d == nil {
 			f.s.Logger().Warn("a new capability list could not be read; not followed yet", "url", u, "err", err)
 			continue
 		}

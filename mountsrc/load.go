@@ -66,6 +66,7 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 	case snap != nil && src.Origin == snap.state.Origin:
 		src.AllowSavedMirrors(snap.state)
 		l := &Loaded{Source: src, Catalog: snap.cat, Positions: snap.positions, NeedsCatchUp: true}
+		src.KeepSavedSets(snap.state) // a set whose Capability List fails now keeps what the snapshot holds
 		if src.SameSets(snap.state) {
 			src.AdoptListedAt(snap.state)
 			src.AdoptUnreadDumps(snap.state)

@@ -276,7 +276,9 @@ func (d *discovery) descriptionIndex(ctx context.Context, n *node, path []string
 	return nil
 }
 
-// addCapabilityList adopts the set of a Capability List, once.
+// addCapabilityList adopts the set of a Capability List, once. One that
+// cannot be read is a set with no documents, noted unread (unreadcaps.go),
+// unless Options.Partial (or a cancelled context) says otherwise.
 func (d *discovery) addCapabilityList(ctx context.Context, capURL string) error {
 	if d.hasSet(capURL) {
 		return nil
@@ -286,7 +288,14 @@ func (d *discovery) addCapabilityList(ctx context.Context, capURL string) error 
 		err = fmt.Errorf("capability is %q", n.cap)
 	}
 	if err != nil {
-		return d.failed(capURL, fmt.Errorf("read capability list %s: %w", capURL, err))
+		err = fmt.Errorf("read capability list %s: %w", capURL, err)
+		if d.s.opts.Partial || ctx.Err() != nil {
+			return d.failed(capURL, err)
+		}
+		set := &Set{URL: capURL}
+		d.addSet(set)
+		d.s.noteUnreadCapabilityList(set, err)
+		return nil
 	}
 	d.addSet(d.capabilitySet(n))
 	return nil

@@ -90,6 +90,9 @@ func Discover(ctx context.Context, rawURL string, opts Options) (*Source, error)
 	if len(s.sets) == 0 {
 		return nil, fmt.Errorf("discover %s: %w (no document it names could be read)", rawURL, ErrNotFound)
 	}
+	if err := s.readableSets(); err != nil {
+		return nil, fmt.Errorf("discover %s: %w", rawURL, err)
+	}
 	s.Origin = d.votes.origin(d.typed)
 	if s.Origin != d.typed {
 		s.log.Info("the Source's documents place it at another origin than the URL given; paths are relative to theirs",

@@ -223,15 +223,19 @@ func TestDiscoverPartialRecordsFailedCapabilityList(t *testing.T) {
 	pages["/set2/caps.xml"] = page{status: 500, body: "boom"}
 	base := site(t, pages)
 
-	_, err := discover(t, base)
-	require.Error(t, err, "a mount does not go on without a set")
-	assert.Contains(t, err.Error(), base+"set2/caps.xml")
+	s, err := discover(t, base)
+	require.NoError(t, err, "a mount goes on with the set that reads")
+	assert.Equal(t, []string{base + "set1/caps.xml", base + "set2/caps.xml"}, setURLs(s))
+	d, unread := s.UnreadCapabilityList(s.Sets()[1])
+	require.True(t, unread)
+	assert.ErrorContains(t, d.Err, "500")
+	assert.Empty(t, s.Failed, "Failed is inspect's")
 
 	opts := testOptions()
 	opts.Partial = true
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Discover(ctx, base, opts)
+	s, err = Discover(ctx, base, opts)
 	require.NoError(t, err)
 	assert.Equal(t, []string{base + "set1/caps.xml"}, setURLs(s))
 	require.Len(t, s.Failed, 1)

@@ -41,7 +41,7 @@ type LoadStats struct {
 // are completed by HEAD (bounded parallelism) before the catalog is sealed;
 // one whose length cannot be learned is left out and logged.
 func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(Progress)) (*LoadStats, error) {
-	st, err := s.loadChecked(ctx, cat.Add, cat.AddAll, progress)
+	st, err := s.loadChecked(ctx, cat.Add, cat.AddAll, progress, true)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +62,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 // the time each set's lists speak for is in the stats (ListedAt), for the
 // caller to store under its own lock.
 func (s *Source) LoadEach(ctx context.Context, sink func(*catalog.Resource) error) (*LoadStats, error) {
-	return s.loadChecked(ctx, sink, nil, nil)
+	return s.loadChecked(ctx, sink, nil, nil, false)
 }
 
 // ListedAt is the oldest time set's Resource Lists speak for, as loaded;
@@ -75,10 +75,12 @@ func (st *LoadStats) ListedAt(set *Set) time.Time { return st.listed[set] }
 // only read: the time each set's lists speak for is returned in the stats,
 // for the caller to store under its own lock. sinkAll, if set, takes a
 // list's entries in batches (catalog.AddAll) and returns how many it took.
+// tolerant (a first load) goes on without a list that cannot be read
+// (unreadlists.go).
 func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error,
-	sinkAll func([]*catalog.Resource) (int, error), progress func(Progress)) (*LoadStats, error) {
+	sinkAll func([]*catalog.Resource) (int, error), progress func(Progress), tolerant bool) (*LoadStats, error) {
 	start := time.Now()
-	l := &loader{s: s, progress: progress}
+	l := &loader{s: s, progress: progress, tolerant: tolerant}
 	l.dumps.number, l.dumps.docs = s.SetNumber, s.Docs
 	s.lists.reset()
 	dumps := 0
@@ -118,6 +120,9 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	if err := l.readLists(ctx); err != nil {
 		return nil, err
 	}
+	if err := l.noteUnreadLists(); err != nil {
+		return nil, err
+	}
 	l.dumps.listedAt = l.listed
 	dropped, err := l.learnLengths(ctx)
 	if err != nil {
@@ -148,6 +153,9 @@ type loader struct {
 	sinkAll  func([]*catalog.Resource) (int, error) // a list's entries, a batch at a time
 	progress func(Progress)
 	seeds    []listDoc
+	tolerant bool // a first load: a list that cannot be read is left out
+
+	unreadLists map[string]unreadDump // the lists left out, by URL; under mu
 
 	lists, resources, learned atomic.Int64
 	skipped                   atomic.Int64 // dump packages left out
@@ -253,7 +261,7 @@ func (l *loader) readLists(ctx context.Context) error {
 		go func() {
 			defer workers.Done()
 			for d := range queue {
-				if err := l.readList(ctx, d, enqueue); err != nil {
+				if err := l.readList(ctx, d, enqueue); err != nil && !l.leaveOut(ctx, d, err) {
 					cancel(err)
 				}
 				pending.Done()
@@ -323,7 +331,7 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 		took, err := l.sinkAll(batch)
 		l.resources.Add(int64(took))
 		if err != nil {
-			return fmt.Errorf("read resource list %s: %s: %w", doc, batch[took].URI, err)
+			return fmt.Errorf("read resource list %s: %s: %w", doc, batch[took].URI, refusedError{err})
 		}
 		batch = batch[:0]
 		return nil
@@ -334,6 +342,9 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 			break
 		}
 		if err != nil {
+			if ferr := flush(); ferr != nil { // the entries before the break are good
+				return ferr
+			}
 			return fmt.Errorf("read resource list: %w", err)
 		}
 		if skipped.Skip(e.Loc) {

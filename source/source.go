@@ -41,6 +41,12 @@ type Source struct {
 	pkgs   packages
 	lists  listValidators // of the Resource Lists last loaded
 	unread unreadDumps    // the dumps the last load could not read
+	// unreadCaps are the Capability Lists that could not be read
+	// (unreadcaps.go).
+	unreadCaps unreadDumps
+	// unreadLists are the Resource Lists that could not be read
+	// (unreadlists.go).
+	unreadLists unreadDumps
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one
@@ -91,7 +97,10 @@ type Options struct {
 	Parallel int
 	// Partial: discovery records a Source Description or Capability List it
 	// cannot read (in Source.Failed) and goes on with the others, as long as
-	// one set is found. Without it such a document fails discovery.
+	// one set is found. Without it a Source Description Index's Source
+	// Description that cannot be read fails discovery, and a Capability List
+	// that cannot be read stays a set with no documents, retried at each
+	// poll (unreadcaps.go); only a Source where no set is read fails.
 	Partial bool
 	// Other, when set, tells discovery another protocol's documents
 	// (package discover sets it): Discover stops with an *OtherFound at

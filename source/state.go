@@ -29,12 +29,21 @@ type State struct {
 	// UnreadDumps are the dumps the last load could not read, by URL: a
 	// mount from this state tries them again, as the saving one did.
 	UnreadDumps map[string]SavedUnreadDump `json:"unread_dumps,omitempty"`
+	// UnreadCapabilityLists are the sets' Capability Lists that could not
+	// be read, by URL: a mount from this state shows them and tries them
+	// again, and keeps their sets as saved while they fail (KeepSavedSets).
+	UnreadCapabilityLists map[string]SavedUnreadDump `json:"unread_capability_lists,omitempty"`
+	// UnreadLists are the Resource Lists (or index children) that could not
+	// be read, by URL, each with its set's key: a mount from this state
+	// shows them and tries them again.
+	UnreadLists map[string]SavedUnreadDump `json:"unread_lists,omitempty"`
 }
 
 // SavedUnreadDump is an unread dump as a State keeps it.
 type SavedUnreadDump struct {
 	Error string    `json:"error"`
 	Since time.Time `json:"since"`
+	Set   string    `json:"set,omitempty"` // the set's key (SetKey), for a Resource List
 }
 
 // State returns the Source's state for a snapshot, with the positions its
@@ -42,7 +51,8 @@ type SavedUnreadDump struct {
 // whatever lock keeps the sets' list times from changing (a reload).
 func (s *Source) State(positions json.RawMessage) *State {
 	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.setCopies(),
-		Positions: positions, Mirrors: s.policy.Mirrors(), UnreadDumps: s.unread.saved()}
+		Positions: positions, Mirrors: s.policy.Mirrors(), UnreadDumps: s.unread.saved(),
+		UnreadCapabilityLists: s.savedUnreadCaps(), UnreadLists: s.savedUnreadLists()}
 }
 
 // DecodeState reads a State saved by a snapshot (changes.Follower.Snapshot).
@@ -64,6 +74,7 @@ func Restore(st *State, opts Options) *Source {
 	s.Entry, s.sets = st.Entry, st.Sets
 	s.AllowSavedMirrors(st)
 	s.AdoptUnreadDumps(st)
+	s.adoptSavedUnreadCaps(st)
 	for _, set := range s.sets {
 		if set.URL != "" {
 			s.AllowDoc(set.URL)

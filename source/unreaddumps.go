@@ -125,8 +125,9 @@ func (d *unreadDumps) saved() map[string]SavedUnreadDump {
 }
 
 // AdoptUnreadDumps takes over the unread dumps of a saved state that a set
-// of the Source still names, so that a mount from a snapshot tries them
-// again and shows them, as the mount that saved it did.
+// of the Source still names (and its unread Resource Lists of a set the
+// Source still has), so that a mount from a snapshot tries them again and
+// shows them, as the mount that saved it did.
 func (s *Source) AdoptUnreadDumps(st *State) {
 	m := map[string]unreadDump{}
 	for _, set := range s.Sets() {
@@ -139,4 +140,5 @@ func (s *Source) AdoptUnreadDumps(st *State) {
 		}
 	}
 	s.unread.replace(m)
+	s.adoptUnreadLists(st)
 }

@@ -1,0 +1,160 @@
+package source
+
+import (
+	"errors"
+	"fmt"
+
+	"strings"
+	"time"
+)
+
+// The Capability Lists a Source Description (or a 1.0 Capability List
+// Index) names that could not be read do not refuse the Source: each
+// stays a set of its own, with no documents when it was never read (or
+// those a snapshot remembers, KeepSavedSets), shown degraded in the status
+// and read again at each poll (the follower's retry), which reloads the
+// set once it reads. They are kept, by URL, in Source.unreadCaps; only a
+// Source where no set could be read is refused (readableSets).
+
+// noteUnreadCapabilityList records that the set's Capability List could
+// not be read, and warns of it once, until it reads again.
+func (s *Source) noteUnreadCapabilityList(set *Set, err error) {
+	s.unreadCaps.mu.Lock()
+	old, was := s.unreadCaps.m[set.URL]
+	since := time.Now()
+	if was {
+		since = old.Since
+	}
+	if s.unreadCaps.m == nil {
+		s.unreadCaps.m = map[string]unreadDump{}
+	}
+	s.unreadCaps.m[set.URL] = unreadDump{set, UnreadDump{Err: err, Since: since}}
+	s.unreadCaps.mu.Unlock()
+	if !was {
+		s.log.Warn("capability list not read: its set is left out (or kept as the snapshot had it), and it is tried again at each poll",
+			"capability_list", set.URL, "err", err)
+	}
+}
+
+// NoteCapabilityListUnread records a failure to read the set's Capability
+// List: one a re-read Source Description names anew, or one still unread
+// (its latest error, without another warning).
+func (s *Source) NoteCapabilityListUnread(set *Set, err error) { s.noteUnreadCapabilityList(set, err) }
+
+// NoteCapabilityListRead records that the set's Capability List, which
+// could not be read, reads now.
+func (s *Source) NoteCapabilityListRead(set *Set) {
+	s.unreadCaps.mu.Lock()
+	_, was := s.unreadCaps.m[set.URL]
+	delete(s.unreadCaps.m, set.URL)
+	s.unreadCaps.mu.Unlock()
+	if was {
+		s.log.Info("capability list read, which could not be before", "capability_list", set.URL)
+	}
+}
+
+// UnreadCapabilityList reports whether the set's Capability List could not
+// be read, and why and since when.
+func (s *Source) UnreadCapabilityList(set *Set) (UnreadDump, bool) {
+	if set.URL == "" {
+		return UnreadDump{}, false
+	}
+	s.unreadCaps.mu.Lock()
+	defer s.unreadCaps.mu.Unlock()
+	d, ok := s.unreadCaps.m[set.URL]
+	return d.UnreadDump, ok
+}
+
+// readableSets returns nil when a set of the Source has a Capability List
+// that was read (or documents of its own); else the error that names every
+// Capability List that could not be read, and why.
+func (s *Source) readableSets() error {
+	var errs capErrors
+	for _, set := range s.sets {
+		d, unread := s.UnreadCapabilityList(set)
+		if !unread || len(set.Docs) > 0 {
+			return nil
+		}
+		errs = append(errs, d.Err)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("no Capability List it names could be read: %w", errs)
+}
+
+// capErrors are the errors of every Capability List that could not be
+// read, on one line.
+type capErrors []error
+
+func (e capErrors) Error() string {
+	msgs := make([]string, len(e))
+	for i, err := range e {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (e capErrors) Unwrap() []error { return e }
+
+// savedUnreadCaps is the unread Capability Lists as a State keeps them;
+// nil for none.
+func (s *Source) savedUnreadCaps() map[string]SavedUnreadDump {
+	var out map[string]SavedUnreadDump
+	for u, d := range s.unreadCaps.copy() {
+		if out == nil {
+			out = map[string]SavedUnreadDump{}
+		}
+		out[u] = SavedUnreadDump{Error: d.Err.Error(), Since: d.Since}
+	}
+	return out
+}
+
+// KeepSavedSets gives each set whose Capability List discovery could not
+// read the documents, channels and links a saved state's set of the same
+// Capability List had, and the time it has been unread since, when the
+// state says so: a remount never drops what a snapshot holds of a set
+// because its Capability List cannot be read now, and the set's Resource
+// Lists (as the snapshot knew them) are still read at a reload. Call it
+// before the Source is followed.
+func (s *Source) KeepSavedSets(st *State) {
+	saved := map[string]*Set{}
+	for _, set := range st.Sets {
+		if set.URL != "" {
+			saved[set.URL] = set
+		}
+	}
+	for _, set := range s.Sets() {
+		d, unread := s.UnreadCapabilityList(set)
+		old, ok := saved[set.URL]
+		if !unread || !ok {
+			continue
+		}
+		s.setsMu.Lock()
+		set.Docs, set.Hubs, set.Links = cloneDocs(old.Docs), old.Hubs, old.Links
+		s.setsMu.Unlock()
+		for _, docs := range set.Docs {
+			for _, u := range docs {
+				s.AllowDoc(u)
+			}
+		}
+		if sd, ok := st.UnreadCapabilityLists[set.URL]; ok && sd.Since.Before(d.Since) {
+			s.unreadCaps.mu.Lock()
+			s.unreadCaps.m[set.URL] = unreadDump{set, UnreadDump{Err: d.Err, Since: sd.Since}}
+			s.unreadCaps.mu.Unlock()
+		}
+		s.log.Info("capability list not read: its set is kept as the snapshot had it", "capability_list", set.URL)
+	}
+}
+
+// adoptSavedUnreadCaps takes over a saved state's unread Capability Lists,
+// for a Source restored from it without the network.
+func (s *Source) adoptSavedUnreadCaps(st *State) {
+	m := map[string]unreadDump{}
+	for _, set := range s.sets {
+		if sd, ok := st.UnreadCapabilityLists[set.URL]; ok && set.URL != "" {
+			m[set.URL] = unreadDump{set, UnreadDump{Err: errors.New(sd.Error), Since: sd.Since}}
+		}
+	}
+	s.unreadCaps.replace(m)
+}
