@@ -250,7 +250,11 @@ func (w *walk) packages(ctx context.Context, entries []resourcesync.Entry, me, d
 // kept once. An undated entry that falls at or before the position cannot
 // be told new from old by time: it is compared with the catalog, and kept
 // (a doubt, said in a warning naming the document) when the catalog does
-// not hold its result.
+// not hold its result. An undated entry that a later entry of the same
+// document supersedes (datedChanges) is never kept: py-resourcesync writes
+// a deletion undated and may re-create the file later in the same list,
+// and that deletion, re-read behind the position, would be a doubt the
+// catalog does not hold.
 func (w *walk) collect(u string, h *resourcesync.Header, entries []resourcesync.Entry, dump bool) coverage {
 	cs, cov := datedChanges(u, h, entries, w.pos.Time)
 	w.cov = w.cov.with(cov)
@@ -269,6 +273,9 @@ func (w *walk) collect(u string, h *resourcesync.Header, entries []resourcesync.
 			continue
 		}
 		lr.note(c, w.horizon)
+		if c.superseded {
+			continue
+		}
 		id := c.key + "@" + c.at.UTC().Format(time.RFC3339Nano)
 		if _, dup := w.seen[id]; dup {
 			continue
