@@ -18,6 +18,7 @@ const (
 	warnBadURL
 	warnNonStandardCapability
 	warnUserinfo
+	warnNoChange
 	warnCount
 )
 
@@ -35,6 +36,7 @@ var warnMessages = [warnCount]string{
 	warnBadURL:                "URL that cannot be parsed; kept as published",
 	warnNonStandardCapability: "non-standard capability name",
 	warnUserinfo:              "userinfo removed from a URL (credentials in a document are never sent); host",
+	warnNoChange:              "change entry without a change attribute (1.1 §12.1 and §13.2 require one); its resource is asked: created or updated if it answers, deleted if 404 or 410",
 }
 
 // sitemapEntryLimit is the Sitemap protocol's limit on entries per document.

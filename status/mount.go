@@ -91,7 +91,7 @@ func setReport(s Set, now, started time.Time) SetReport {
 	sr := SetReport{
 		Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
 		BehindSeconds: s.Behind(now, started).Seconds(), Resources: s.Resources,
-		Degraded: []DocReport{},
+		Degraded: []DocReport{}, Warnings: []WarningReport{},
 	}
 	if !s.Complete.IsZero() {
 		c := s.Complete.UTC()
@@ -99,6 +99,9 @@ func setReport(s Set, now, started time.Time) SetReport {
 	}
 	for _, d := range s.Degraded {
 		sr.Degraded = append(sr.Degraded, DocReport{Doc: d.Doc, Error: d.Err, Since: d.Since.UTC()})
+	}
+	for _, d := range s.Warnings {
+		sr.Warnings = append(sr.Warnings, WarningReport{Doc: d.Doc, Warning: d.Msg})
 	}
 	return sr
 }

@@ -39,6 +39,15 @@ type SetReport struct {
 	// began; null before any did.
 	Complete *time.Time  `json:"complete"`
 	Degraded []DocReport `json:"degraded"` // empty: every document was read
+	// Warnings: documents, as last read, that depart from the standard,
+	// and how they were read.
+	Warnings []WarningReport `json:"warnings"`
+}
+
+// WarningReport is a document's lasting deviation.
+type WarningReport struct {
+	Doc     string `json:"doc"`
+	Warning string `json:"warning"`
 }
 
 // DocReport is a document that failed at the last poll.
@@ -114,6 +123,9 @@ func (r *Report) WriteText(w io.Writer) {
 			(time.Duration(s.BehindSeconds * float64(time.Second))).Round(time.Second).String())
 		for _, d := range s.Degraded {
 			fmt.Fprintf(w, "    degraded: %s failing since %s: %s\n", d.Doc, d.Since.Format(time.RFC3339), d.Error)
+		}
+		for _, d := range s.Warnings {
+			fmt.Fprintf(w, "    warning: %s: %s\n", d.Doc, d.Warning)
 		}
 	}
 	if r.Polls.Last != nil {
