@@ -117,8 +117,9 @@ func convergeSeed(t *testing.T, seed int64) {
 		t.Fatal(err)
 	}
 	t.Cleanup(src.Close)
-	t.Logf("seed %d: %d files, dating %s, index %v, shared boundaries %v, undated deletions %v, newest first %v, entries without change %v, only from %v",
-		seed, cfg.Files, cfg.Dating, cfg.Index, cfg.SharedBoundary, cfg.UndatedDeletions, cfg.NewestFirst, cfg.NoChange, cfg.OnlyFrom)
+	t.Logf("seed %d: %d files, dating %s, index %v, shared boundaries %v, undated deletions %v, newest first %v, entries without change %v, only from %v, resource dump 404 %v, dump only %v, per-item dumps %v",
+		seed, cfg.Files, cfg.Dating, cfg.Index, cfg.SharedBoundary, cfg.UndatedDeletions, cfg.NewestFirst, cfg.NoChange, cfg.OnlyFrom,
+		cfg.Dumps404, cfg.DumpOnly, cfg.PerItemDumps)
 
 	before := rng.Intn(5)
 	for i := 0; i < before; i++ {
@@ -164,7 +165,25 @@ func convergeQuirks(cfg *randsource.Config, seed int64) {
 	cfg.NewestFirst = rng.Intn(3) == 0
 	cfg.NoChange = rng.Intn(3) == 0
 	cfg.OnlyFrom = rng.Intn(3) == 0
+	if !convergeDumpQuirks {
+		return
+	}
+	switch rng.Intn(6) {
+	case 0:
+		cfg.Dumps404 = true
+	case 1:
+		cfg.DumpOnly = true
+	case 2:
+		cfg.PerItemDumps = true
+	case 3:
+		cfg.DumpOnly, cfg.PerItemDumps = true, true
+	}
 }
+
+// convergeDumpQuirks lets the seeds pick the Resource Dump quirks: a
+// Resource Dump that answers 404, a Resource Dump instead of the Resource
+// List, a package per resource (issue 32 rows 1 and 6).
+const convergeDumpQuirks = false
 
 // convergeWait waits, from now (the Source has stopped), up to
 // convergeWithin for the tree to be the Source's truth, and fails with the

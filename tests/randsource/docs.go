@@ -43,7 +43,7 @@ func (s *Source) render(path string) ([]byte, bool) {
 		return s.description(), true
 	case path == capList:
 		return s.capabilityList(), true
-	case path == resList:
+	case path == resList && s.cfg.hasResourceList():
 		return s.resourceList(), true
 	case path == changeIndex && s.indexMode:
 		return s.changeListIndex(), true
@@ -77,11 +77,13 @@ func (s *Source) capabilityList() []byte {
 	fmt.Fprintf(&b, `%s<urlset %s>
   <rs:ln rel="up" href="%s%s"/>
   <rs:md capability="capabilitylist"/>
-  <url>
-    <loc>%s%s</loc>
-    <rs:md capability="resourcelist"/>
-  </url>
-`, xmlDecl, nsAttrs, s.base, wellKnown, s.base, resList)
+`, xmlDecl, nsAttrs, s.base, wellKnown)
+	if s.cfg.hasResourceList() {
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"resourcelist\"/>\n  </url>\n", s.base, resList)
+	}
+	if s.cfg.namesResourceDump() {
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"resourcedump\"/>\n  </url>\n", s.base, resDump)
+	}
 	cl := listPath(s.open().n)
 	if s.indexMode {
 		cl = changeIndex
@@ -287,7 +289,7 @@ func (s *Source) packageBytes(p *pkg) []byte {
 func (s *Source) Documents() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	paths := []string{wellKnown, capList, resList, changeIndex, changeDump}
+	paths := []string{wellKnown, capList, resList, resDump, changeIndex, changeDump}
 	for _, l := range s.lists {
 		paths = append(paths, listPath(l.n))
 	}

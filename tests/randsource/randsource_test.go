@@ -459,3 +459,80 @@ func TestPublishersWaysAreWritten(t *testing.T) {
 		t.Fatalf("entries not newest first: %v", locs)
 	}
 }
+
+// The Resource Dump quirks as a destination reads them: a dump-only Source
+// names a Resource Dump and no Resource List; per-item dumps are a package
+// per resource, each linking its manifest by rel="contents", the manifest
+// naming the member that holds the resource's bytes; Dumps404 names a
+// Resource Dump that answers 404.
+func TestResourceDumpsAreWritten(t *testing.T) {
+	s, err := Start(Config{Seed: 1, Files: 3, DumpOnly: true, PerItemDumps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := strings.TrimSuffix(s.URL(), "/")
+	_, body, _ := get(t, base+capList)
+	named := map[string]string{}
+	for _, u := range parse(t, body, "capability list").URLs {
+		named[u.MD.Capability] = u.Loc
+	}
+	if named["resourcelist"] != "" || named["resourcedump"] != base+resDump {
+		t.Fatalf("capability list: %s", body)
+	}
+	if code, _, _ := get(t, base+resList); code != http.StatusNotFound {
+		t.Fatalf("the Resource List answers %d", code)
+	}
+	type dumpURL struct {
+		Loc   string  `xml:"loc"`
+		Links []xmlLn `xml:"ln"`
+	}
+	var rd struct {
+		URLs []dumpURL `xml:"url"`
+	}
+	_, body, _ = get(t, base+resDump)
+	if err := xml.Unmarshal(body, &rd); err != nil {
+		t.Fatal(err)
+	}
+	truth := s.Truth()
+	if len(rd.URLs) != len(truth) {
+		t.Fatalf("%d packages for %d resources", len(rd.URLs), len(truth))
+	}
+	for _, u := range rd.URLs {
+		if len(u.Links) != 1 || u.Links[0].Rel != "contents" {
+			t.Fatalf("package %s links %+v", u.Loc, u.Links)
+		}
+		_, mb, _ := get(t, u.Links[0].Href)
+		man := parse(t, mb, "manifest")
+		if man.MD.Capability != "resourcedump-manifest" || len(man.URLs) != 1 {
+			t.Fatalf("manifest: %s", mb)
+		}
+		_, zb, _ := get(t, u.Loc)
+		zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := zr.Open(strings.TrimPrefix(man.URLs[0].MD.Path, "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(f)
+		if want := truth[strings.TrimPrefix(man.URLs[0].Loc, base)].Body; !bytes.Equal(got, want) {
+			t.Fatalf("member %s: %q, want %q", man.URLs[0].MD.Path, got, want)
+		}
+	}
+
+	s404, err := Start(Config{Seed: 1, Files: 3, Dumps404: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s404.Close()
+	base = strings.TrimSuffix(s404.URL(), "/")
+	_, body, _ = get(t, base+capList)
+	if !strings.Contains(string(body), resDump) || !strings.Contains(string(body), resList) {
+		t.Fatalf("capability list: %s", body)
+	}
+	if code, _, _ := get(t, base+resDump); code != http.StatusNotFound {
+		t.Fatalf("the Resource Dump answers %d", code)
+	}
+}

@@ -99,6 +99,16 @@ type Config struct {
 	// until, as Hyrax does: from is its first change's time, or
 	// 1970-01-01T00:00:00Z while it holds none.
 	OnlyFrom bool
+	// Dumps404: the Capability List names a Resource Dump that answers 404
+	// (the resync library's archives fixtures).
+	Dumps404 bool
+	// DumpOnly publishes the Resource List's state as a Resource Dump
+	// instead: the Capability List names no Resource List.
+	DumpOnly bool
+	// PerItemDumps publishes a Resource Dump (beside the Resource List,
+	// or, with DumpOnly, instead of it) of a package per resource, each
+	// with its own manifest linked by rel="contents", as WEKO3 does.
+	PerItemDumps bool
 }
 
 // undatedDeletions reports whether deletions are written undated.
@@ -172,6 +182,7 @@ type Source struct {
 	pkgs      []*pkg
 	minNext   time.Time // the earliest time the next change may carry
 	docs      map[string]docState
+	dump      *dumpGen // the Resource Dump of listed, built when first asked for
 	log       []string
 	nBody     int
 }
@@ -234,6 +245,15 @@ func (c *Config) quirks() string {
 	}
 	if c.OnlyFrom {
 		q = append(q, "only from")
+	}
+	if c.Dumps404 {
+		q = append(q, "a Resource Dump answering 404")
+	}
+	if c.DumpOnly {
+		q = append(q, "a Resource Dump instead of the Resource List")
+	}
+	if c.PerItemDumps {
+		q = append(q, "a Resource Dump package per resource")
 	}
 	if len(q) == 0 {
 		return "Change Lists as the standard writes them"
