@@ -68,7 +68,9 @@ type Feed struct {
 }
 
 // New returns the feed whose subscription document is at url, and lets
-// the client fetch from its origin.
+// the client fetch from its origin, as the Source's origin
+// (fetch.ReasonSource), as ResourceSync discovery admits a Source's origin
+// and the Capability List a page's resourcesync link names.
 func New(url string, opts Options) (*Feed, error) {
 	o, err := origin.Of(url)
 	if err != nil {
@@ -79,7 +81,7 @@ func New(url string, opts Options) (*Feed, error) {
 		log = slog.Default()
 	}
 	log = log.With("feed", url)
-	opts.Client.AllowOrigin(o)
+	opts.Client.Policy().Admit(o, fetch.ReasonSource)
 	f := &Feed{URL: url, Origin: o, opts: opts, log: log}
 	f.reader = copies.NewReader(opts.Client, copies.ReaderOptions{Log: log, URIOnly: true, Changed: f.changed})
 	if d := opts.Discovered; d != nil && d.URL == url && d.Body != nil {

@@ -141,7 +141,7 @@ func (f *Follower) closeGaps(ctx context.Context, sets []*source.Set) error {
 		f.s.Logger().Warn("checking the Resource Lists after a gap", "err", err)
 	}
 	if !unchanged {
-		if err := f.reload(ctx); err != nil {
+		if err := f.reload(ctx, reloadGap); err != nil {
 			return err
 		}
 	}
@@ -157,14 +157,21 @@ func (f *Follower) closeGaps(ctx context.Context, sets []*source.Set) error {
 // it: what changed is upserted, what is gone is removed. Positions restart
 // from the lists' times.
 func (f *Follower) Reload(ctx context.Context) error {
-	return f.reload(ctx)
+	return f.reload(ctx, reloadGap)
 }
+
+// Why a reload is due, as its warning says.
+const (
+	reloadGap       = "Change List no longer reaches back to the last change applied; reloading the Resource Lists"
+	reloadStructure = "the Source's resource sets changed; reloading the Resource Lists"
+	reloadDumps     = "a dump the last load could not read reads now; reloading the Resource Lists and dumps"
+)
 
 // reload reads with no lock held; only the reconciling, and the new list
 // times, hold applyMu (a snapshot reads the sets under it). A resource the
 // catalog has no room for fails the reload, which keeps what it had.
-func (f *Follower) reload(ctx context.Context) error {
-	f.s.Logger().Warn("Change List no longer reaches back to the last change applied; reloading the Resource Lists")
+func (f *Follower) reload(ctx context.Context, why string) error {
+	f.s.Logger().Warn(why)
 	seen := map[string]struct{}{}
 	var effects []catalog.Effect
 	var mu sync.Mutex

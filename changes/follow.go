@@ -134,7 +134,8 @@ func (f *Follower) Stats() FollowStats {
 }
 
 // pollOnce is the Follower's follow.PollFunc: a whole poll (sets nil)
-// reads the structure first, then every set's change documents, then
+// reads the structure first, and the dumps the last load could not read
+// (one that reads now reloads), then every set's change documents, then
 // checks for drift where it is due (drift.go); an early
 // poll reads the change documents of the sets asked for only (an unknown
 // set, 0, polls them all).
@@ -147,8 +148,12 @@ func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
+	why := reloadStructure
+	if !reload && f.s.RetryUnreadDumps(ctx) {
+		reload, why = true, reloadDumps
+	}
 	if reload {
-		if err := f.reload(ctx); err != nil {
+		if err := f.reload(ctx, why); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 	}

@@ -41,6 +41,11 @@ func (f *Follower) Status() status.Follow {
 		for _, d := range f.st.degraded[set] {
 			ss.Degraded = append(ss.Degraded, d)
 		}
+		for u, d := range f.s.UnreadDumps(set) { // the last load could not read them
+			if _, polled := f.st.degraded[set][u]; !polled {
+				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})
+			}
+		}
 		slices.SortFunc(ss.Degraded, func(a, b status.DocError) int { return strings.Compare(a.Doc, b.Doc) })
 		for _, doc := range slices.Sorted(maps.Keys(f.st.warnings[set])) {
 			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.warnings[set][doc]})

@@ -2,8 +2,10 @@ package fetch
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -90,4 +92,20 @@ func TestPolicyRefusalLogsNoUserinfo(t *testing.T) {
 	assert.NotContains(t, logged.String(), "s3cret")
 	assert.False(t, c.Allowed("ftp://mirror.example/f"))
 	assert.Empty(t, c.Policy().Mirrors())
+}
+
+// TestRefusedRequestNamesTheFlag: a request to an origin the policy does
+// not allow, directly or by a redirect, fails with ErrNotAllowed and names
+// the --allow-host that would allow it.
+func TestRefusedRequestNamesTheFlag(t *testing.T) {
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("x")) }))
+	t.Cleanup(other.Close)
+	redirect := httptest.NewServer(http.RedirectHandler(other.URL+"/x", http.StatusFound))
+	t.Cleanup(redirect.Close)
+	c := New(Options{CredentialOrigin: redirect.URL, Logger: fastOptions().Logger, Retries: -1})
+	for _, u := range []string{other.URL + "/x", redirect.URL + "/moved"} {
+		_, err := c.Get(context.Background(), u, nil)
+		assert.ErrorIs(t, err, ErrNotAllowed, u)
+		assert.ErrorContains(t, err, "host not allowed (--allow-host "+other.URL+" allows it)", u)
+	}
 }

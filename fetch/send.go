@@ -51,7 +51,7 @@ func (c *Client) follow(ctx context.Context, r request) (*http.Response, error) 
 	current := r.url
 	creds, ok := c.policy.consult(current)
 	if !ok {
-		return nil, fmt.Errorf("fetch %s: %w", current, ErrNotAllowed)
+		return nil, fmt.Errorf("fetch %s: %w%s", current, ErrNotAllowed, allowHostHint(current))
 	}
 	for hops := 0; ; hops++ {
 		resp, err := c.roundTrip(ctx, r.method, current, r.header, creds)
@@ -68,7 +68,7 @@ func (c *Client) follow(ctx context.Context, r request) (*http.Response, error) 
 				r.url, current, next, hops, ErrTooManyRedirects)
 		}
 		if creds, ok = c.policy.consult(next); !ok {
-			return nil, fmt.Errorf("fetch %s: redirect from %s to %s: %w", r.url, current, next, ErrNotAllowed)
+			return nil, fmt.Errorf("fetch %s: redirect from %s to %s: %w%s", r.url, current, next, ErrNotAllowed, allowHostHint(next))
 		}
 		current = next
 	}
@@ -165,4 +165,15 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// allowHostHint names the flag that allows rawURL's origin, for the error
+// of a request the policy refused: " (--allow-host http://host:port allows
+// it)"; "" for a URL with no http or https origin, which no flag allows.
+func allowHostHint(rawURL string) string {
+	o, err := httpOrigin(rawURL)
+	if err != nil {
+		return ""
+	}
+	return " (--allow-host " + o + " allows it)"
 }

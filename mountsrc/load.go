@@ -68,6 +68,7 @@ func load(ctx context.Context, dir string, src *source.Source, discoverErr error
 		l := &Loaded{Source: src, Catalog: snap.cat, Positions: snap.positions, NeedsCatchUp: true}
 		if src.SameSets(snap.state) {
 			src.AdoptListedAt(snap.state)
+			src.AdoptUnreadDumps(snap.state)
 		} else {
 			slog.Info("the Source's capabilities changed since the snapshot; reloading")
 			l.Reload = true

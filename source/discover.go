@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/xml"
 	"errors"
 	"fmt"
 	"io"
@@ -128,9 +129,7 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	}
 	defer resp.Body.Close()
 	if link := linkHeader(resp.Header.Values("Link"), "resourcesync"); link != "" {
-		link = resolve(resp.URL, link)
-		d.votes.add(levelCapabilityList, link)
-		return d.tryURL(ctx, link, hops+1, false)
+		return d.followLink(ctx, resolve(resp.URL, link), hops)
 	}
 	br := bufio.NewReader(io.LimitReader(resp.Body, d.s.maxDoc()))
 	other := d.s.opts.Other
@@ -142,9 +141,7 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 	}
 	links := pageLinks(br)
 	if link := resourceSyncLink(links); link != "" {
-		link = resolve(resp.URL, link)
-		d.votes.add(levelCapabilityList, link)
-		return d.tryURL(ctx, link, hops+1, false)
+		return d.followLink(ctx, resolve(resp.URL, link), hops)
 	}
 	if other != nil && d.other == "" {
 		if link := other.Link(links); link != "" {
@@ -152,6 +149,17 @@ func (d *discovery) tryURL(ctx context.Context, rawURL string, hops int, missing
 		}
 	}
 	return false, nil
+}
+
+// followLink follows a resourcesync link (an HTML <link> or an HTTP Link
+// header) to the Capability List it names, on whatever origin: the
+// standard has that Capability List "pertain to the resource that provides
+// the link" (1.0 §10.3, 1.1 §9.2), so it is the Source of the URL given,
+// and its origin is admitted as the Source's documents' are.
+func (d *discovery) followLink(ctx context.Context, link string, hops int) (bool, error) {
+	d.votes.add(levelCapabilityList, link)
+	d.s.AllowDoc(link)
+	return d.tryURL(ctx, link, hops+1, false)
 }
 
 func (s *Source) maxDoc() int64 {
@@ -290,14 +298,30 @@ func (s *Source) warn(ws []resourcesync.Warning) {
 	}
 }
 
-// isSitemap peeks at the start of a body: gzip, or XML whose root is
-// urlset or sitemapindex.
+// isSitemap peeks at the start of a body: gzip, or XML whose root element
+// is urlset or sitemapindex, whatever its prefix (DSpace writes
+// <sm:urlset xmlns:sm="...">). The parser then holds the root to the
+// Sitemap namespace, so a root in another one is an error that names it,
+// not a page with no Source.
 func isSitemap(br *bufio.Reader) bool {
 	head := peek(br)
 	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
 		return true
 	}
-	return bytes.Contains(head, []byte("<urlset")) || bytes.Contains(head, []byte("<sitemapindex"))
+	dec := xml.NewDecoder(bytes.NewReader(head))
+	dec.Strict = false
+	// Only the root's name is read: any declared encoding will do (the
+	// parser decides whether it reads the document).
+	dec.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			return se.Name.Local == "urlset" || se.Name.Local == "sitemapindex"
+		}
+	}
 }
 
 var (

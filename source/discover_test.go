@@ -213,3 +213,19 @@ func TestDiscoverRejectsNonHTTP(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not an http(s) URL")
 }
+
+// A document is a Sitemap by its root element's name, whatever its
+// prefix; a page that only mentions one is not.
+func TestIsSitemapByRootElement(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>`:                       true,
+		`<?xml version="1.0"?><sm:urlset xmlns:sm="http://www.sitemaps.org/schemas/sitemap/0.9"></sm:urlset>`:      true,
+		`<!-- a comment --><x:sitemapindex xmlns:x="http://www.sitemaps.org/schemas/sitemap/0.9"/>`:                true,
+		`<?xml version="1.0" encoding="ISO-8859-1"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"/>`: true,
+		"\ufeff<?xml version=\"1.0\"?>\n<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\"/>":           true,
+		`<!DOCTYPE html><html><body><pre>&lt;urlset&gt;</pre><!-- <urlset> --></body></html>`:                      false,
+		`<html><head><link rel="resourcesync" href="/caps.xml"></head><body><p>See <code>urlset</code></p></html>`: false,
+	} {
+		assert.Equal(t, want, isSitemap(bufReader(doc)), doc)
+	}
+}

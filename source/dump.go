@@ -191,14 +191,18 @@ func changeTime(e *resourcesync.Entry) time.Time {
 
 // copyTime is the time a dump speaks for an entry at: its change time
 // (datetime) in a Change Dump, else the manifest's own time (1.1's at, 1.0's
-// modified), else the entry's lastmod. A Resource Dump's lastmod is only the
+// modified), else the time of the dump that names the package (dumpAt),
+// else the entry's lastmod. A Resource Dump's lastmod is only the
 // resource's own time.
-func copyTime(e *resourcesync.Entry, man *resourcesync.Header) time.Time {
+func copyTime(e *resourcesync.Entry, man *resourcesync.Header, dumpAt time.Time) time.Time {
 	if !e.MD.Datetime.IsZero() {
 		return e.MD.Datetime
 	}
 	if t := ListTime(&man.MD); !t.IsZero() {
 		return t
+	}
+	if !dumpAt.IsZero() {
+		return dumpAt
 	}
 	return e.Lastmod
 }
@@ -290,7 +294,9 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 		}
 		link := newest.link
 		link.Pri = 1
-		r := ResourceOf(&newest.entry, link.Modified)
+		// Without a lastmod its mtime is the time the dump speaks for it
+		// at, as a listed resource's is its list's at.
+		r := ResourceOf(&newest.entry, newest.at)
 		// The manifest entry's own links (rs:ln), then its copy.
 		r.Length, r.Hashes = link.Length, link.Hashes
 		r.Links = append(slices.Clip(newest.entry.Links), link)
@@ -361,30 +367,62 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 }
 
 // readDumps opens every Resource Dump and Change Dump package of every set
-// and records its manifest's members.
+// and records its manifest's members. A dump that cannot be read is left
+// out with a warning (once, until it reads again) and tried again at a
+// later poll (RetryUnreadDumps): the Resource Lists and the other dumps
+// still load. Only a Source with neither fails.
 func (l *loader) readDumps(ctx context.Context) error {
-	var pkgs []string
-	l.pkgSets = map[string]*Set{}
+	l.pkgs = map[string]dumpPackage{}
+	var urls []string // the packages, in the order the dumps name them
+	unread := map[string]unreadDump{}
 	for _, set := range l.s.Sets() {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
 			for _, u := range l.s.Docs(set, c) {
 				found, err := l.s.dumpPackages(ctx, u, 0)
-				if err != nil {
+				if err != nil && ctx.Err() != nil {
 					return err
+				} else if err != nil {
+					unread[u] = unreadDump{set, UnreadDump{err, time.Now()}}
 				}
-				for _, p := range found {
-					l.pkgSets[p] = set
-				}
-				pkgs = append(pkgs, found...)
+				urls = l.addPackages(urls, set, found)
 			}
 		}
 	}
-	return parallel(ctx, l.s.opts.Parallel, pkgs, l.readPackage)
+	l.s.noteUnreadDumps(unread)
+	if len(l.pkgs) == 0 && len(unread) > 0 && len(l.seeds) == 0 {
+		errs := make([]error, 0, len(unread))
+		for _, d := range unread {
+			errs = append(errs, d.Err)
+		}
+		return fmt.Errorf("load: no Resource List, and no dump that names a package could be read: %w", errors.Join(errs...))
+	}
+	return parallel(ctx, l.s.opts.Parallel, urls, l.readPackage)
 }
 
-// dumpPackages lists the package URLs of a Resource Dump (or an index of
-// them).
-func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]string, error) {
+// addPackages records the packages a dump of set names, and appends to
+// urls those not named before.
+func (l *loader) addPackages(urls []string, set *Set, found []dumpPackage) []string {
+	for _, p := range found {
+		if _, dup := l.pkgs[p.url]; !dup {
+			urls = append(urls, p.url)
+		}
+		p.set = set
+		l.pkgs[p.url] = p
+	}
+	return urls
+}
+
+// dumpPackage is a package a dump names: its URL, the time the dump
+// speaks for (its at, 1.0's modified, else completed), and its set.
+type dumpPackage struct {
+	url string
+	at  time.Time
+	set *Set
+}
+
+// dumpPackages lists the packages of a Resource Dump or Change Dump (or
+// an index of them), each with the time of the dump that names it.
+func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]dumpPackage, error) {
 	if depth > 3 {
 		return nil, fmt.Errorf("dump %s: indexes nested too deep", u)
 	}
@@ -392,7 +430,7 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 	if err != nil {
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
-	var out []string
+	var out []dumpPackage
 	for _, e := range doc.Entries {
 		if doc.Header.Root == resourcesync.SitemapIndex {
 			s.AllowDoc(e.Loc)
@@ -404,7 +442,7 @@ func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]strin
 			continue
 		}
 		s.AllowDoc(e.Loc)
-		out = append(out, e.Loc)
+		out = append(out, dumpPackage{url: e.Loc, at: ListTime(&doc.Header.MD)})
 	}
 	return out, nil
 }
@@ -446,7 +484,8 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		}
 		link := resourcesync.Link{Rel: copies.DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
 			Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type}
-		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header), set: l.pkgSets[url]})
+		p := l.pkgs[url]
+		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header, p.at), set: p.set})
 	}
 	return nil
 }

@@ -178,7 +178,7 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 				return
 			}
 			for _, p := range pkgs {
-				sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p, sr))
+				sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p.url, sr))
 			}
 		}()
 	}
@@ -236,6 +236,7 @@ func (s *Source) readCounted(ctx context.Context, c resourcesync.Capability, u s
 			return children, err
 		}
 		if h.Root == resourcesync.SitemapIndex {
+			s.AllowDoc(e.Loc) // as loading does: one policy for inspect and mount
 			children = append(children, e.Loc)
 			continue
 		}

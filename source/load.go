@@ -155,7 +155,7 @@ type loader struct {
 	missing                   []missingLength
 	foreign                   map[string]int // resources by origin, other than the Source's
 	dumps                     dumpCopies
-	pkgSets                   map[string]*Set // the set of each dump package
+	pkgs                      map[string]dumpPackage // the dump packages, by URL
 	listed                    map[*Set]time.Time
 }
 

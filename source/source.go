@@ -40,6 +40,7 @@ type Source struct {
 	policy *fetch.Policy // the client's: the origins it may fetch from, and why
 	pkgs   packages
 	lists  listValidators // of the Resource Lists last loaded
+	unread unreadDumps    // the dumps the last load could not read
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"rsfs/fetch"
 )
@@ -25,6 +26,15 @@ type State struct {
 	// Mirrors are the origins the Source named as mirrors (rel="duplicate")
 	// of resources in the catalog saved with this state.
 	Mirrors []string `json:"mirrors,omitempty"`
+	// UnreadDumps are the dumps the last load could not read, by URL: a
+	// mount from this state tries them again, as the saving one did.
+	UnreadDumps map[string]SavedUnreadDump `json:"unread_dumps,omitempty"`
+}
+
+// SavedUnreadDump is an unread dump as a State keeps it.
+type SavedUnreadDump struct {
+	Error string    `json:"error"`
+	Since time.Time `json:"since"`
 }
 
 // State returns the Source's state for a snapshot, with the positions its
@@ -32,7 +42,7 @@ type State struct {
 // whatever lock keeps the sets' list times from changing (a reload).
 func (s *Source) State(positions json.RawMessage) *State {
 	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.setCopies(),
-		Positions: positions, Mirrors: s.policy.Mirrors()}
+		Positions: positions, Mirrors: s.policy.Mirrors(), UnreadDumps: s.unread.saved()}
 }
 
 // DecodeState reads a State saved by a snapshot (changes.Follower.Snapshot).
@@ -53,6 +63,7 @@ func Restore(st *State, opts Options) *Source {
 	s := newSource(st.Origin, fetch.ReasonSource, opts)
 	s.Entry, s.sets = st.Entry, st.Sets
 	s.AllowSavedMirrors(st)
+	s.AdoptUnreadDumps(st)
 	for _, set := range s.sets {
 		if set.URL != "" {
 			s.AllowDoc(set.URL)

@@ -1,0 +1,142 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"sync"
+	"time"
+)
+
+// unreadDumps are the Resource Dumps and Change Dumps (or indexes of them)
+// that could not be read when the Source was last loaded, by URL. Loading
+// goes on without their packages' copies (docs/dumps.md: a dump that
+// cannot be read never stops the mount); a poll tries them again
+// (RetryUnreadDumps), and the status shows them (UnreadDumps).
+type unreadDumps struct {
+	mu sync.Mutex
+	m  map[string]unreadDump
+}
+
+type unreadDump struct {
+	set *Set
+	UnreadDump
+}
+
+// UnreadDump is why a dump could not be read, and since when.
+type UnreadDump struct {
+	Err   error
+	Since time.Time // the first load (or retry) it failed at, in this run of failures
+}
+
+// replace makes m the dumps unread, and returns those that were.
+func (d *unreadDumps) replace(m map[string]unreadDump) (was map[string]unreadDump) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	was, d.m = d.m, m
+	return was
+}
+
+// note records the latest failure of a dump still unread.
+func (d *unreadDumps) note(u string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if old, ok := d.m[u]; ok {
+		old.Err = err
+		d.m[u] = old
+	}
+}
+
+func (d *unreadDumps) copy() map[string]unreadDump {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return maps.Clone(d.m)
+}
+
+// noteUnreadDumps records the dumps a load could not read, and warns of
+// each, once until it reads again: a dump that still fails at a reload is
+// not news.
+func (s *Source) noteUnreadDumps(unread map[string]unreadDump) {
+	for u, d := range s.unread.copy() {
+		if now, ok := unread[u]; ok {
+			now.Since = d.Since
+			unread[u] = now
+		}
+	}
+	was := s.unread.replace(unread)
+	for u, d := range unread {
+		if _, ok := was[u]; !ok {
+			s.log.Warn("dump not read: its packages' copies are left out, and it is tried again at the next poll",
+				"dump", u, "err", d.Err)
+		}
+	}
+	for u := range was {
+		if _, ok := unread[u]; !ok {
+			s.log.Info("dump read, which the last load could not", "dump", u)
+		}
+	}
+}
+
+// UnreadDumps returns set's dumps that could not be read when the Source
+// was last loaded, with why, by URL; nil when every one was read.
+func (s *Source) UnreadDumps(set *Set) map[string]UnreadDump {
+	var out map[string]UnreadDump
+	for u, d := range s.unread.copy() {
+		if d.set != set {
+			continue
+		}
+		if out == nil {
+			out = map[string]UnreadDump{}
+		}
+		out[u] = d.UnreadDump
+	}
+	return out
+}
+
+// RetryUnreadDumps reads again each dump the last load could not, and
+// reports whether one reads now: its packages' copies then need a reload
+// (LoadEach), which reads every dump again. One that still fails keeps its
+// latest error, without another warning.
+func (s *Source) RetryUnreadDumps(ctx context.Context) (readable bool) {
+	for u := range s.unread.copy() {
+		if _, err := s.dumpPackages(ctx, u, 0); err != nil {
+			if ctx.Err() != nil {
+				return false
+			}
+			s.unread.note(u, err)
+			continue
+		}
+		s.log.Info("a dump the last load could not read reads now", "dump", u)
+		readable = true
+	}
+	return readable
+}
+
+// saved is the unread dumps as a State keeps them; nil for none.
+func (d *unreadDumps) saved() map[string]SavedUnreadDump {
+	var out map[string]SavedUnreadDump
+	for u, ud := range d.copy() {
+		if out == nil {
+			out = map[string]SavedUnreadDump{}
+		}
+		out[u] = SavedUnreadDump{Error: ud.Err.Error(), Since: ud.Since}
+	}
+	return out
+}
+
+// AdoptUnreadDumps takes over the unread dumps of a saved state that a set
+// of the Source still names, so that a mount from a snapshot tries them
+// again and shows them, as the mount that saved it did.
+func (s *Source) AdoptUnreadDumps(st *State) {
+	m := map[string]unreadDump{}
+	for _, set := range s.Sets() {
+		for _, docs := range s.AllDocs(set) {
+			for _, u := range docs {
+				if sd, ok := st.UnreadDumps[u]; ok {
+					m[u] = unreadDump{set, UnreadDump{Err: errors.New(sd.Error), Since: sd.Since}}
+				}
+			}
+		}
+	}
+	s.unread.replace(m)
+}
