@@ -37,6 +37,12 @@ import (
 // falls in and where polls land, so a failing seed may need a few runs:
 // TestConvergeScenarios pins the sequences that once failed.
 //
+// Each seed also picks which of real publishers' ways the Source writes
+// in (convergeQuirks): undated deletions, newest-first entries, entries
+// without change, Change Lists with from alone, a Resource Dump answering
+// 404, a Resource Dump instead of the Resource List, a package per
+// resource.
+//
 // RSFS_CONVERGE_SHARED_BOUNDARY=1 lets changes fall on the instant a
 // Change List closes and the next opens (randsource.Config.SharedBoundary),
 // a Source the standard's inclusive from and until make ambiguous.
