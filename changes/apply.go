@@ -7,7 +7,6 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/fetch"
-	"rsfs/resourcesync"
 	"rsfs/source"
 )
 
@@ -75,7 +74,7 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 
 func (f *Follower) applyOne(set *source.Set, c *change, l learned) ([]catalog.Effect, error) {
 	e := c.entry
-	if e.MD.Change == resourcesync.ChangeDeleted {
+	if deletes(e, l) {
 		return f.cat.Remove(e.Loc), nil
 	}
 	res, err := resourceOf(c, f.s.SetNumber(set), l)

@@ -20,8 +20,9 @@ type change struct {
 	// undated: the entry has no date of its own; at is its place in the
 	// document. doubt: undated and at or before the position, yet the
 	// catalog does not hold its result, so it is applied without moving
-	// the position.
-	undated, doubt bool
+	// the position. superseded: undated, and a later entry of its
+	// document is for the same URI, so it is never applied (collect).
+	undated, doubt, superseded bool
 }
 
 // coverage is what the documents read speak for: a span per document,
@@ -126,6 +127,10 @@ func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Ent
 	}
 	out := make([]change, 0, len(entries))
 	repeats := map[repeatKey]int{}
+	last := make(map[string]int, len(entries)) // by URI: its last entry
+	for i := range entries {
+		last[entries[i].Loc] = i
+	}
 	for i := range entries {
 		e := &entries[i]
 		at := dateOf(e)
@@ -142,7 +147,8 @@ func datedChanges(doc string, h *resourcesync.Header, entries []resourcesync.Ent
 		}
 		key := keyOf(e, at, repeats)
 		repeats[repeatKey{baseKey(e), at.UnixNano()}]++
-		out = append(out, change{at: at, key: key, entry: e, doc: doc, undated: undated})
+		out = append(out, change{at: at, key: key, entry: e, doc: doc, undated: undated,
+			superseded: undated && last[e.Loc] > i})
 	}
 	var cov coverage
 	if !sp.start.IsZero() {

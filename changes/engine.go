@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -107,6 +108,7 @@ type listRead struct {
 	md              resourcesync.MD
 	byLastmod       bool
 	undated, future int
+	unsaid          int // entries without a change attribute
 	futureNewest    time.Time
 	newest          time.Time // the newest change not dated in the future
 }
@@ -278,7 +280,11 @@ func (w *walk) packages(ctx context.Context, entries []resourcesync.Entry, me, d
 // kept once. An undated entry that falls at or before the position cannot
 // be told new from old by time: it is compared with the catalog, and kept
 // (a doubt, said in a warning naming the document) when the catalog does
-// not hold its result.
+// not hold its result. An undated entry that a later entry of the same
+// document supersedes (datedChanges) is never kept: py-resourcesync writes
+// a deletion undated and may re-create the file later in the same list,
+// and that deletion, re-read behind the position, would be a doubt the
+// catalog does not hold.
 func (w *walk) collect(u string, h *resourcesync.Header, entries []resourcesync.Entry, dump bool) coverage {
 	cs, cov := datedChanges(u, h, entries, w.pos.Time)
 	w.cov = w.cov.with(cov)
@@ -293,10 +299,13 @@ func (w *walk) collect(u string, h *resourcesync.Header, entries []resourcesync.
 	doubts := 0
 	for i := range cs {
 		c := &cs[i]
-		if skipped.Skip(c.entry.Loc) || c.entry.MD.Change == "" {
+		if skipped.Skip(c.entry.Loc) {
 			continue
 		}
 		lr.note(c, w.horizon)
+		if c.superseded {
+			continue
+		}
 		id := c.key + "@" + c.at.UTC().Format(time.RFC3339Nano)
 		if _, dup := w.seen[id]; dup {
 			continue
@@ -321,6 +330,9 @@ func (w *walk) collect(u string, h *resourcesync.Header, entries []resourcesync.
 
 // note counts a change in what its document held.
 func (lr *listRead) note(c *change, horizon time.Time) {
+	if unsaid(c.entry) {
+		lr.unsaid++
+	}
 	switch {
 	case c.undated:
 		lr.undated++
@@ -348,6 +360,11 @@ func (w *walk) warn(u string, lr *listRead, doubts int) {
 		w.log.Warn("entries without a date fall at or before the last change applied, yet the tree does not hold them: applied",
 			"document", u, "entries", doubts, "position", w.pos.Time)
 	}
+}
+
+// unsaidWarning says how entries without a change attribute are read.
+func unsaidWarning(n int) string {
+	return fmt.Sprintf("%d entries without a change attribute (1.1 §12.1 requires one): each is resolved by asking its resource, created or updated if it answers, deleted if 404 or 410", n)
 }
 
 // staleBehind adds to the walk's changes those behind a fresh position
@@ -388,22 +405,43 @@ func planApply(changes []change, drop func(*change) bool) *applyPlan {
 // wins reports whether change i is the last to its URI.
 func (p *applyPlan) wins(i int) bool { return p.last[p.changes[i].entry.Loc] == i }
 
-// learned is a length learned by HEAD for a change that did not publish one.
+// learned is what a HEAD learned for a change: its length, where it did
+// not publish one; for a change that does not say its kind (no change
+// attribute, which CORE writes), whether the resource is gone (404 or
+// 410: it is resolved as deleted, else as created or updated).
 type learned struct {
-	n   int64
-	err error
+	n    int64
+	err  error
+	gone bool
+}
+
+// unsaid reports whether an entry does not say its kind of change.
+func unsaid(e *resourcesync.Entry) bool { return e.MD.Change == "" }
+
+// deletes reports whether a change, once its HEAD was learned, deletes
+// its resource.
+func deletes(e *resourcesync.Entry, l learned) bool {
+	return e.MD.Change == resourcesync.ChangeDeleted || (unsaid(e) && l.gone)
+}
+
+// goneStatus reports whether err is a 404 or 410 answer.
+func goneStatus(err error) bool {
+	var se *fetch.StatusError
+	return errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone)
 }
 
 // errNotAsked: the context ended before a length was asked for.
 var errNotAsked = errors.New("not asked: the poll ended first")
 
 // learnLengths HEADs, in parallel, the resources of the winning created or
-// updated changes that publish no length.
+// updated changes that publish no length, and of those that do not say
+// their kind.
 func (p *applyPlan) learnLengths(ctx context.Context, client *fetch.Client) map[int]learned {
 	var todo []int
 	for i := range p.changes {
 		e := p.changes[i].entry
-		if p.wins(i) && e.MD.Change != resourcesync.ChangeDeleted && e.MD.Length == resourcesync.NoLength {
+		noLength := e.MD.Change != resourcesync.ChangeDeleted && e.MD.Length == resourcesync.NoLength
+		if p.wins(i) && (noLength || unsaid(e)) {
 			todo = append(todo, i)
 		}
 	}
@@ -416,8 +454,11 @@ func (p *applyPlan) learnLengths(ctx context.Context, client *fetch.Client) map[
 		func(i int) string { return p.changes[i].entry.Loc },
 		func(i int, meta *fetch.Meta, err error) error {
 			l := learned{n: -1, err: err}
-			if err == nil {
+			switch {
+			case err == nil:
 				l.n = meta.Length
+			case unsaid(p.changes[i].entry) && goneStatus(err):
+				l.err, l.gone = nil, true
 			}
 			mu.Lock()
 			out[i] = l
@@ -433,6 +474,9 @@ func (p *applyPlan) learnLengths(ctx context.Context, client *fetch.Client) map[
 func resourceOf(c *change, set uint16, l learned) (*catalog.Resource, error) {
 	res := source.ResourceOf(c.entry, c.at)
 	res.Set = set
+	if unsaid(c.entry) && l.err != nil {
+		return res, fmt.Errorf("its entry does not say the kind of change, and asking the resource failed: %v", l.err)
+	}
 	if res.Length == resourcesync.NoLength {
 		if l.err != nil || l.n < 0 {
 			return res, fmt.Errorf("its length is not published and could not be learned: %v", l.err)

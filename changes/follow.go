@@ -266,6 +266,7 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	f.noteNewest(set, r.changes)
 	complete := len(r.failed) == 0
 	f.noteRead(set, started, r.failed)
+	f.noteWarnings(set, r.walk)
 	var resume time.Time // a gap accepted: where the Change Lists go on
 	if gap, at := r.cov.gapAt(&r.pos); complete && gap {
 		f.mu.Lock()

@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ type followState struct {
 	newest   map[*source.Set]time.Time
 	complete map[*source.Set]time.Time                  // the start of the last poll that read every document
 	degraded map[*source.Set]map[string]status.DocError // the documents that failed since
+	warnings map[*source.Set]map[string]string          // by document, as last read: how it departs from the standard
 }
 
 // Status returns a copy of the Follower's state.
@@ -59,6 +61,9 @@ func (f *Follower) Status() status.Follow {
 			}
 		}
 		slices.SortFunc(ss.Degraded, func(a, b status.DocError) int { return strings.Compare(a.Doc, b.Doc) })
+		for _, doc := range slices.Sorted(maps.Keys(f.st.warnings[set])) {
+			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.warnings[set][doc]})
+		}
 		st.Sets = append(st.Sets, ss)
 	}
 	st.Push = f.pushStates()
@@ -122,4 +127,33 @@ func (f *Follower) noteRead(set *source.Set, started time.Time, failed map[strin
 		now[u] = status.DocError{Doc: u, Err: err.Error(), Since: since}
 	}
 	f.st.degraded[set] = now
+}
+
+// noteWarnings records, for status, how the documents a poll of set read
+// whole (and the packages of its Change Dumps) depart from the standard;
+// a document unchanged since (304) keeps what it had, and one no longer
+// walked is forgotten.
+func (f *Follower) noteWarnings(set *source.Set, w *walk) {
+	read := make(map[string]*listRead, len(w.lists))
+	for i := range w.lists {
+		read[w.lists[i].url] = &w.lists[i]
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st.warnings == nil {
+		f.st.warnings = map[*source.Set]map[string]string{}
+	}
+	was := f.st.warnings[set]
+	now := map[string]string{}
+	for u, lr := range read {
+		if lr.unsaid > 0 {
+			now[u] = unsaidWarning(lr.unsaid)
+		}
+	}
+	for _, v := range w.visits {
+		if msg, had := was[v.url]; had && read[v.url] == nil {
+			now[v.url] = msg
+		}
+	}
+	f.st.warnings[set] = now
 }

@@ -159,6 +159,9 @@ func (w *walk) planWarnings(listedAt time.Time) []string {
 			}
 			out = append(out, fmt.Sprintf("%s has %d entries without %s: each is ordered by its place in the list", v.url, lr.undated, what))
 		}
+		if lr.unsaid > 0 {
+			out = append(out, v.url+" has "+unsaidWarning(lr.unsaid))
+		}
 		if lr.future > 0 {
 			out = append(out, fmt.Sprintf("%s has %d changes dated in the future (the latest %s)", v.url, lr.future, rfc(lr.futureNewest)))
 		}

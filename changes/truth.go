@@ -110,7 +110,7 @@ func applyTruth(ctx context.Context, src *source.Source, cat *catalog.Catalog, c
 		if !plan.wins(i) {
 			continue
 		}
-		if c.entry.MD.Change == resourcesync.ChangeDeleted {
+		if deletes(c.entry, lengths[i]) {
 			cat.Remove(c.entry.Loc)
 			continue
 		}

@@ -93,7 +93,24 @@ func (r *Reader) readEntry() (*Entry, error) {
 			Msg: fmt.Sprintf("<%s> without <loc>", r.sc.local), Err: ErrStructure}
 	}
 	r.checkEntry(e, startLine)
+	if e.MD.Change == "" && r.listsChanges() {
+		r.warn.add(warnNoChange, r.url, startLine, "") // the entry's first line
+	}
 	return e, nil
+}
+
+// listsChanges reports whether the document is one whose entries are
+// changes, each with its change attribute: a Change List (1.1 §12.1), a
+// Change Dump Manifest (§13.2), a Change Notification.
+func (r *Reader) listsChanges() bool {
+	if r.header.Root != URLSet {
+		return false
+	}
+	switch r.header.MD.Capability {
+	case CapChangeList, CapChangeDumpManifest, CapChangeNotification:
+		return true
+	}
+	return false
 }
 
 func (r *Reader) readLoc(e *Entry) error {

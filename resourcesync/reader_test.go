@@ -102,7 +102,7 @@ func TestForeignElementsSkipped(t *testing.T) {
 
 func TestHeaderIdempotentAndStreaming(t *testing.T) {
 	rd, err := NewReader(strings.NewReader(docStart+`<rs:md capability="changelist" from="2013-01-03T00:00:00Z"/>
-<url><loc>http://a/1</loc></url><rs:md capability="late"/><url><loc>http://a/2</loc></url></urlset>`), testURL, Options{})
+<url><loc>http://a/1</loc><rs:md change="created"/></url><rs:md capability="late"/><url><loc>http://a/2</loc><rs:md change="created"/></url></urlset>`), testURL, Options{})
 	require.NoError(t, err)
 	h1, err := rd.Header()
 	require.NoError(t, err)
@@ -233,4 +233,29 @@ func TestEmptyInput(t *testing.T) {
 	require.True(t, errors.As(err, &pe))
 	assert.ErrorIs(t, err, ErrNotXML)
 	assert.Equal(t, "no root element", pe.Msg)
+}
+
+// A Change List entry without a change attribute (CORE writes them; 1.1
+// §12.1 requires one) is kept, with one warning per document naming the
+// first such entry's line; a Resource List's entries need none.
+func TestAChangeEntryWithoutChangeWarnsOncePerDocument(t *testing.T) {
+	doc := docStart + `<rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+<url><loc>http://a/1</loc><lastmod>2024-01-02T00:00:00Z</lastmod></url>
+<url><loc>http://a/2</loc><lastmod>2024-01-03T00:00:00Z</lastmod></url>
+<url><loc>http://a/3</loc><rs:md change="deleted"/></url>
+</urlset>`
+	d, err := Parse(strings.NewReader(doc), testURL, Options{})
+	require.NoError(t, err)
+	require.Len(t, d.Entries, 3)
+	assert.Equal(t, Change(""), d.Entries[0].MD.Change)
+	require.Len(t, d.Warnings, 1)
+	assert.Contains(t, d.Warnings[0].Msg, "change entry without a change attribute")
+	assert.Contains(t, d.Warnings[0].Clause, "§12.1")
+	assert.Equal(t, 2, d.Warnings[0].Count)
+	assert.Equal(t, 4, d.Warnings[0].Line, "the first such entry's")
+
+	list := strings.Replace(doc, `capability="changelist" from=`, `capability="resourcelist" at=`, 1)
+	d, err = Parse(strings.NewReader(list), testURL, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, d.Warnings)
 }

@@ -31,7 +31,7 @@ func TestRoundTripWithWriter(t *testing.T) {
 					Type: "text/html", Path: "/m/res1"}},
 			},
 			{Loc: "http://example.com/r%C3%A9sum%C3%A9", MD: MD{Change: ChangeDeleted, Length: 0}},
-			{Loc: "http://example.com/café/a b", MD: MD{Capability: CapResourceList, At: utc("2013-01-01T00:00:00Z"),
+			{Loc: "http://example.com/café/a b", MD: MD{Change: ChangeCreated, Capability: CapResourceList, At: utc("2013-01-01T00:00:00Z"),
 				Completed: utc("2013-01-01T00:01:00Z"), Modified: utc("2013-01-01T00:02:00Z"), Length: NoLength}},
 		},
 	}

@@ -43,6 +43,7 @@ const (
 	// another capability.
 	WarnNotCapabilityList
 	warnPackageAsDump
+	warnNoChange
 	warnCount
 )
 
@@ -112,6 +113,9 @@ var warnTable = [warnCount]warnSpec{
 	warnPackageAsDump: {"a package named where a dump document belongs",
 		"§9, §11.1, §13.1: a Capability List names the Resource Dump or Change Dump document, whose entries are its packages",
 		"read as a dump of that one package"},
+	warnNoChange: {"change entry without a change attribute",
+		"§12.1, §13.2: each entry's rs:md has change (created, updated or deleted)",
+		"its resource is asked: created or updated if it answers, deleted if 404 or 410"},
 }
 
 // PackageAsDump is the warning for a Resource Dump or Change Dump URL that

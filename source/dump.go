@@ -233,14 +233,19 @@ func (d *dumpCopies) noteDeleted(uri string, at time.Time) {
 // stale reports whether a dump-only copy must not become a resource: a
 // later (or simultaneous) deletion is listed, or its set's Resource Lists
 // are strictly newer than the dump and do not name it (an archived dump must not bring
-// back a resource deleted since).
+// back a resource deleted since). A set with no Resource List is listed by
+// its Resource Dumps: a Change Dump's copy older than they are, which they
+// do not name (it would be newer), was deleted since too.
 func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 	if del, ok := d.deleted[uri]; ok && !del.Before(c.at) {
 		return true
 	}
 	set := c.set
 	listed := d.listedAt[set]
-	return set != nil && !listed.IsZero() && c.at.Before(listed) && d.docs != nil && len(d.docs(set, resourcesync.CapResourceList)) > 0
+	if set == nil || listed.IsZero() || !c.at.Before(listed) || d.docs == nil {
+		return false
+	}
+	return len(d.docs(set, resourcesync.CapResourceList)) > 0 || len(d.docs(set, resourcesync.CapResourceDump)) > 0
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -396,6 +401,9 @@ func (l *loader) readDumps(ctx context.Context) error {
 					unread[u] = unreadDump{set, UnreadDump{err, time.Now()}}
 				}
 				urls = l.addPackages(urls, set, found)
+				if c == resourcesync.CapResourceDump && len(l.s.Docs(set, resourcesync.CapResourceList)) == 0 {
+					l.noteDumpTimes(set, found)
+				}
 			}
 		}
 	}
@@ -408,6 +416,17 @@ func (l *loader) readDumps(ctx context.Context) error {
 		return fmt.Errorf("load: no Resource List, and no dump that names a package could be read: %w", errors.Join(errs...))
 	}
 	return parallel(ctx, l.s.opts.Parallel, urls, l.readPackage)
+}
+
+// noteDumpTimes takes the times a set's Resource Dumps speak for as its
+// list time when it has no Resource List: they list it, and its follower
+// starts there, as it starts at a Resource List's at.
+func (l *loader) noteDumpTimes(set *Set, found []dumpPackage) {
+	for _, p := range found {
+		if !p.at.IsZero() {
+			l.noteListTime(set, p.at)
+		}
+	}
 }
 
 // addPackages records the packages a dump of set names, and appends to

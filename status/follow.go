@@ -77,6 +77,15 @@ type Set struct {
 	// NothingToFollow: the set names no Change List nor Change Dump (a
 	// poll only reads its Capability List again, in case it names one).
 	NothingToFollow bool
+	// Warnings are what the set's documents, as last read, depart from
+	// the standard in, where rsfs reads them otherwise than as written.
+	Warnings []DocWarning
+}
+
+// DocWarning is a lasting condition of one document of a set: what it
+// holds and how rsfs reads it.
+type DocWarning struct {
+	Doc, Msg string
 }
 
 // Behind is how far behind the Source the set is at now: from its position

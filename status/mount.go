@@ -102,7 +102,7 @@ func setReport(s Set, now, started time.Time) SetReport {
 		Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
 		BehindSeconds: s.Behind(now, started).Seconds(), Resources: s.Resources,
 		NothingToFollow: s.NothingToFollow,
-		Degraded:        []DocReport{},
+		Degraded:        []DocReport{}, Warnings: []WarningReport{},
 	}
 	if !s.Complete.IsZero() {
 		c := s.Complete.UTC()
@@ -110,6 +110,9 @@ func setReport(s Set, now, started time.Time) SetReport {
 	}
 	for _, d := range s.Degraded {
 		sr.Degraded = append(sr.Degraded, DocReport{Doc: d.Doc, Error: d.Err, Since: d.Since.UTC()})
+	}
+	for _, d := range s.Warnings {
+		sr.Warnings = append(sr.Warnings, WarningReport{Doc: d.Doc, Warning: d.Msg})
 	}
 	return sr
 }

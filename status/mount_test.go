@@ -27,7 +27,8 @@ func TestMountReportFromItsParts(t *testing.T) {
 		URL: "http://h/", Dir: "/mnt/h", Started: started, Interval: time.Minute,
 		Protocol: "resourcesync", Origin: "http://h", HoldFile: "/run/hold",
 		Follower: &fakeFollower{Follow{Polling: Polling{Polls: 3, PollFailures: 1, LastPoll: last, LastPollTook: time.Second},
-			Applied: 7, Sets: []Set{{Set: "http://h/cl.xml", Resources: 5}}}},
+			Applied: 7, Sets: []Set{{Set: "http://h/cl.xml", Resources: 5,
+				Warnings: []DocWarning{{Doc: "http://h/c1.xml", Msg: "2 entries without a change attribute"}}}}}},
 		Count:        func() int { return 5 },
 		Cache:        func() CacheReport { return CacheReport{Memory: TierReport{Bytes: 4096, MaxBytes: 1 << 20, Blocks: 1}} },
 		Fetched:      func() []OriginReport { return []OriginReport{{Origin: "http://h", Requests: 9, Bytes: 2048}} },
@@ -45,6 +46,7 @@ func TestMountReportFromItsParts(t *testing.T) {
 	assert.Equal(t, PollReport{Count: 3, Failures: 1, Applied: 7, Last: rep.Polls.Last, LastTook: 1, Result: "ok"}, rep.Polls)
 	require.Len(t, rep.Sets, 1)
 	assert.Equal(t, "http://h/cl.xml", rep.Sets[0].Set)
+	assert.Equal(t, []WarningReport{{Doc: "http://h/c1.xml", Warning: "2 entries without a change attribute"}}, rep.Sets[0].Warnings)
 	assert.Equal(t, uint64(1), rep.ReadErrors.Total)
 	assert.Equal(t, "/a.txt: EIO", rep.ReadErrors.Latest[0].Reason)
 	assert.Equal(t, uint64(2), rep.Verification.Total)
@@ -63,6 +65,7 @@ func TestMountReportFromItsParts(t *testing.T) {
 		"  http://h: 9 requests, 2.0 KiB",
 		"Verification failures: 2 in the last hour (2 in all)",
 		"Read errors: 1 in the last hour (1 in all)",
+		"    warning: http://h/c1.xml: 2 entries without a change attribute",
 	} {
 		assert.Contains(t, text.String(), line+"\n")
 	}

@@ -45,6 +45,15 @@ type SetReport struct {
 	Degraded []DocReport `json:"degraded"` // empty: every document was read
 	// NothingToFollow: the set names no Change List nor Change Dump.
 	NothingToFollow bool `json:"nothing_to_follow"`
+	// Warnings: documents, as last read, that depart from the standard,
+	// and how they were read.
+	Warnings []WarningReport `json:"warnings"`
+}
+
+// WarningReport is a document's lasting deviation.
+type WarningReport struct {
+	Doc     string `json:"doc"`
+	Warning string `json:"warning"`
 }
 
 // UnreachableReport says since when the Source has failed to answer, and
@@ -141,6 +150,9 @@ func (r *Report) WriteText(w io.Writer) {
 		}
 		for _, d := range s.Degraded {
 			fmt.Fprintf(w, "    degraded: %s failing since %s: %s\n", d.Doc, d.Since.Format(time.RFC3339), d.Error)
+		}
+		for _, d := range s.Warnings {
+			fmt.Fprintf(w, "    warning: %s: %s\n", d.Doc, d.Warning)
 		}
 	}
 	if r.Polls.Last != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // The documents, as literal XML after the standard's examples: the Source
@@ -42,7 +43,7 @@ func (s *Source) render(path string) ([]byte, bool) {
 		return s.description(), true
 	case path == capList:
 		return s.capabilityList(), true
-	case path == resList:
+	case path == resList && s.cfg.hasResourceList():
 		return s.resourceList(), true
 	case path == changeIndex && s.indexMode:
 		return s.changeListIndex(), true
@@ -76,11 +77,13 @@ func (s *Source) capabilityList() []byte {
 	fmt.Fprintf(&b, `%s<urlset %s>
   <rs:ln rel="up" href="%s%s"/>
   <rs:md capability="capabilitylist"/>
-  <url>
-    <loc>%s%s</loc>
-    <rs:md capability="resourcelist"/>
-  </url>
-`, xmlDecl, nsAttrs, s.base, wellKnown, s.base, resList)
+`, xmlDecl, nsAttrs, s.base, wellKnown)
+	if s.cfg.hasResourceList() {
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"resourcelist\"/>\n  </url>\n", s.base, resList)
+	}
+	if s.cfg.namesResourceDump() {
+		fmt.Fprintf(&b, "  <url>\n    <loc>%s%s</loc>\n    <rs:md capability=\"resourcedump\"/>\n  </url>\n", s.base, resDump)
+	}
 	cl := listPath(s.open().n)
 	if s.indexMode {
 		cl = changeIndex
@@ -126,39 +129,64 @@ func (s *Source) changeList(l *changeList) []byte {
 	if s.indexMode {
 		fmt.Fprintf(&b, "  <rs:ln rel=\"index\" href=\"%s%s\"/>\n", s.base, changeIndex)
 	}
-	if l.until.IsZero() {
+	switch {
+	case s.cfg.OnlyFrom:
+		fmt.Fprintf(&b, "  <rs:md capability=\"changelist\" from=\"%s\"/>\n", w3c(s.onlyFrom(l)))
+	case l.until.IsZero():
 		fmt.Fprintf(&b, "  <rs:md capability=\"changelist\" from=\"%s\"/>\n", w3c(l.from))
-	} else {
+	default:
 		fmt.Fprintf(&b, "  <rs:md capability=\"changelist\" from=\"%s\" until=\"%s\"/>\n", w3c(l.from), w3c(l.until))
 	}
-	for _, i := range l.changes {
-		s.writeEntry(&b, &s.changes[i], "", l.dated)
+	for k := range l.changes {
+		i := l.changes[k]
+		if s.cfg.NewestFirst {
+			i = l.changes[len(l.changes)-1-k]
+		}
+		s.writeEntry(&b, &s.changes[i], "", l.dated, true)
 	}
 	b.WriteString("</urlset>\n")
 	return b.Bytes()
 }
 
+// onlyFrom is a Change List's from as Hyrax writes it: the time of its
+// first change, or the epoch while it holds none.
+func (s *Source) onlyFrom(l *changeList) time.Time {
+	if len(l.changes) == 0 {
+		return time.Unix(0, 0)
+	}
+	return s.changes[l.changes[0]].at
+}
+
 // writeEntry writes one change: loc, lastmod (a deletion's only in a list
 // dated by lastmod, where it is the time of the deletion, as in the 1.0
 // draft's Example 6.1), and rs:md with change, datetime when dated, and
-// hash, length, type (and path, in a manifest) of a new version.
-func (s *Source) writeEntry(b *bytes.Buffer, c *change, memberPath string, dated bool) {
+// hash, length, type (and path, in a manifest) of a new version. In a
+// Change List (list), a publisher's ways apply: the change attribute left
+// out (Config.NoChange), a deletion undated (Config.UndatedDeletions).
+func (s *Source) writeEntry(b *bytes.Buffer, c *change, memberPath string, dated, list bool) {
 	fmt.Fprintf(b, "  <url>\n    <loc>%s%s</loc>\n", s.base, c.path)
-	attrs := fmt.Sprintf(`change="%s"`, c.kind)
-	if dated {
-		attrs += fmt.Sprintf(` datetime="%s"`, w3c(c.at))
+	var attrs []string
+	if !list || !c.unsaid {
+		attrs = append(attrs, fmt.Sprintf(`change="%s"`, c.kind))
+	}
+	undated := list && c.kind == "deleted" && s.cfg.undatedDeletions()
+	if dated && !undated {
+		attrs = append(attrs, fmt.Sprintf(`datetime="%s"`, w3c(c.at)))
 	}
 	switch {
 	case c.kind != "deleted":
 		fmt.Fprintf(b, "    <lastmod>%s</lastmod>\n", w3c(c.v.lastmod))
-		attrs += fmt.Sprintf(` hash="md5:%s" length="%d" type="text/plain"`, c.v.md5, len(c.v.body))
+		attrs = append(attrs, fmt.Sprintf(`hash="md5:%s" length="%d" type="text/plain"`, c.v.md5, len(c.v.body)))
 		if memberPath != "" {
-			attrs += fmt.Sprintf(` path="%s"`, memberPath)
+			attrs = append(attrs, fmt.Sprintf(`path="%s"`, memberPath))
 		}
-	case !dated:
+	case !dated && !undated:
 		fmt.Fprintf(b, "    <lastmod>%s</lastmod>\n", w3c(c.at))
 	}
-	fmt.Fprintf(b, "    <rs:md %s/>\n  </url>\n", attrs)
+	if len(attrs) > 0 {
+		fmt.Fprintf(b, "    <rs:md %s/>\n", strings.Join(attrs, " "))
+	}
+	b.WriteString("  </url>\n")
 }
 
 // changeListIndex names every Change List not removed: closed ones with
@@ -176,7 +204,7 @@ func (s *Source) changeListIndex() []byte {
   <rs:md capability="changelist" from="%s"/>
 `, xmlDecl, nsAttrs, s.base, capList, w3c(live[0].from))
 	for _, l := range live {
-		if l.until.IsZero() {
+		if l.until.IsZero() || s.cfg.OnlyFrom {
 			fmt.Fprintf(&b, "  <sitemap>\n    <loc>%s%s</loc>\n    <rs:md from=\"%s\"/>\n  </sitemap>\n", s.base, listPath(l.n), w3c(l.from))
 		} else {
 			fmt.Fprintf(&b, "  <sitemap>\n    <loc>%s%s</loc>\n    <rs:md from=\"%s\" until=\"%s\"/>\n  </sitemap>\n", s.base, listPath(l.n), w3c(l.from), w3c(l.until))
@@ -231,7 +259,7 @@ func (s *Source) packageBytes(p *pkg) []byte {
 			name = fmt.Sprintf("/resources/%d%s", i, c.path)
 			members = append(members, member{name[1:], c.v.body})
 		}
-		s.writeEntry(&man, c, name, dated)
+		s.writeEntry(&man, c, name, dated, false)
 	}
 	man.WriteString("</urlset>\n")
 	members = append([]member{{"manifest.xml", man.Bytes()}}, members...)
@@ -261,7 +289,7 @@ func (s *Source) packageBytes(p *pkg) []byte {
 func (s *Source) Documents() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	paths := []string{wellKnown, capList, resList, changeIndex, changeDump}
+	paths := []string{wellKnown, capList, resList, resDump, changeIndex, changeDump}
 	for _, l := range s.lists {
 		paths = append(paths, listPath(l.n))
 	}

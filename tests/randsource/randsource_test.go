@@ -386,3 +386,153 @@ func checkSeed(t *testing.T, seed int64) {
 		t.Fatalf("resource list: conditional GET %d", resp.StatusCode)
 	}
 }
+
+// The publishers' ways (Config's UndatedDeletions, NewestFirst, NoChange,
+// OnlyFrom) as a destination reads them: a deletion with neither datetime
+// nor lastmod, entries without change, a header with from alone (the
+// first change's time, or the epoch while there is none), entries newest
+// first.
+func TestPublishersWaysAreWritten(t *testing.T) {
+	changeList := func(s *Source) xmlDoc {
+		_, body, _ := get(t, strings.TrimSuffix(s.URL(), "/")+listPath(s.open().n))
+		return parse(t, body, "change list")
+	}
+	s, err := Start(Config{Seed: 1, Files: 2, UndatedDeletions: true, NoChange: true, OnlyFrom: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d := changeList(s); d.MD.From != "1970-01-01T00:00:00Z" || d.MD.Until != "" {
+		t.Fatalf("an empty list's header: from %q until %q", d.MD.From, d.MD.Until)
+	}
+	for i := 0; i < 8; i++ {
+		if _, err := s.Create(fmt.Sprintf("/r/q%d.txt", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Delete("/r/q0.txt"); err != nil {
+		t.Fatal(err)
+	}
+	s.Rotate()
+	_, body, _ := get(t, strings.TrimSuffix(s.URL(), "/")+listPath(1))
+	d := parse(t, body, "closed change list")
+	if d.MD.Until != "" || d.MD.From != d.URLs[0].MD.Datetime {
+		t.Fatalf("only from: from %q until %q, first change %q", d.MD.From, d.MD.Until, d.URLs[0].MD.Datetime)
+	}
+	said, unsaid := 0, 0
+	for _, u := range d.URLs[:8] {
+		if u.MD.Change == "" {
+			unsaid++
+		} else {
+			said++
+		}
+	}
+	if said == 0 || unsaid == 0 {
+		t.Fatalf("entries with change %d, without %d: want some of each", said, unsaid)
+	}
+	if del := d.URLs[8]; del.Loc != s.base+"/r/q0.txt" || del.MD.Datetime != "" || del.Lastmod != "" {
+		t.Fatalf("the deletion is dated: %+v", del)
+	}
+
+	s2, err := Start(Config{Seed: 1, Files: 2, NewestFirst: true, UndatedDeletions: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	for i := 0; i < 3; i++ {
+		if _, err := s2.Create(fmt.Sprintf("/r/n%d.txt", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s2.Delete("/r/n0.txt"); err != nil {
+		t.Fatal(err)
+	}
+	d = changeList(s2)
+	var locs []string
+	for _, u := range d.URLs {
+		locs = append(locs, strings.TrimPrefix(u.Loc, s2.base))
+		if u.MD.Datetime == "" {
+			t.Fatalf("newest first, yet an undated entry: %+v", u)
+		}
+	}
+	if strings.Join(locs, " ") != "/r/n0.txt /r/n2.txt /r/n1.txt /r/n0.txt" {
+		t.Fatalf("entries not newest first: %v", locs)
+	}
+}
+
+// The Resource Dump quirks as a destination reads them: a dump-only Source
+// names a Resource Dump and no Resource List; per-item dumps are a package
+// per resource, each linking its manifest by rel="contents", the manifest
+// naming the member that holds the resource's bytes; Dumps404 names a
+// Resource Dump that answers 404.
+func TestResourceDumpsAreWritten(t *testing.T) {
+	s, err := Start(Config{Seed: 1, Files: 3, DumpOnly: true, PerItemDumps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	base := strings.TrimSuffix(s.URL(), "/")
+	_, body, _ := get(t, base+capList)
+	named := map[string]string{}
+	for _, u := range parse(t, body, "capability list").URLs {
+		named[u.MD.Capability] = u.Loc
+	}
+	if named["resourcelist"] != "" || named["resourcedump"] != base+resDump {
+		t.Fatalf("capability list: %s", body)
+	}
+	if code, _, _ := get(t, base+resList); code != http.StatusNotFound {
+		t.Fatalf("the Resource List answers %d", code)
+	}
+	type dumpURL struct {
+		Loc   string  `xml:"loc"`
+		Links []xmlLn `xml:"ln"`
+	}
+	var rd struct {
+		URLs []dumpURL `xml:"url"`
+	}
+	_, body, _ = get(t, base+resDump)
+	if err := xml.Unmarshal(body, &rd); err != nil {
+		t.Fatal(err)
+	}
+	truth := s.Truth()
+	if len(rd.URLs) != len(truth) {
+		t.Fatalf("%d packages for %d resources", len(rd.URLs), len(truth))
+	}
+	for _, u := range rd.URLs {
+		if len(u.Links) != 1 || u.Links[0].Rel != "contents" {
+			t.Fatalf("package %s links %+v", u.Loc, u.Links)
+		}
+		_, mb, _ := get(t, u.Links[0].Href)
+		man := parse(t, mb, "manifest")
+		if man.MD.Capability != "resourcedump-manifest" || len(man.URLs) != 1 {
+			t.Fatalf("manifest: %s", mb)
+		}
+		_, zb, _ := get(t, u.Loc)
+		zr, err := zip.NewReader(bytes.NewReader(zb), int64(len(zb)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := zr.Open(strings.TrimPrefix(man.URLs[0].MD.Path, "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(f)
+		if want := truth[strings.TrimPrefix(man.URLs[0].Loc, base)].Body; !bytes.Equal(got, want) {
+			t.Fatalf("member %s: %q, want %q", man.URLs[0].MD.Path, got, want)
+		}
+	}
+
+	s404, err := Start(Config{Seed: 1, Files: 3, Dumps404: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s404.Close()
+	base = strings.TrimSuffix(s404.URL(), "/")
+	_, body, _ = get(t, base+capList)
+	if !strings.Contains(string(body), resDump) || !strings.Contains(string(body), resList) {
+		t.Fatalf("capability list: %s", body)
+	}
+	if code, _, _ := get(t, base+resDump); code != http.StatusNotFound {
+		t.Fatalf("the Resource Dump answers %d", code)
+	}
+}

@@ -33,6 +33,8 @@ func (s *Source) serve(w http.ResponseWriter, r *http.Request) {
 			s.docs[path] = d
 		}
 		mod = d.mod
+	} else if b, ct, found := s.renderDump(path); found {
+		body, ok, mod, ctype, etag = b, true, s.listAt, ct, etagOf(b)
 	} else if p := s.packageAt(path); p != nil {
 		body, ok, mod, ctype, etag = p.body, true, p.until, "application/zip", etagOf(p.body)
 	} else if v, found := s.files[path]; found {

@@ -81,7 +81,38 @@ type Config struct {
 	// list a second after its last change if need be, and no change ever
 	// falls on a boundary.
 	SharedBoundary bool
+
+	// What real publishers write, each off by default (issue 32):
+	//
+	// UndatedDeletions writes a deletion in a Change List with neither
+	// datetime nor lastmod, as py-resourcesync does; the entry is dated by
+	// its place in the list (1.1 Example 19). Ignored with NewestFirst,
+	// where an entry's place says nothing of its time.
+	UndatedDeletions bool
+	// NewestFirst writes a Change List's entries newest first, as Hyrax
+	// does.
+	NewestFirst bool
+	// NoChange leaves the change attribute out of about half the Change
+	// List entries, as CORE does (1.1 §12.1 requires it).
+	NoChange bool
+	// OnlyFrom writes a Change List's header with from alone, never
+	// until, as Hyrax does: from is its first change's time, or
+	// 1970-01-01T00:00:00Z while it holds none.
+	OnlyFrom bool
+	// Dumps404: the Capability List names a Resource Dump that answers 404
+	// (the resync library's archives fixtures).
+	Dumps404 bool
+	// DumpOnly publishes the Resource List's state as a Resource Dump
+	// instead: the Capability List names no Resource List.
+	DumpOnly bool
+	// PerItemDumps publishes a Resource Dump (beside the Resource List,
+	// or, with DumpOnly, instead of it) of a package per resource, each
+	// with its own manifest linked by rel="contents", as WEKO3 does.
+	PerItemDumps bool
 }
+
+// undatedDeletions reports whether deletions are written undated.
+func (c *Config) undatedDeletions() bool { return c.UndatedDeletions && !c.NewestFirst }
 
 // File is a resource as the Source publishes it now.
 type File struct {
@@ -104,6 +135,9 @@ type change struct {
 	// dated: the entry carries datetime (1.1); else it is dated by lastmod
 	// (1.0), which is then the change's time (at) for every kind.
 	dated bool
+	// unsaid: its Change List entry leaves out the change attribute
+	// (Config.NoChange).
+	unsaid bool
 }
 
 // changeList is one Change List file, /changelists/clN.xml.
@@ -148,6 +182,7 @@ type Source struct {
 	pkgs      []*pkg
 	minNext   time.Time // the earliest time the next change may carry
 	docs      map[string]docState
+	dump      *dumpGen // the Resource Dump of listed, built when first asked for
 	log       []string
 	nBody     int
 }
@@ -188,12 +223,42 @@ func Start(cfg Config) (*Source, error) {
 	s.listed, s.listAt = s.copyFiles(), now
 	s.lists = []*changeList{{n: 1, from: now, dated: s.newListDated()}}
 	s.minNext = now.Add(time.Second)
-	s.logf("start: %d files, dating %s, %s; Resource List at %s; Change List 1 (%s) from %s",
-		len(s.files), cfg.Dating, map[bool]string{true: "Capability List names the Change List Index", false: "Capability List names the Change List"}[cfg.Index],
+	s.logf("start: %d files, dating %s, %s, %s; Resource List at %s; Change List 1 (%s) from %s",
+		len(s.files), cfg.Dating, cfg.quirks(), map[bool]string{true: "Capability List names the Change List Index", false: "Capability List names the Change List"}[cfg.Index],
 		w3c(now), datingName(s.lists[0].dated), w3c(now))
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
+}
+
+// quirks names the publishers' ways the Source writes its Change Lists in.
+func (c *Config) quirks() string {
+	var q []string
+	if c.undatedDeletions() {
+		q = append(q, "undated deletions")
+	}
+	if c.NewestFirst {
+		q = append(q, "newest first")
+	}
+	if c.NoChange {
+		q = append(q, "entries without change")
+	}
+	if c.OnlyFrom {
+		q = append(q, "only from")
+	}
+	if c.Dumps404 {
+		q = append(q, "a Resource Dump answering 404")
+	}
+	if c.DumpOnly {
+		q = append(q, "a Resource Dump instead of the Resource List")
+	}
+	if c.PerItemDumps {
+		q = append(q, "a Resource Dump package per resource")
+	}
+	if len(q) == 0 {
+		return "Change Lists as the standard writes them"
+	}
+	return "Change Lists with " + strings.Join(q, ", ")
 }
 
 // Close stops the server.
@@ -344,6 +409,7 @@ func (s *Source) open() *changeList { return s.lists[len(s.lists)-1] }
 func (s *Source) record(c change) {
 	ol := s.open()
 	c.dated = ol.dated
+	c.unsaid = s.cfg.NoChange && s.rng.Intn(2) == 0
 	if !c.dated && c.kind != "deleted" {
 		// 1.0: lastmod is the change's time.
 		c.v.lastmod = c.at
@@ -385,7 +451,7 @@ func (s *Source) Create(path string, body []byte) (string, error) {
 	at := s.changeAt(path)
 	c := change{at: at, kind: "created", path: path, v: s.newVersion(body, s.lastmodFor(path, at))}
 	s.record(c)
-	return s.logf("create %s: %d bytes, md5 %.8s, lastmod %s, at %s (Change List %d)", path, len(body), c.v.md5, w3c(s.files[path].lastmod), w3c(at), s.open().n), nil
+	return s.logf("create %s: %d bytes, md5 %.8s, lastmod %s, at %s (Change List %d%s)", path, len(body), c.v.md5, w3c(s.files[path].lastmod), w3c(at), s.open().n, s.lastUnsaid()), nil
 }
 
 // Update publishes a new version of path.
@@ -398,7 +464,7 @@ func (s *Source) Update(path string, body []byte) (string, error) {
 	at := s.changeAt(path)
 	c := change{at: at, kind: "updated", path: path, v: s.newVersion(body, s.lastmodFor(path, at))}
 	s.record(c)
-	return s.logf("update %s: %d bytes, md5 %.8s, lastmod %s, at %s (Change List %d)", path, len(body), c.v.md5, w3c(s.files[path].lastmod), w3c(at), s.open().n), nil
+	return s.logf("update %s: %d bytes, md5 %.8s, lastmod %s, at %s (Change List %d%s)", path, len(body), c.v.md5, w3c(s.files[path].lastmod), w3c(at), s.open().n, s.lastUnsaid()), nil
 }
 
 // Delete removes path.
@@ -410,7 +476,16 @@ func (s *Source) Delete(path string) (string, error) {
 	}
 	at := s.changeAt(path)
 	s.record(change{at: at, kind: "deleted", path: path})
-	return s.logf("delete %s at %s (Change List %d)", path, w3c(at), s.open().n), nil
+	return s.logf("delete %s at %s (Change List %d%s)", path, w3c(at), s.open().n, s.lastUnsaid()), nil
+}
+
+// lastUnsaid says, for a log line, that the last change's entry leaves out
+// its change attribute. s.mu is held.
+func (s *Source) lastUnsaid() string {
+	if s.changes[len(s.changes)-1].unsaid {
+		return ", without change"
+	}
+	return ""
 }
 
 // Rotate closes the open Change List (until) and opens a new one from
