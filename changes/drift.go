@@ -32,20 +32,22 @@ func (f *Follower) markDriftDue(set *source.Set) {
 // never the first (a catch-up, or the load, just read them).
 func (f *Follower) checkDrift(ctx context.Context) error {
 	now := f.now()
-	var due []*source.Set
+	var due, known []*source.Set
 	f.mu.Lock()
 	for _, set := range f.s.Sets() {
 		last, ok := f.driftChecked[set]
 		if !ok {
 			f.driftChecked[set] = now // known since now: the first check is DriftEvery on
 			last = now
+		} else {
+			known = append(known, set)
 		}
 		if f.driftDue[set] || now.Sub(last) >= DriftEvery {
 			due = append(due, set)
 		}
 	}
 	f.mu.Unlock()
-	due = f.withListsOnly(due)
+	due = withListsOnly(f.s, due, known)
 	var errs []error
 	changed := false
 	for _, set := range due {
@@ -66,14 +68,16 @@ func (f *Follower) checkDrift(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// withListsOnly adds to due the sets that publish no Change List and no
-// Change Dump (the POD aggregator's, which rewrites its Resource Lists
-// as uploads come): their Resource Lists are the only way they say
-// anything changed, so they are asked at every whole poll, each with a
+// withListsOnly adds to due the sets of known (those an earlier whole
+// poll met) that publish no Change List and no Change Dump (the POD
+// aggregator's, which rewrites its Resource Lists as uploads come): their
+// Resource Lists are the only way they say anything changed, so they are
+// asked at every whole poll but the first after the set was met (the
+// load, or the catch-up, just read them or the snapshot), each with a
 // conditional GET.
-func (f *Follower) withListsOnly(due []*source.Set) []*source.Set {
-	for _, set := range f.s.Sets() {
-		if len(f.s.Docs(set, resourcesync.CapChangeList)) == 0 && len(f.s.Docs(set, resourcesync.CapChangeDump)) == 0 &&
+func withListsOnly(src *source.Source, due, known []*source.Set) []*source.Set {
+	for _, set := range known {
+		if len(src.Docs(set, resourcesync.CapChangeList)) == 0 && len(src.Docs(set, resourcesync.CapChangeDump)) == 0 &&
 			!slices.Contains(due, set) {
 			due = append(due, set)
 		}

@@ -57,6 +57,9 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 	if err := cat.Seal(); err != nil {
 		return nil, fmt.Errorf("truth: %w", err)
 	}
+	if err := unreadDumpsErr(src, st); err != nil {
+		return nil, err
+	}
 	var failed []error
 	for _, set := range src.Sets() {
 		w := newWalk(src, wholeReads{src}, Position{Time: st.ListedAt(set)}, time.Now())
@@ -187,4 +190,24 @@ func resourceAt(c *catalog.Catalog, uri string) *catalog.Resource {
 		return nil
 	}
 	return r
+}
+
+// unreadDumpsErr is why a truth that left out a Resource Dump (a package or
+// the dump document, that could not be read) is not the Source's whole
+// state (a Change Dump's packages the walk reads, and reports): the
+// resources only it holds would read as deleted, and drift repair would
+// remove them.
+func unreadDumpsErr(src *source.Source, st *source.LoadStats) error {
+	n := int(st.SkippedResourceDumpPackages)
+	for _, set := range src.Sets() {
+		for u := range src.UnreadDumps(set) {
+			if slices.Contains(src.Docs(set, resourcesync.CapResourceDump), u) {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("truth: %d dump packages or documents could not be read, so the resources only they hold are not known", n)
 }

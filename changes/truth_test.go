@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -208,4 +209,28 @@ func TestCompare(t *testing.T) {
 	assert.Equal(t, "1 created, 2 deleted, 5 updated (examples: http://x/new, http://x/gone, http://x/gone2)", d.String())
 	assert.Equal(t, "no drift", Compare(want, want).String())
 	assert.Zero(t, Compare(want, want).Len())
+}
+
+// A Resource Dump whose package, or whose document, cannot be read leaves
+// the resources only it holds unknown: Truth fails rather than report them
+// deleted, so drift repair and rsfs audit never remove them for it.
+func TestTruthFailsOnAnUnreadableResourceDump(t *testing.T) {
+	for name, docs := range map[string]map[string]string{
+		"package": {"/rd.xml": `<urlset ` + nsXML + `><rs:md capability="resourcedump" at="2024-01-01T00:00:00Z"/>
+<url><loc>%[1]s/dump/rd.zip</loc><rs:md type="application/zip"/></url></urlset>`},
+		"document": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := startTruthSource(t)
+			ts.docs["/caps.xml"] = `<urlset ` + nsXML + `><rs:md capability="capabilitylist"/>
+<url><loc>%[1]s/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>%[1]s/rd.xml</loc><rs:md capability="resourcedump"/></url></urlset>`
+			maps.Copy(ts.docs, docs)
+			s, err := discover(t, ts.base+"/caps.xml")
+			require.NoError(t, err)
+			_, err = Truth(context.Background(), s)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "could not be read, so the resources only they hold are not known")
+		})
+	}
 }

@@ -400,7 +400,7 @@ func (l *loader) readDumps(ctx context.Context) error {
 				} else if err != nil {
 					unread[u] = unreadDump{set, UnreadDump{err, time.Now()}}
 				}
-				urls = l.addPackages(urls, set, found)
+				urls = l.addPackages(urls, set, found, c == resourcesync.CapResourceDump)
 				if c == resourcesync.CapResourceDump && len(l.s.Docs(set, resourcesync.CapResourceList)) == 0 {
 					l.noteDumpTimes(set, found)
 				}
@@ -431,12 +431,13 @@ func (l *loader) noteDumpTimes(set *Set, found []dumpPackage) {
 
 // addPackages records the packages a dump of set names, and appends to
 // urls those not named before.
-func (l *loader) addPackages(urls []string, set *Set, found []dumpPackage) []string {
+func (l *loader) addPackages(urls []string, set *Set, found []dumpPackage, resourceDump bool) []string {
 	for _, p := range found {
-		if _, dup := l.pkgs[p.url]; !dup {
+		old, dup := l.pkgs[p.url]
+		if !dup {
 			urls = append(urls, p.url)
 		}
-		p.set = set
+		p.set, p.resourceDump = set, resourceDump || old.resourceDump
 		l.pkgs[p.url] = p
 	}
 	return urls
@@ -445,9 +446,10 @@ func (l *loader) addPackages(urls []string, set *Set, found []dumpPackage) []str
 // dumpPackage is a package a dump names: its URL, the time the dump
 // speaks for (its at, 1.0's modified, else completed), and its set.
 type dumpPackage struct {
-	url string
-	at  time.Time
-	set *Set
+	url          string
+	at           time.Time
+	set          *Set
+	resourceDump bool // a Resource Dump names it (not only a Change Dump)
 }
 
 // dumpPackages lists the packages of a Resource Dump or Change Dump (or
@@ -498,6 +500,9 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		l.s.log.Warn("dump package skipped: its members are read from their URIs, or absent if no Resource List names them",
 			"package", url, "err", err)
 		l.skipped.Add(1)
+		if l.pkgs[url].resourceDump {
+			l.skippedResource.Add(1)
+		}
 		return nil
 	}
 	var skipped NonWebLocs

@@ -30,7 +30,10 @@ type LoadStats struct {
 	// SkippedPackages are dump packages left out because they could not be
 	// opened or read (each is logged with its URL).
 	SkippedPackages int64
-	Duration        time.Duration
+	// SkippedResourceDumpPackages are those of them a Resource Dump names:
+	// the resources only they hold are not known.
+	SkippedResourceDumpPackages int64
+	Duration                    time.Duration
 
 	listed map[*Set]time.Time // per set, the oldest time its Resource Lists speak for
 }
@@ -140,7 +143,7 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	}
 	l.warnForeign()
 	l.report() // the last report is final, whatever order the workers' reached the callback in
-	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), Duration: time.Since(start), listed: l.listed}
+	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), SkippedResourceDumpPackages: l.skippedResource.Load(), Duration: time.Since(start), listed: l.listed}
 	if st.Missing > 0 {
 		s.log.Info("learned lengths the Resource Lists omitted", "missing", st.Missing, "learned", st.Learned, "dropped", dropped)
 	}
@@ -159,6 +162,7 @@ type loader struct {
 
 	lists, resources, learned atomic.Int64
 	skipped                   atomic.Int64 // dump packages left out
+	skippedResource           atomic.Int64 // of them, those a Resource Dump names
 	mu                        sync.Mutex
 	missing                   []missingLength
 	foreign                   map[string]int // resources by origin, other than the Source's

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	iofs "io/fs"
-	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -404,17 +403,15 @@ func TestAtomMountFromSnapshotWhileFeedIsDown(t *testing.T) {
 	mnt := mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", atomPoll.String())
 	m.waitPool(t, mnt, "mount")
 	paths := atomPaths(t, mnt.dir)
-	// Reading a small file warms those after it: the last one is read, so
-	// the first stays unread.
-	byPath := map[string]string{}
-	for uri, p := range paths {
-		byPath[p] = uri
-	}
-	sorted := slices.Sorted(maps.Keys(byPath))
-	read, unread := byPath[sorted[len(sorted)-1]], byPath[sorted[0]]
+	read := m.src.RepURL("a", "txt")
 	got, err := os.ReadFile(paths[read])
 	require.NoError(t, err)
 	require.Equal(t, m.bodies[read], got)
+	// Reading a small file warms the small files of its directory (fs's
+	// warm window): a record created after that read stays unread.
+	m.create(t, "f", "txt")
+	m.waitPool(t, mnt, "the record created after the read")
+	unread := m.src.RepURL("f", "txt")
 	pool := m.src.Pool()
 	mnt.unmount(t)
 	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
