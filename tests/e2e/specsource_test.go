@@ -235,7 +235,10 @@ func TestHundredThousandChangesAtOneInstant(t *testing.T) {
 	n0, _ := src.DocRequests()
 	time.Sleep(3 * time.Second)
 	n1, _ := src.DocRequests()
-	assert.LessOrEqual(t, n1-n0, specDocsPerPoll[specsource.Undated]*4, "idle polls after the burst")
+	// 3 s hold at most 4 polls (1 s less 10 % jitter), and a fifth whose
+	// requests straddle the first count on a loaded machine; a poll that
+	// read the 100,000 entries again would cost far more than that.
+	assert.LessOrEqual(t, n1-n0, specDocsPerPoll[specsource.Undated]*5, "idle polls after the burst")
 }
 
 // settle waits, up to 15 s, until a poll interval and a half passes in
