@@ -360,7 +360,7 @@ func summarizeLatency(ss []sample) latencySummary {
 
 func (lb *latencyBench) cell(s latencySummary, t *peerTree) string {
 	if s.err != "" {
-		return "failed: " + esc(shorten(s.err, 60))
+		return "failed: " + esc(shorten(s.err, 100))
 	}
 	own := t.ownBytes()
 	perFile := s.secs / float64(t.small) * 1000
