@@ -25,7 +25,7 @@ type Cache struct {
 	verifyWholeBelow     int64
 
 	disk           *diskStore // nil without a disk cache
-	maxWarmWorkers int
+	maxWarmWorkers func() int
 	warmBudget     int64
 
 	mu      sync.Mutex
@@ -106,7 +106,7 @@ func newMemoryCache(cfg Config) *Cache {
 		prefetchSlots:        make(chan struct{}, cfg.PrefetchConcurrency),
 		maxPendingHashBlocks: 4*cfg.ReadAhead + 64,
 		verifyWholeBelow:     cfg.VerifyWholeBelow,
-		maxWarmWorkers:       max(1, cfg.PrefetchConcurrency/2),
+		maxWarmWorkers:       warmWorkers(cfg),
 		warmBudget:           cfg.MaxBytes / 4,
 		lru:                  newByteLRU(cfg.MaxBytes),
 		flights:              make(map[blockKey]*flight),

@@ -42,6 +42,11 @@ type Config struct {
 	// PrefetchConcurrency bounds the prefetch fills running at once across
 	// the whole Cache.
 	PrefetchConcurrency int
+	// WarmConcurrency, if set, says how many Warm fills may run at once
+	// (asked each time Warm starts workers): the requests worth having in
+	// flight to the Source, more where it speaks HTTP/2
+	// (fetch.Client.InFlight). Nil means half of PrefetchConcurrency.
+	WarmConcurrency func() int
 	// Logger receives integrity failures; nil means slog.Default().
 	Logger *slog.Logger
 	// DiskDir holds a disk cache of blocks under the memory one; "" means

@@ -19,7 +19,8 @@
 // order survives restarts (file modification times). A memory miss reads
 // the disk before the fetcher; a file that fails its checks is deleted and
 // refetched, never served. Warm fetches small contents that a reader is
-// about to open (the siblings of an opened file) at low priority.
+// about to open (the files after an opened one in the tree) at low
+// priority.
 //
 // The package knows neither HTTP nor FUSE.
 package cache

@@ -1,7 +1,8 @@
 package cache
 
-// warmQueueLen bounds the Warm items waiting for a worker.
-const warmQueueLen = 256
+// warmQueueLen bounds the Warm items waiting for a worker: two of the
+// largest windows package fs asks for.
+const warmQueueLen = 4096
 
 // WarmItem is a content that a reader is likely to open soon, and where to
 // fetch it from.
@@ -25,8 +26,9 @@ type warmState struct {
 // caching, as in a normal fill).
 //
 // Only contents of one block (1..BlockSize bytes) are warmed, and never at
-// the expense of hot data: Warm uses at most half of the prefetch slots (so
-// prefetches of open files always have the other half), and it skips items
+// the expense of hot data: Warm runs at most Config.WarmConcurrency fills at
+// once (half of the prefetch slots by default), beside the prefetches of
+// open files, which keep every slot of theirs, and it skips items
 // while the bytes it has queued, is filling, or has cached that no reader
 // has asked for yet would exceed a quarter of MaxBytes.
 func (c *Cache) Warm(items []WarmItem) {
@@ -42,7 +44,8 @@ func (c *Cache) Warm(items []WarmItem) {
 			c.warm.pendingBytes += it.Content.Size
 		}
 	}
-	for n := len(c.warm.queue); n > 0 && c.warm.workers < c.maxWarmWorkers; n-- {
+	limit := c.maxWarmWorkers()
+	for n := len(c.warm.queue); n > 0 && c.warm.workers < limit; n-- {
 		c.warm.workers++
 		go c.warmWorker()
 	}
@@ -66,18 +69,23 @@ func (c *Cache) shouldWarmLocked(ct Content) bool {
 	return true
 }
 
-// warmWorker fills queued items one at a time, each holding a prefetch
-// slot, until the queue is empty.
+// warmWorkers is the bound on Warm's workers that cfg asks for.
+func warmWorkers(cfg Config) func() int {
+	if cfg.WarmConcurrency == nil {
+		n := max(1, cfg.PrefetchConcurrency/2)
+		return func() int { return n }
+	}
+	return func() int { return max(1, cfg.WarmConcurrency()) }
+}
+
+// warmWorker fills queued items one at a time until the queue is empty.
 func (c *Cache) warmWorker() {
 	for {
-		c.prefetchSlots <- struct{}{}
 		it, ok := c.nextWarm()
 		if !ok {
-			<-c.prefetchSlots
 			return
 		}
 		c.warmOne(it)
-		<-c.prefetchSlots
 	}
 }
 

@@ -109,3 +109,27 @@ func TestWarmDoesNotDuplicateQueuedItems(t *testing.T) {
 	assert.Equal(t, int64(1), fetcher.calls.Load())
 	assert.Equal(t, uint64(1), c.Stats().Warms)
 }
+
+// WarmConcurrency sets how many warm fills run at once (the requests worth
+// having in flight to the Source, more over HTTP/2): here 64, four times
+// the 16 of half the default prefetch slots.
+func TestWarmConcurrencyIsTheSourcesInFlight(t *testing.T) {
+	c, _ := newTestCache(t, Config{MaxBytes: 64 << 20, WarmConcurrency: func() int { return 64 }})
+	items, _ := smallContents(100, 60)
+	gate := make(chan struct{})
+	started := func() int64 {
+		var n int64
+		for _, it := range items {
+			n += it.Fetcher.(*memOrigin).calls.Load()
+		}
+		return n
+	}
+	for _, it := range items {
+		it.Fetcher.(*memOrigin).gate = gate
+	}
+	c.Warm(items)
+	eventually(t, func() bool { return started() == 64 }, "64 warm fills in flight at once")
+	close(gate)
+	eventually(t, func() bool { return c.Stats().Blocks == 100 }, "every item warmed")
+	assert.EqualValues(t, 100, started(), "each fetched once")
+}

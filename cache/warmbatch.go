@@ -24,13 +24,33 @@ const warmBatchDiskReaders = 8
 // same limits as Warm apply: one block at most, within the warm budget.
 // WarmBatch returns once every claim is settled.
 func (c *Cache) WarmBatch(ctx context.Context, items []WarmItem, read func(ctx context.Context, which []int) [][]byte) {
-	type claim struct {
-		i int
-		k blockKey
-		f *flight
+	c.ClaimBatch(items)(ctx, read)
+}
+
+// ClaimBatch is WarmBatch in two steps: it claims the contents at once, so
+// a reader that opens one right after waits for the batch, and returns the
+// function that reads them (WarmBatch's read), to be run in the
+// background. The function must be called, once.
+func (c *Cache) ClaimBatch(items []WarmItem) func(ctx context.Context, read func(ctx context.Context, which []int) [][]byte) {
+	claims := c.claimBatch(items)
+	return func(ctx context.Context, read func(ctx context.Context, which []int) [][]byte) {
+		c.readBatch(ctx, items, claims, read)
 	}
-	var claims []claim
+}
+
+// batchClaim is one content a batch claimed: its index in the items, its
+// block and the flight readers wait on.
+type batchClaim struct {
+	i int
+	k blockKey
+	f *flight
+}
+
+// claimBatch claims the items that should be warmed.
+func (c *Cache) claimBatch(items []WarmItem) []batchClaim {
+	var claims []batchClaim
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	for i, it := range items {
 		if !c.shouldWarmLocked(it.Content) {
 			continue
@@ -41,9 +61,13 @@ func (c *Cache) WarmBatch(ctx context.Context, items []WarmItem, read func(ctx c
 		c.flights[k] = f
 		c.warm.pendingBytes += it.Content.Size
 		c.warms.Add(1)
-		claims = append(claims, claim{i, k, f})
+		claims = append(claims, batchClaim{i, k, f})
 	}
-	c.mu.Unlock()
+	return claims
+}
+
+// readBatch settles a batch's claims: from the disk cache, then read.
+func (c *Cache) readBatch(ctx context.Context, items []WarmItem, claims []batchClaim, read func(ctx context.Context, which []int) [][]byte) {
 	if len(claims) == 0 {
 		return
 	}

@@ -38,6 +38,12 @@ type guardedBody struct {
 	got    int64
 	// originBytes counts the bytes by origin too, when set.
 	originBytes *atomic.Int64
+	// nets, when set, is told on Close of the bytes read and the time
+	// spent waiting for them (origin's bandwidth).
+	nets    *networks
+	origin  string
+	read    int64
+	reading time.Duration
 }
 
 func (c *Client) guardBody(rc io.ReadCloser, url string, cancel context.CancelFunc) *guardedBody {
@@ -65,6 +71,8 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	case err == nil:
 		err = b.checkRate(time.Since(start), n)
 	}
+	b.read += int64(n)
+	b.reading += time.Since(start)
 	b.bytes.Add(int64(n))
 	if b.originBytes != nil {
 		b.originBytes.Add(int64(n))
@@ -99,6 +107,9 @@ func (b *guardedBody) stallError() error {
 }
 
 func (b *guardedBody) Close() error {
+	if b.nets != nil {
+		b.nets.body(b.origin, b.read, b.reading)
+	}
 	b.timer.Stop()
 	err := b.rc.Close()
 	b.cancel()

@@ -17,6 +17,7 @@ type Client struct {
 	policy  *Policy
 	stats   counters
 	traffic traffic
+	nets    networks
 	onRetry atomic.Pointer[func(Retry)]
 }
 

@@ -23,6 +23,18 @@ func NewReaderAt(ctx context.Context, c *Client, url string, size int64, etag st
 	return &ReaderAt{ctx: ctx, c: c, url: url, size: size, etag: etag}
 }
 
+// BytesPerRoundTrip is what the host measured carries in the time of a
+// round trip (its bandwidth times its round trip); 0 until both are
+// measured.
+func (r *ReaderAt) BytesPerRoundTrip() int64 {
+	n := r.c.Network(r.url)
+	return int64(n.Bandwidth * n.RTT.Seconds())
+}
+
+// InFlight is how many requests to the host are worth having in flight:
+// MaxStreams where it speaks HTTP/2, else the connections per host.
+func (r *ReaderAt) InFlight() int { return r.c.inFlight(r.c.Network(r.url)) }
+
 // Size is the representation's size given to NewReaderAt.
 func (r *ReaderAt) Size() int64 { return r.size }
 

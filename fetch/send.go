@@ -117,6 +117,7 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 		cancel()
 	})
 	c.stats.requests.Add(1)
+	sent := time.Now()
 	resp, err := c.http.Do(req)
 	key := TrafficKey{Origin: originOf(rawURL), Kind: kindOf(method, header)}
 	if err == nil {
@@ -133,8 +134,11 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 		cancel()
 		return nil, fmt.Errorf("fetch %s %s: %w", method, rawURL, unwrapURLError(err))
 	}
-	resp.Body = c.guardBody(resp.Body, rawURL, cancel)
-	resp.Body.(*guardedBody).originBytes = c.traffic.bytesOf(key.Origin)
+	c.nets.response(key.Origin, time.Since(sent), resp.ProtoMajor == 2)
+	body := c.guardBody(resp.Body, rawURL, cancel)
+	body.originBytes = c.traffic.bytesOf(key.Origin)
+	body.origin, body.nets = key.Origin, &c.nets
+	resp.Body = body
 	return resp, nil
 }
 

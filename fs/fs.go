@@ -28,8 +28,11 @@ type Config struct {
 	// Batch, if set, reads several small resources at once where the
 	// Source can (adjacent dump members); it returns nil for the others.
 	Batch func(ctx context.Context, rs []*catalog.Resource) [][]byte
-	UID   uint32
-	GID   uint32
+	// Network, if set, is the Source's measured round trip and bandwidth,
+	// which size the warm window (window.go); else it has fixed bounds.
+	Network NetworkFunc
+	UID     uint32
+	GID     uint32
 	// Timeout is how long the kernel may keep entries and attributes; long,
 	// because changes are pushed to the kernel by notification.
 	Timeout time.Duration

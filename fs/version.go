@@ -118,7 +118,7 @@ func (f *FS) openStream(v *version) {
 		return
 	}
 	if f.oneBlock(v.v.Resource.Length) {
-		f.warmSiblings(v.ref.id, path.Base(f.cfg.Catalog.Path(v.ref.id)))
+		f.warmFrom(v.ref.id, path.Base(f.cfg.Catalog.Path(v.ref.id)))
 	}
 }
 

@@ -2,112 +2,299 @@ package fs
 
 import (
 	"context"
-	"path"
+	"math"
 	"sync"
 
 	"rsfs/cache"
 	"rsfs/catalog"
 )
 
-// Reading a small file warms the small files that follow it in its
-// directory, so tools that read a tree in order (grep -r, rsync, tar) find
-// them in memory instead of paying one round trip each. The window is wide
-// enough to hide a long round trip: hundreds of files ahead of the reader
-// are fetched or on their way, refilled as it goes, with the fetches
-// running at once (dump members in a few large runs, other files with up
-// to half the prefetch slots). A reader that walks (it has read on past the
-// refill point of a directory, or it entered a directory a window already
-// reached) has the window run on into the directories that follow in the
-// parent.
+// Reading a small file warms the small files that follow it in the tree,
+// so tools that read a tree in order (grep -r, rsync, tar, restic, find
+// -exec cat) find them in memory instead of paying one round trip each.
+//
+// A reader is followed as a walk, recognised by its walk and not by the
+// size of its directories. The first file read in a directory no walk
+// knows starts one, whose first window is that directory's small files,
+// fetched as one batch (from the directory's start when the file read is
+// among its first entries, since the order a tool reads one directory in
+// is not known; else from the file on). A reader that then opens a file
+// in one of the next few directories of the tree's depth-first order
+// (cousins included: d01/s000 after d00/s084), or reads on past the
+// middle of its window, is walking: its window runs on across
+// directories, in that order and at any depth, a fill sized in files,
+// bytes and directories (from the network's round trip and bandwidth,
+// window.go), and is refilled from where it ended each time
+// the reader passes the middle of the last fill. So a walk of small
+// directories costs a round trip per fill, not per directory. A reader
+// that stops stops its window: nothing is fetched past the fill it last
+// asked for. The window's bytes count against the cache's warm budget (a
+// quarter of --cache-size, package cache), so memory stays bounded.
 const (
-	warmAhead      = 512           // files in the window at most
-	warmAheadBytes = 32 << 20      // and at most this many of their bytes
-	warmRefill     = 32            // the window is refilled once the reader passes this many entries
-	warmNextDirs   = 2             // directories after the reader's that a walker's window may reach into
-	warmDirsKept   = 4096          // directories remembered before the maps are cleared
-	warmScan       = 4 * warmAhead // entries of the reader's directory looked at per refill, at most
+	warmAhead      = 512      // files in one fill at most, until the network is measured (window.go)
+	warmAheadBytes = 32 << 20 // and at most this many of their bytes
+	warmAheadDirs  = 256      // and at most this many directories
+	warmScan       = 8192     // entries looked at per fill, at most
+	warmRefill     = 32       // a fill of fewer files in one directory has no refill point: its reader walks once it steps into the next directory
+	warmNear       = 64       // a new walk starts at its directory's start when the file read is among its first warmNear entries
+	warmFollows    = 4        // directories after a walk's last that its reader may open next and still be walking
+	warmWalks      = 8        // walks followed at once
+	warmDirsKept   = 4096     // directories remembered before the map is cleared
+	dirEnd         = "\xff"   // sorts after every name: a cursor at a directory's end
+	neverDue       = math.MaxInt
 )
 
-// warmer remembers, per directory, the name past which the next batch is
-// due, and the directories a walker's window reached.
+// warmer follows the walks: the directories their windows reached, in
+// each walk's order.
 type warmer struct {
 	mu      sync.Mutex
-	refill  map[catalog.NodeID]string
-	reached map[catalog.NodeID]bool
+	walks   []*walk // the least recently used first
+	reached map[catalog.NodeID]reach
 }
 
-// warmWindow is what one refill collects.
+// reach is a directory a walk's window reached, and its place in the walk.
+type reach struct {
+	w   *walk
+	ord int
+}
+
+// cursor is a place in the tree's depth-first order: after the entry
+// named after in dir. A zero dir is the tree's end.
+type cursor struct {
+	dir   catalog.NodeID
+	after string
+}
+
+// walk is one reader's walk; its fields are guarded by warmer.mu.
+type walk struct {
+	last    catalog.NodeID // the directory of the reader's last file
+	walking bool           // its window may run on into the next directories
+	cur     cursor         // where the next fill starts
+	ord     int            // the place of the last directory reached
+	dueOrd  int            // the reader's reaching the file dueName of the
+	dueName string         // directory at place dueOrd asks for the next fill
+	filling bool
+}
+
+// warmFrom is called when a reader opens the small file name (id): it
+// follows the reader's walk, and fills its window when the read asks for it.
+func (f *FS) warmFrom(id catalog.NodeID, name string) {
+	dir, ok := f.cfg.Catalog.Parent(id)
+	if !ok {
+		return
+	}
+	wm := &f.warm
+	wm.mu.Lock()
+	r, known := wm.reached[dir]
+	var lasts []catalog.NodeID
+	if !known {
+		for _, w := range wm.walks {
+			lasts = append(lasts, w.last)
+		}
+	}
+	wm.mu.Unlock()
+	var after catalog.NodeID // the last directory of a walk dir follows
+	for i := len(lasts) - 1; i >= 0 && !known; i-- {
+		if lasts[i] != dir && f.follows(lasts[i], dir, warmFollows) {
+			after = lasts[i]
+			break
+		}
+	}
+	var start cursor
+	if !known {
+		start = f.startOf(dir, name)
+	}
+	wm.mu.Lock()
+	w, from, cross := wm.step(dir, name, r, known, after, start)
+	wm.mu.Unlock()
+	if w != nil {
+		f.fill(w, id, from, cross)
+	}
+}
+
+// startOf is where a walk entering dir at the file name starts: the
+// directory's start if name is among its first warmNear entries, else
+// name's place.
+func (f *FS) startOf(dir catalog.NodeID, name string) cursor {
+	n := 0
+	near := false
+	f.cfg.Catalog.ReadDir(dir, func(child string, _ catalog.NodeID, _ catalog.Attr) bool {
+		n++
+		near = child == name
+		return !near && n < warmNear
+	})
+	if near {
+		return cursor{dir: dir}
+	}
+	return cursor{dir: dir, after: name}
+}
+
+// step decides what a read of name in dir does to the walks, and returns
+// the walk whose window it fills, where from, and whether the fill may
+// cross into the next directories; nil when it fills none. r is the
+// directory's reach when known; after, if set, is the last directory of
+// a walk that dir follows in tree order. wm.mu must be held.
+func (wm *warmer) step(dir catalog.NodeID, name string, r reach, known bool, after catalog.NodeID, start cursor) (*walk, cursor, bool) {
+	var w *walk
+	switch {
+	case known:
+		w = r.w
+		if w.last != dir {
+			w.last, w.walking = dir, true // a step into a directory its window reached
+		}
+		if !(r.ord > w.dueOrd || r.ord == w.dueOrd && name >= w.dueName) {
+			wm.touch(w)
+			return nil, cursor{}, false
+		}
+		w.walking = true // it read on past the middle of its window
+	case after != 0:
+		w = wm.walkAt(after)
+		if w == nil {
+			return nil, cursor{}, false
+		}
+		w.last, w.walking = dir, true // a step in tree order: the window follows
+		if !w.filling {
+			w.cur = start
+		}
+	default:
+		w = &walk{last: dir, cur: start}
+		wm.walks = append(wm.walks, w)
+		if len(wm.walks) > warmWalks {
+			wm.walks = wm.walks[1:]
+		}
+	}
+	wm.touch(w)
+	if w.filling || w.cur.dir == 0 {
+		return nil, cursor{}, false
+	}
+	w.filling = true
+	return w, w.cur, w.walking
+}
+
+// walkAt returns the walk whose reader was last in dir.
+func (wm *warmer) walkAt(dir catalog.NodeID) *walk {
+	for i := len(wm.walks) - 1; i >= 0; i-- {
+		if wm.walks[i].last == dir {
+			return wm.walks[i]
+		}
+	}
+	return nil
+}
+
+// touch makes w the most recently used walk.
+func (wm *warmer) touch(w *walk) {
+	for i, x := range wm.walks {
+		if x == w {
+			copy(wm.walks[i:], wm.walks[i+1:])
+			wm.walks[len(wm.walks)-1] = w
+			return
+		}
+	}
+}
+
+// warmWindow is what one fill collects.
 type warmWindow struct {
 	f         *FS
+	size      windowSize
+	reading   catalog.NodeID // the file the reader opened: it fetches it
 	items     []cache.WarmItem
 	resources []*catalog.Resource
 	bytes     int64
+	dirs      []catalog.NodeID // the directories reached, in order
+	places    []int            // per item, its directory's index in dirs
+	names     []string         // per item, its name
 }
 
-// take adds a small file to the window; it reports whether there is room
-// for more.
-func (w *warmWindow) take(_ string, cid catalog.NodeID, a catalog.Attr) bool {
-	if w.room() && !a.Dir && a.Size > 0 && w.f.oneBlock(a.Size) {
+// take adds a small file of the last directory reached to the window; it
+// reports whether there is room for more.
+func (w *warmWindow) take(name string, cid catalog.NodeID, a catalog.Attr) bool {
+	if w.room() && !a.Dir && a.Size > 0 && cid != w.reading && w.f.oneBlock(a.Size) {
 		if v, ok := w.f.cfg.Catalog.Version(cid); ok {
 			w.resources = append(w.resources, v.Resource)
 			w.items = append(w.items, cache.WarmItem{Content: contentOf(v), Fetcher: w.f.cfg.Fetcher(v.Resource)})
+			w.places = append(w.places, len(w.dirs)-1)
+			w.names = append(w.names, name)
 			w.bytes += a.Size
 		}
 	}
 	return w.room()
 }
 
-func (w *warmWindow) room() bool { return len(w.items) < warmAhead && w.bytes < warmAheadBytes }
+func (w *warmWindow) room() bool { return len(w.items) < w.size.files && w.bytes < w.size.bytes }
 
-// warmSiblings warms the small files after id in its directory (and, for a
-// walker, in the directories after it), at most once per refill.
-func (f *FS) warmSiblings(id catalog.NodeID, name string) {
-	cat := f.cfg.Catalog
-	parent, ok := cat.Parent(id)
-	if !ok {
-		return
-	}
-	w := &f.warm
-	w.mu.Lock()
-	if w.refill == nil || len(w.refill) > warmDirsKept {
-		w.refill = map[catalog.NodeID]string{}
-	}
-	if w.reached == nil || len(w.reached) > warmDirsKept {
-		w.reached = map[catalog.NodeID]bool{}
-	}
-	due, seen := w.refill[parent]
-	if seen && name < due {
-		w.mu.Unlock()
-		return
-	}
-	walking := seen || w.reached[parent]
-	w.refill[parent] = "\xff" // claimed; set below
-	w.mu.Unlock()
-
-	win := &warmWindow{f: f}
-	next := ""
-	n := 0
-	cat.ReadDirAfter(parent, name, func(child string, cid catalog.NodeID, a catalog.Attr) bool {
-		n++
-		if n == warmRefill {
-			next = child
+// collect fills win from cur in the tree's depth-first order, crossing
+// into the next directories if cross, and returns where the next fill
+// starts.
+func (f *FS) collect(win *warmWindow, cur cursor, cross bool) cursor {
+	scanned := 0
+	for {
+		win.dirs = append(win.dirs, cur.dir)
+		last, stopped := cur.after, false
+		if !f.cfg.Catalog.ReadDirAfter(cur.dir, cur.after, func(child string, cid catalog.NodeID, a catalog.Attr) bool {
+			scanned++
+			last = child
+			stopped = !win.take(child, cid, a) || scanned >= warmScan
+			return !stopped
+		}) {
+			return cursor{} // the directory is gone: the walk ends
 		}
-		room := win.take(child, cid, a)
-		return n < warmRefill || (room && n < warmScan)
+		if stopped && !f.dirDone(cur.dir, last) {
+			return cursor{dir: cur.dir, after: last}
+		}
+		if !cross {
+			return cursor{dir: cur.dir, after: dirEnd}
+		}
+		next, ok := f.nextDir(cur.dir)
+		if !ok {
+			return cursor{}
+		}
+		cur = cursor{dir: next}
+		if !win.room() || len(win.dirs) >= warmAheadDirs || scanned >= warmScan {
+			return cur
+		}
+	}
+}
+
+// dirDone reports whether name is dir's last entry.
+func (f *FS) dirDone(dir catalog.NodeID, name string) bool {
+	more := false
+	f.cfg.Catalog.ReadDirAfter(dir, name, func(string, catalog.NodeID, catalog.Attr) bool {
+		more = true
+		return false
 	})
-	var reached []catalog.NodeID
-	if walking && win.room() && parent != catalog.RootID {
-		reached = f.warmNextDirs(parent, win)
+	return !more
+}
+
+// fill collects w's next window from cur, records the directories it
+// reached and its refill point (its middle file), and warms it.
+func (f *FS) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
+	win := &warmWindow{f: f, size: f.windowSize(), reading: reading}
+	next := f.collect(win, cur, cross)
+	wm := &f.warm
+	wm.mu.Lock()
+	if wm.reached == nil || len(wm.reached) > warmDirsKept {
+		wm.reached = map[catalog.NodeID]reach{}
 	}
-	w.mu.Lock()
-	if next == "" {
-		next = "\xff" // the directory's end: nothing more to warm
+	ords := make([]int, len(win.dirs))
+	for i, d := range win.dirs {
+		if r, ok := wm.reached[d]; ok && r.w == w {
+			ords[i] = r.ord
+			continue
+		}
+		w.ord++
+		ords[i] = w.ord
+		wm.reached[d] = reach{w: w, ord: w.ord}
 	}
-	w.refill[parent] = next
-	for _, d := range reached {
-		w.reached[d] = true
+	w.cur, w.filling = next, false
+	w.dueOrd, w.dueName = neverDue, ""
+	switch {
+	case len(win.items) > 0 && (cross || len(win.items) >= warmRefill):
+		mid := len(win.items) / 2
+		w.dueOrd, w.dueName = ords[win.places[mid]], win.names[mid]
+	case cross && next.dir != 0:
+		w.dueOrd = w.ord // nothing to warm: reaching the last directory asks for more
 	}
-	w.mu.Unlock()
+	wm.mu.Unlock()
 	if len(win.items) == 0 {
 		return
 	}
@@ -115,34 +302,17 @@ func (f *FS) warmSiblings(id catalog.NodeID, name string) {
 		f.cfg.Cache.Warm(win.items)
 		return
 	}
-	go f.warmBatch(win.items, win.resources)
-}
-
-// warmNextDirs adds to win the small files of the directories after dir in
-// its parent (at most warmNextDirs of them), and returns those it reached.
-func (f *FS) warmNextDirs(dir catalog.NodeID, win *warmWindow) []catalog.NodeID {
-	cat := f.cfg.Catalog
-	gp, ok := cat.Parent(dir)
-	if !ok {
-		return nil
-	}
-	var reached []catalog.NodeID
-	cat.ReadDirAfter(gp, path.Base(cat.Path(dir)), func(_ string, cid catalog.NodeID, a catalog.Attr) bool {
-		if !a.Dir {
-			return true
-		}
-		reached = append(reached, cid)
-		cat.ReadDir(cid, win.take)
-		return len(reached) < warmNextDirs && win.room()
-	})
-	return reached
+	f.warmBatch(win.items, win.resources)
 }
 
 // warmBatch reads what the Source can read in batches, stores it verified,
 // and warms the rest one by one (cache.WarmBatch: the cache is asked first,
-// memory then disk, and readers wait on the batch instead of fetching).
+// memory then disk). The contents are claimed before it returns, so the
+// reader's next open waits on the batch instead of fetching; they are read
+// in the background.
 func (f *FS) warmBatch(items []cache.WarmItem, resources []*catalog.Resource) {
-	f.cfg.Cache.WarmBatch(f.closing, items, func(ctx context.Context, which []int) [][]byte {
+	run := f.cfg.Cache.ClaimBatch(items)
+	go run(f.closing, func(ctx context.Context, which []int) [][]byte {
 		rs := make([]*catalog.Resource, len(which))
 		for j, i := range which {
 			rs[j] = resources[i]

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -16,91 +18,278 @@ import (
 	"rsfs/resourcesync"
 )
 
-// warmTree is a catalog of dirs directories d0, d1, … of n small files
-// each, and an FS over it whose Batch records what it is asked for (and
-// gives every file's bytes).
+// warmTree is a catalog of small files at the given paths, and a file
+// system over it whose Batch (a dump's batches) and Fetcher (the files'
+// own URIs) record what they are asked for. Every request the reader's
+// reads make to the Fetcher is a round trip it waits on; a Batch call is
+// one for the window.
 type warmTree struct {
-	fs     *FS
-	cat    *catalog.Catalog
-	blocks *cache.Cache
-	mu     sync.Mutex
-	asked  map[string]int // URI: times asked of Batch
+	tf      *testFS
+	blocks  *cache.Cache
+	paths   []string
+	mu      sync.Mutex
+	asked   map[string]int // URI: times asked of Batch
+	batches int            // Batch calls
+	bytes   int64          // bytes Batch gave
 }
 
 func warmBody(uri string) []byte { return []byte("body of " + uri) }
 
-func newWarmTree(t *testing.T, dirs, n int) *warmTree {
+func newWarmTree(t *testing.T, paths []string, withBatch bool) *warmTree {
 	cat := catalog.New(catalog.Options{Origin: testOrigin})
-	for d := range dirs {
-		for i := range n {
-			uri := fmt.Sprintf("%s/d%d/f%04d.txt", testOrigin, d, i)
-			body := warmBody(uri)
-			cat.Add(&catalog.Resource{URI: uri, Length: int64(len(body)),
-				Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}})
-		}
+	origin := newMemOrigin()
+	for _, p := range paths {
+		uri := testOrigin + "/" + p
+		body := warmBody(uri)
+		origin.set(uri, body)
+		cat.Add(&catalog.Resource{URI: uri, Length: int64(len(body)),
+			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}})
 	}
 	cat.Seal()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &warmTree{cat: cat, asked: map[string]int{}}
+	w := &warmTree{paths: paths, asked: map[string]int{}}
 	w.blocks = cache.New(cache.Config{MaxBytes: 64 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
 	t.Cleanup(w.blocks.Close)
-	origin := newMemOrigin()
-	w.fs = New(Config{Catalog: cat, Cache: w.blocks, Logger: quiet, Timeout: testTimeout,
-		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) },
-		Batch: func(_ context.Context, rs []*catalog.Resource) [][]byte {
-			out := make([][]byte, len(rs))
-			w.mu.Lock()
-			defer w.mu.Unlock()
-			for i, r := range rs {
-				w.asked[r.URI]++
-				out[i] = warmBody(r.URI)
-			}
-			return out
-		}})
-	t.Cleanup(w.fs.Shutdown)
+	cfg := Config{Catalog: cat, Cache: w.blocks, Logger: quiet, Timeout: testTimeout,
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) }}
+	if withBatch {
+		cfg.Batch = w.batch
+	}
+	f := New(cfg)
+	t.Cleanup(f.Shutdown)
+	w.tf = &testFS{fs: f, cat: cat, origin: origin}
 	return w
 }
 
-func (w *warmTree) file(t *testing.T, d, i int) (catalog.NodeID, string) {
-	dir, _, ok := w.cat.Lookup(catalog.RootID, fmt.Sprintf("d%d", d))
-	require.True(t, ok)
-	name := fmt.Sprintf("f%04d.txt", i)
-	id, _, ok := w.cat.Lookup(dir, name)
-	require.True(t, ok)
-	return id, name
-}
-
-func (w *warmTree) warmed(d, i int) bool { return w.askedOf(d, i) > 0 }
-
-func (w *warmTree) askedOf(d, i int) int {
+func (w *warmTree) batch(_ context.Context, rs []*catalog.Resource) [][]byte {
+	out := make([][]byte, len(rs))
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.asked[fmt.Sprintf("%s/d%d/f%04d.txt", testOrigin, d, i)]
-}
-
-// A first read warms the rest of its directory only; a reader that reads
-// on past the refill point has the window run on into the next
-// directories; nothing is asked of the batch twice.
-func TestWarmWindowFollowsAWalker(t *testing.T) {
-	w := newWarmTree(t, 4, 100)
-	id, name := w.file(t, 0, 0)
-	w.fs.warmSiblings(id, name)
-	waitFor(t, "d0's files to be warmed", func() bool { return w.warmed(0, 99) })
-	assert.Zero(t, w.askedOf(0, 0), "the file read is not warmed")
-	assert.Zero(t, w.askedOf(1, 0), "a first read stays in its directory")
-
-	id, name = w.file(t, 0, warmRefill+1)
-	w.fs.warmSiblings(id, name)
-	waitFor(t, "d1 and d2 to be warmed", func() bool { return w.warmed(1, 99) && w.warmed(2, 99) })
-	assert.Zero(t, w.askedOf(3, 0), "two directories ahead at most")
-
-	// The reader enters d1, which a window reached: it walks on into d3.
-	id, name = w.file(t, 1, 0)
-	w.fs.warmSiblings(id, name)
-	waitFor(t, "d3 to be warmed", func() bool { return w.warmed(3, 50) })
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for uri, n := range w.asked {
-		assert.Equal(t, 1, n, "%s asked of the batch once", uri)
+	w.batches++
+	for i, r := range rs {
+		w.asked[r.URI]++
+		out[i] = warmBody(r.URI)
+		w.bytes += int64(len(out[i]))
 	}
+	return out
+}
+
+// read reads the file at path as a reader does (lookups, open, reads) and
+// checks its bytes.
+func (w *warmTree) read(t *testing.T, p string) {
+	t.Helper()
+	nid := w.tf.file(t, strings.Split(p, "/")...)
+	got, errno := w.tf.readAll(t, nid, 4096)
+	require.Zero(t, errno, p)
+	require.Equal(t, string(warmBody(testOrigin+"/"+p)), string(got), p)
+}
+
+// own is the requests the reader's reads made to the files' URIs.
+func (w *warmTree) own() int {
+	n := 0
+	for _, p := range w.paths {
+		n += w.tf.origin.count(testOrigin + "/" + p)
+	}
+	return n
+}
+
+func (w *warmTree) askedOf(p string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.asked[testOrigin+"/"+p]
+}
+
+func (w *warmTree) totalBytes() int64 {
+	var n int64
+	for _, p := range w.paths {
+		n += int64(len(warmBody(testOrigin + "/" + p)))
+	}
+	return n
+}
+
+// fanOut is files small files spread round-robin over dirs directories
+// two levels deep (d00/s00/…), as a repository of many small records is.
+func fanOut(files, top, sub int) []string {
+	var paths []string
+	for i := range files {
+		d := i % (top * sub)
+		paths = append(paths, fmt.Sprintf("d%02d/s%02d/f%05d.txt", d/sub, d%sub, i))
+	}
+	return paths
+}
+
+// items is n BagIt-like items: bag-info.txt, manifest-md5.txt and data/
+// with 3 files each.
+func items(n int) []string {
+	var paths []string
+	for i := range n {
+		for _, name := range []string{"bag-info.txt", "manifest-md5.txt", "data/a.dat", "data/b.dat", "data/c.dat"} {
+			paths = append(paths, fmt.Sprintf("item%04d/%s", i, name))
+		}
+	}
+	return paths
+}
+
+// readdirOrder is the order grep -r, tar and find reach paths in: each
+// directory's entries in the order readdir lists them (by name), a
+// subdirectory walked where it is met.
+func readdirOrder(paths []string) []string {
+	out := slices.Clone(paths)
+	slices.Sort(out)
+	return out
+}
+
+// rsyncOrder is rsync's: a directory's files (sorted), then its
+// subdirectories, each in turn.
+func rsyncOrder(paths []string) []string {
+	out := slices.Clone(paths)
+	slices.SortFunc(out, func(a, b string) int {
+		da, db := a[:strings.LastIndex(a, "/")+1], b[:strings.LastIndex(b, "/")+1]
+		switch {
+		case da == db:
+			return strings.Compare(a, b)
+		case strings.HasPrefix(db, da): // a's directory holds b's
+			return -1
+		case strings.HasPrefix(da, db):
+			return 1
+		}
+		return strings.Compare(da, db)
+	})
+	return out
+}
+
+// A walk of many small directories, in readdir order and in rsync's, with
+// a dump: the reader waits on a round trip for the first directory's
+// first file and the second's, then finds every file claimed by a
+// window; the windows are O(files/window) batches, not one per directory,
+// and no byte is fetched twice.
+func TestWarmWalkOfSmallDirectories(t *testing.T) {
+	for _, tree := range []struct {
+		name  string
+		paths []string
+	}{{"fan-out", fanOut(600, 10, 10)}, {"per-item", items(120)}} {
+		for _, order := range []struct {
+			name string
+			of   func([]string) []string
+		}{{"readdir", readdirOrder}, {"rsync", rsyncOrder}} {
+			t.Run(tree.name+"/"+order.name, func(t *testing.T) {
+				w := newWarmTree(t, tree.paths, true)
+				for _, p := range order.of(tree.paths) {
+					w.read(t, p)
+				}
+				dirs := map[string]bool{}
+				for _, p := range tree.paths {
+					for d := p; strings.Contains(d, "/"); {
+						d = d[:strings.LastIndex(d, "/")]
+						dirs[d] = true
+					}
+				}
+				t.Logf("%d files in %d directories: %d requests the reader waited on, %d batches",
+					len(tree.paths), len(dirs), w.own(), w.batches)
+				assert.LessOrEqual(t, w.own(), 3, "requests the reader waited on")
+				waitFor(t, "the batches to settle", func() bool { return w.blocks.Stats().Fills >= uint64(len(tree.paths)) })
+				w.mu.Lock()
+				defer w.mu.Unlock()
+				assert.LessOrEqual(t, w.batches, len(tree.paths)/warmAhead+3, "batches: O(files/window), not O(directories)")
+				for uri, n := range w.asked {
+					assert.Equal(t, 1, n, "%s asked of the batch once", uri)
+				}
+				fetched := w.bytes
+				for _, p := range tree.paths {
+					fetched += int64(w.tf.origin.count(testOrigin+"/"+p)) * int64(len(warmBody(testOrigin+"/"+p)))
+				}
+				assert.LessOrEqual(t, float64(fetched), 1.25*float64(w.totalBytes()), "bytes fetched")
+			})
+		}
+	}
+}
+
+// Without a dump, the window's files are fetched one by one in the
+// background: a walker's window reaches across many small directories,
+// and no file is fetched twice.
+func TestWarmWalkWithoutADump(t *testing.T) {
+	for _, tree := range []struct {
+		name  string
+		paths []string
+	}{{"fan-out", fanOut(600, 10, 10)}, {"per-item", items(120)}} {
+		t.Run(tree.name, func(t *testing.T) {
+			w := newWarmTree(t, tree.paths, false)
+			order := readdirOrder(tree.paths)
+			for _, p := range order[:12] { // two directories and more
+				w.read(t, p)
+			}
+			far := order[12+200]
+			waitFor(t, far+" to be warmed", func() bool { return w.tf.origin.count(testOrigin+"/"+far) == 1 })
+			for _, p := range order[12:] {
+				w.read(t, p)
+			}
+			for _, p := range tree.paths {
+				assert.Equal(t, 1, w.tf.origin.count(testOrigin+"/"+p), "%s fetched once", p)
+			}
+		})
+	}
+}
+
+// A first read warms its directory only, however small; a reader that
+// reads on past the middle of a large directory's window walks into the
+// next directories.
+func TestWarmWindowFollowsAWalker(t *testing.T) {
+	var paths []string
+	for d := range 4 {
+		for i := range 100 {
+			paths = append(paths, fmt.Sprintf("d%d/f%04d.txt", d, i))
+		}
+	}
+	paths = append(paths, fanOut(60, 2, 5)...) // e00… sorts after d3: small directories
+	for i := range paths[400:] {
+		paths[400+i] = "e" + paths[400+i][1:]
+	}
+	w := newWarmTree(t, paths, true)
+	w.read(t, "e00/s00/f00000.txt")
+	waitFor(t, "e00/s00 to be warmed", func() bool { return w.askedOf("e00/s00/f00050.txt") == 1 })
+	assert.Zero(t, w.askedOf("e00/s01/f00001.txt"), "a first read stays in its directory")
+
+	w.read(t, "d0/f0000.txt")
+	waitFor(t, "d0 to be warmed", func() bool { return w.askedOf("d0/f0099.txt") == 1 })
+	assert.Zero(t, w.askedOf("d1/f0000.txt"), "a first read stays in its directory")
+	for i := 1; i <= 50; i++ {
+		w.read(t, fmt.Sprintf("d0/f%04d.txt", i))
+	}
+	waitFor(t, "d1 to d3 to be warmed", func() bool { return w.askedOf("d3/f0099.txt") == 1 })
+	assert.Zero(t, w.own()-2, "the reader waited on its first reads only")
+}
+
+// A reader that stops walking stops the window within one refill: nothing
+// is claimed past the window its last read asked for, and nothing more is
+// claimed once it has stopped.
+func TestWarmWindowStopsWithItsReader(t *testing.T) {
+	paths := fanOut(3000, 20, 25)
+	w := newWarmTree(t, paths, true)
+	order := readdirOrder(paths)
+	const stop = 700
+	for _, p := range order[:stop] {
+		w.read(t, p)
+	}
+	claimed := w.blocks.Stats().Warms
+	waitFor(t, "the batches to settle", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		n := 0
+		for _, k := range w.asked {
+			n += k
+		}
+		return uint64(n) == claimed
+	})
+	last := -1
+	w.mu.Lock()
+	for i, p := range order {
+		if w.asked[testOrigin+"/"+p] > 0 {
+			last = i
+		}
+	}
+	w.mu.Unlock()
+	t.Logf("read %d files; the windows reached file %d", stop, last)
+	assert.Greater(t, last, stop, "the window ran ahead of the reader")
+	assert.Less(t, last, stop+2*warmAhead, "the window stopped within one refill of the reader")
+	assert.Equal(t, claimed, w.blocks.Stats().Warms, "nothing claimed once the reader stopped")
 }

@@ -17,10 +17,34 @@ import (
 const MaxBatchBytes = 8 << 20
 
 // MaxBatchGap is the most bytes of members not asked for that ReadMembers
-// reads to join two wanted members into one request: a gap this small costs
-// less than another round trip (64 KiB is 5 ms at 100 Mbit/s, well under the
-// round trip to a distant Source). A larger gap starts a new request.
+// reads to join two wanted members into one request, where the package's
+// reader does not measure its network: a gap this small costs less than
+// another round trip (64 KiB is 5 ms at 100 Mbit/s, well under the round
+// trip to a distant Source). A larger gap starts a new request. A reader
+// that measures its network (NetworkReader) has the bytes of one round
+// trip as the gap instead, within [MinNetworkGap, MaxNetworkGap].
 const MaxBatchGap = 64 << 10
+
+// The bounds of a gap derived from the network: at most 256 KiB, so that
+// the bytes read through stay near the members' own on a fast network.
+const (
+	MinNetworkGap = 16 << 10
+	MaxNetworkGap = 256 << 10
+)
+
+// NetworkReader is a package reader that measures its network, as
+// fetch.ReaderAt does: the bytes it receives in the time of a round trip
+// (0 until measured), and the requests worth having in flight to its host
+// (more over HTTP/2).
+type NetworkReader interface {
+	BytesPerRoundTrip() int64
+	InFlight() int
+}
+
+// MaxRunsAtOnce bounds the requests of one ReadMembers call made at once
+// on a NetworkReader: a quarter of its InFlight, so the packages a batch
+// reads at once share them, and at least BatchRunsAtOnce.
+const MaxRunsAtOnce = 32
 
 // BatchRunsAtOnce is how many requests of one ReadMembers call are made at
 // once, so a batch of several runs costs about one round trip, not one per
@@ -55,7 +79,8 @@ const multiRangeGiveUp = 2
 
 // ReadMembers reads whole members with as few requests as their layout
 // allows: wanted members that lie next to each other in the package (or
-// apart by at most MaxBatchGap bytes of other members) are read with one
+// apart by at most a gap of other members: MaxBatchGap bytes, or a round
+// trip's on a NetworkReader) are read with one
 // range request for the run, then each is checked (local header, size,
 // CRC-32) and decoded in memory. It returns each member's bytes, or its
 // error; a run ends where its span would exceed MaxBatchBytes. Where the
@@ -63,7 +88,7 @@ const multiRangeGiveUp = 2
 // MultiRangeGap instead and up to MaxRangesPerRequest of them are asked for
 // in one request, so members scattered through the package cost few round
 // trips and few bytes besides their own. Up to BatchRunsAtOnce requests
-// are made at once.
+// are made at once (more on a NetworkReader whose host speaks HTTP/2).
 func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []error) {
 	out, errs := make([][]byte, len(ms)), make([]error, len(ms))
 	order := make([]int, len(ms))
@@ -73,7 +98,7 @@ func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []er
 	slices.SortFunc(order, func(a, b int) int { return cmpInt64(ms[a].HeaderOffset, ms[b].HeaderOffset) })
 	mr, multi := p.r.(MultiRangeReader)
 	multi = multi && p.multiFailures.Load() < multiRangeGiveUp
-	gap := int64(MaxBatchGap)
+	gap, atOnce := p.batchSizes()
 	if multi {
 		gap = MultiRangeGap
 	}
@@ -83,7 +108,7 @@ func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []er
 		run, order = p.nextRun(ms, order, gap)
 		runs = append(runs, run)
 	}
-	sem := make(chan struct{}, BatchRunsAtOnce)
+	sem := make(chan struct{}, atOnce)
 	var wg sync.WaitGroup
 	for len(runs) > 0 {
 		n, size := 1, int64(0)
@@ -112,6 +137,21 @@ func (p *Package) ReadMembers(ctx context.Context, ms []*Member) ([][]byte, []er
 	}
 	wg.Wait()
 	return out, errs
+}
+
+// batchSizes is the gap ReadMembers reads through and the requests it
+// makes at once: from the reader's network where it measures it, else
+// MaxBatchGap and BatchRunsAtOnce.
+func (p *Package) batchSizes() (gap int64, atOnce int) {
+	gap, atOnce = MaxBatchGap, BatchRunsAtOnce
+	nr, ok := p.r.(NetworkReader)
+	if !ok {
+		return gap, atOnce
+	}
+	if b := nr.BytesPerRoundTrip(); b > 0 {
+		gap = min(max(b, MinNetworkGap), MaxNetworkGap)
+	}
+	return gap, min(max(nr.InFlight()/4, BatchRunsAtOnce), MaxRunsAtOnce)
 }
 
 // runSpan is the bytes of the package a run covers: from its first

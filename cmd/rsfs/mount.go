@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/cache"
+	"rsfs/fetch"
 	"rsfs/follow"
 	"rsfs/fs"
 	"rsfs/mountsrc"
@@ -301,7 +302,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err != nil {
 		return nil, err
 	}
-	blocks, err := newCache(mf, stateDir)
+	blocks, err := newCache(mf, stateDir, client.InFlight)
 	if err != nil {
 		return nil, err
 	}
@@ -330,6 +331,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Cache:      blocks,
 		Fetcher:    src.Fetcher,
 		Batch:      src.Batch(),
+		Network:    networkOf(client),
 		UID:        uint32(mf.uid),
 		GID:        uint32(mf.gid),
 	})
@@ -355,16 +357,26 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
 }
 
+// networkOf is the round trip and bandwidth client measured to the host
+// most of its requests went to, which size the file system's warm window.
+func networkOf(client *fetch.Client) fs.NetworkFunc {
+	return func() (time.Duration, float64) {
+		n := client.Busiest()
+		return n.RTT, n.Bandwidth
+	}
+}
+
 // newCache builds the block cache: memory, over a disk cache in the state
 // directory unless remembering is off.
-func newCache(mf *mountFlags, stateDir string) (*cache.Cache, error) {
-	// Fills ahead of readers (read-ahead, and warming small siblings) run 32
-	// at once: on small files the round trip, not the bandwidth, is the cost.
+func newCache(mf *mountFlags, stateDir string, inFlight func() int) (*cache.Cache, error) {
+	// Fills ahead of readers (read-ahead) run 32 at once: on small files the
+	// round trip, not the bandwidth, is the cost; warming runs as many as
+	// the Source's host is worth (inFlight: more over HTTP/2).
 	verifyWhole := mf.sizes.verifyWhole
 	if verifyWhole == 0 {
 		verifyWhole = -1 // the cache reads 0 as "the default"
 	}
-	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, VerifyWholeBelow: verifyWhole}
+	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, WarmConcurrency: inFlight, VerifyWholeBelow: verifyWhole}
 	if stateDir != "" && mf.sizes.disk > 0 {
 		cfg.DiskDir, cfg.DiskMaxBytes = statedir.BlocksDir(stateDir), mf.sizes.disk
 	}

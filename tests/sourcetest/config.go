@@ -71,6 +71,12 @@ type Config struct {
 	// Resources is the number of generated resources, at paths like
 	// /data/d017/r001723.txt, 100 per directory.
 	Resources int
+	// FanOut, if set, spreads the generated resources round-robin over
+	// this many directories two levels deep, 100 to a parent
+	// (/data/d001/s017/r001723.txt is resource 1723 of FanOut 200), as a
+	// repository of many small records is: resource order, and so the
+	// Resource Dump's (creation order), is then not the paths' order.
+	FanOut int
 	// MinSize and MaxSize bound the body sizes (deterministic per resource);
 	// default 100..4000.
 	MinSize, MaxSize int64

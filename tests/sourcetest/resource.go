@@ -103,16 +103,21 @@ func (r *resState) public(algs []string) Resource {
 // genNames formats and parses the paths of generated resources.
 type genNames struct {
 	dirDigits, fileDigits int
+	fanOut                int // Config.FanOut
 }
 
-func newGenNames(n int) genNames {
-	return genNames{dirDigits: max(3, digits(n/100)), fileDigits: max(6, digits(n))}
+func newGenNames(n, fanOut int) genNames {
+	return genNames{dirDigits: max(3, digits(n/100)), fileDigits: max(6, digits(n)), fanOut: fanOut}
 }
 
 func digits(n int) int { return len(strconv.Itoa(max(n-1, 0))) }
 
 // key is the request target of generated resource i.
 func (g genNames) key(i int) string {
+	if g.fanOut > 0 {
+		j := i % g.fanOut
+		return fmt.Sprintf("/data/d%03d/s%03d/r%0*d.txt", j/100, j%100, g.fileDigits, i)
+	}
 	return fmt.Sprintf("/data/d%0*d/r%0*d.txt", g.dirDigits, i/100, g.fileDigits, i)
 }
 
@@ -122,7 +127,7 @@ func (g genNames) parse(key string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	slash := strings.IndexByte(rest, '/')
+	slash := strings.LastIndexByte(rest, '/')
 	if slash < 0 || !strings.HasPrefix(rest[slash:], "/r") || !strings.HasSuffix(rest, ".txt") {
 		return 0, false
 	}

@@ -147,7 +147,7 @@ func TestCanonicalKey(t *testing.T) {
 }
 
 func TestGenNames(t *testing.T) {
-	g := newGenNames(1_000_000)
+	g := newGenNames(1_000_000, 0)
 	assert.Equal(t, "/data/d9999/r999999.txt", g.key(999_999))
 	assert.Equal(t, "/data/d0017/r001723.txt", g.key(1723))
 	i, ok := g.parse("/data/d0017/r001723.txt")
@@ -157,7 +157,7 @@ func TestGenNames(t *testing.T) {
 		_, ok := g.parse(bad)
 		assert.False(t, ok, bad)
 	}
-	small := newGenNames(250)
+	small := newGenNames(250, 0)
 	assert.Equal(t, "/data/d002/r000249.txt", small.key(249))
 }
 

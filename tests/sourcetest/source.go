@@ -84,7 +84,7 @@ func Start(cfg Config) (*Source, error) {
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	s := &Source{
-		cfg: cfg, names: newGenNames(cfg.Resources), startAt: now, lastTime: now,
+		cfg: cfg, names: newGenNames(cfg.Resources, cfg.FanOut), startAt: now, lastTime: now,
 		overrides: map[int]*resState{}, explicit: map[string]*resState{}, dotted: map[string]*resState{},
 		hashes: newHashCache(cfg.Hashes, cfg.Resources), docs: newDocCache(cmp.Or(cfg.DocCacheBytes, 64<<20)),
 		live: cfg.Resources,
