@@ -149,6 +149,9 @@ func (lb *latencyBench) runLayout(l layout) error {
 	}
 	defer p.srv.stop()
 	clients := lb.makeClients(srcs)
+	for _, w := range lb.cfg.walkers {
+		lb.measureLocal(p, w, cellKey{l.name, 0, "", localClient, w.name})
+	}
 	for _, d := range lb.cfg.delays {
 		for _, px := range srcs.proxies {
 			px.delay.Store(int64(d))
@@ -314,6 +317,25 @@ func (lb *latencyBench) measure(p *peerBench, c latencyClient, w walker, k cellK
 	add(lb.again, walk(m))
 }
 
+// localClient names the walks of the served tree itself, with no mount:
+// what each walker costs on this machine, in its load, with every file in
+// the page cache.
+const localClient = "local (the served tree, page cache warm)"
+
+func (lb *latencyBench) measureLocal(p *peerBench, w walker, k cellKey) {
+	scratch := filepath.Join(lb.tmp, "scratch")
+	s := sample{}
+	if err := w.prepare(scratch); err != nil {
+		s.err = err.Error()
+	} else {
+		p.warm(".")
+		cmd := strings.ReplaceAll(w.cmd(p.tree), "SCRATCH", scratch)
+		s = p.timeCmd(0, strings.ReplaceAll(cmd, "DIR", p.tree.www))
+	}
+	lb.first[k] = append(lb.first[k], s)
+	log.Printf("latency %s: local %s: %s", k.layout, w.name, lb.cell(summarizeLatency([]sample{s}), lb.trees[k.layout]))
+}
+
 // remount unmounts m, keeping its cache directory, and mounts it again.
 func (lb *latencyBench) remount(m *mounted) error {
 	if err := run(m.c.umount[0], append(append([]string{}, m.c.umount[1:]...), m.dir)...); err != nil {
@@ -360,7 +382,7 @@ func summarizeLatency(ss []sample) latencySummary {
 
 func (lb *latencyBench) cell(s latencySummary, t *peerTree) string {
 	if s.err != "" {
-		return "failed: " + esc(shorten(s.err, 60))
+		return "failed: " + esc(shorten(s.err, 100))
 	}
 	own := t.ownBytes()
 	perFile := s.secs / float64(t.small) * 1000
@@ -426,6 +448,11 @@ func (lb *latencyBench) layoutTable(b *bytes.Buffer, l layout) {
 	}
 	fmt.Fprintf(b, "\n### %s: %s\n\n", l.name, l.desc)
 	fmt.Fprintf(b, "| delay | protocol | client | walker | first pass | after a remount |\n|---|---|---|---|---|---|\n")
+	for _, w := range lb.cfg.walkers {
+		if ss := lb.first[cellKey{l.name, 0, "", localClient, w.name}]; len(ss) > 0 {
+			fmt.Fprintf(b, "| — | — | %s | %s | %s | — |\n", localClient, w.name, lb.cell(summarizeLatency(ss), t))
+		}
+	}
 	for _, d := range lb.cfg.delays {
 		for _, proto := range lb.cfg.protos {
 			for _, name := range clientOrder {

@@ -61,7 +61,7 @@ func main() {
 	latencyPeersAt := flag.String("latency-peers-at", "50ms", "-latency: delays at which -base and rclone are measured too")
 	latencyPeerReps := flag.Int("latency-peer-reps", 1, "-latency: runs of each -base and rclone measure")
 	latencyRclone := flag.Bool("latency-rclone", true, "-latency: measure rclone mount too (false: as if -latency-clients left it out)")
-	latencyClients := flag.String("latency-clients", "rsfs,rsfs-dump,base,base-dump,rclone", "-latency: mounts to measure, comma separated: rsfs, rsfs-dump, base, base-dump (these two with -base), rclone")
+	latencyClients := flag.String("latency-clients", "rsfs,rsfs-dump,base,base-dump,rclone", "-latency: mounts to measure, comma separated: rsfs, rsfs-dump, base, base-dump (these two with -base), rclone; empty: only the local walks")
 	latencyLayouts := flag.String("layout", "flat", "-latency: layouts of the small files, comma separated: flat (200 files per directory), fanout (850 directories of about 6 files, two levels), items (BagIt-like items of 5 files)")
 	latencyWalkers := flag.String("walkers", "grep", "-latency: walkers, comma separated: grep, rsync, tar, restic")
 	latencyProtos := flag.String("protocols", "h1", "-latency: protocols, comma separated: h1 (HTTP/1.1), h2 (HTTPS with HTTP/2, through an nginx front)")
@@ -106,6 +106,11 @@ func main() {
 		var err error
 		if cfg.layouts, err = parseLayouts(*latencyLayouts); err == nil {
 			cfg.walkers, err = parseWalkers(*latencyWalkers)
+		}
+		for _, c := range cfg.clients {
+			if err == nil && c != "" && !slices.Contains([]string{"rsfs", "rsfs-dump", "base", "base-dump", "rclone"}, c) {
+				err = fmt.Errorf("-latency-clients: unknown mount %q (rsfs, rsfs-dump, base, base-dump, rclone; empty: only the local walks)", c)
+			}
 		}
 		for _, proto := range cfg.protos {
 			if err == nil && protoNames[proto] == "" {

@@ -36,9 +36,9 @@ var walkers = map[string]walker{
 		}},
 	"restic": {name: "restic backup", desc: "`restic backup --no-cache` to a local repository initialised before the timing, a fresh one for each walk, its summary's file count checked",
 		cmd: func(t *peerTree) string {
-			return fmt.Sprintf(`if ! out=$(%s restic --repo SCRATCH/repo --no-cache backup --json DIR/data 2> SCRATCH/err | tail -n 1); then `+
-				`echo "restic: $(head -n 1 SCRATCH/err)" >&2; exit 1; fi; `+
-				`case "$out" in *'"total_files_processed":%d,'*) ;; *) echo "restic did not process %d files: $out" >&2; exit 1;; esac`,
+			return fmt.Sprintf(`if ! out=$(%s restic --repo SCRATCH/repo --no-cache backup DIR/data 2> SCRATCH/err); then `+
+				`echo "restic: $(grep -m 1 -v '^\s*$' SCRATCH/err | sed 's|/[^ :]*|FILE|')" >&2; exit 1; fi; `+
+				`case "$out" in *'processed %d files,'*) ;; *) echo "restic did not process %d files: $out" >&2; exit 1;; esac`,
 				resticPassword, t.small, t.small)
 		},
 		prep: resticPassword + " restic --repo SCRATCH/repo --no-cache init --quiet"},
