@@ -390,7 +390,7 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 func (l *loader) readDumps(ctx context.Context) error {
 	l.pkgs = map[string]dumpPackage{}
 	var urls []string // the packages, in the order the dumps name them
-	unread := map[string]unreadDump{}
+	unread := map[string]unreadDoc{}
 	for _, set := range l.s.Sets() {
 		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
 			for _, u := range l.s.Docs(set, c) {
@@ -398,7 +398,7 @@ func (l *loader) readDumps(ctx context.Context) error {
 				if err != nil && ctx.Err() != nil {
 					return err
 				} else if err != nil {
-					unread[u] = unreadDump{set, UnreadDump{err, time.Now()}}
+					unread[u] = unreadDoc{set, UnreadDoc{err, time.Now()}}
 				}
 				urls = l.addPackages(urls, set, found, c == resourcesync.CapResourceDump)
 				if c == resourcesync.CapResourceDump && len(l.s.Docs(set, resourcesync.CapResourceList)) == 0 {

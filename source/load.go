@@ -158,7 +158,7 @@ type loader struct {
 	seeds    []listDoc
 	tolerant bool // a first load: a list that cannot be read is left out
 
-	unreadLists map[string]unreadDump // the lists left out, by URL; under mu
+	unreadLists map[string]unreadDoc // the lists left out, by URL; under mu
 
 	lists, resources, learned atomic.Int64
 	skipped                   atomic.Int64 // dump packages left out

@@ -28,19 +28,19 @@ type State struct {
 	Mirrors []string `json:"mirrors,omitempty"`
 	// UnreadDumps are the dumps the last load could not read, by URL: a
 	// mount from this state tries them again, as the saving one did.
-	UnreadDumps map[string]SavedUnreadDump `json:"unread_dumps,omitempty"`
+	UnreadDumps map[string]SavedUnreadDoc `json:"unread_dumps,omitempty"`
 	// UnreadCapabilityLists are the sets' Capability Lists that could not
 	// be read, by URL: a mount from this state shows them and tries them
 	// again, and keeps their sets as saved while they fail (KeepSavedSets).
-	UnreadCapabilityLists map[string]SavedUnreadDump `json:"unread_capability_lists,omitempty"`
+	UnreadCapabilityLists map[string]SavedUnreadDoc `json:"unread_capability_lists,omitempty"`
 	// UnreadLists are the Resource Lists (or index children) that could not
 	// be read, by URL, each with its set's key: a mount from this state
 	// shows them and tries them again.
-	UnreadLists map[string]SavedUnreadDump `json:"unread_lists,omitempty"`
+	UnreadLists map[string]SavedUnreadDoc `json:"unread_lists,omitempty"`
 }
 
-// SavedUnreadDump is an unread dump as a State keeps it.
-type SavedUnreadDump struct {
+// SavedUnreadDoc is an unread dump as a State keeps it.
+type SavedUnreadDoc struct {
 	Error string    `json:"error"`
 	Since time.Time `json:"since"`
 	Set   string    `json:"set,omitempty"` // the set's key (SetKey), for a Resource List

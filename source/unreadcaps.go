@@ -26,9 +26,9 @@ func (s *Source) noteUnreadCapabilityList(set *Set, err error) {
 		since = old.Since
 	}
 	if s.unreadCaps.m == nil {
-		s.unreadCaps.m = map[string]unreadDump{}
+		s.unreadCaps.m = map[string]unreadDoc{}
 	}
-	s.unreadCaps.m[set.URL] = unreadDump{set, UnreadDump{Err: err, Since: since}}
+	s.unreadCaps.m[set.URL] = unreadDoc{set, UnreadDoc{Err: err, Since: since}}
 	s.unreadCaps.mu.Unlock()
 	if !was {
 		s.log.Warn("capability list not read: its set is left out (or kept as the snapshot had it), and it is tried again at each poll",
@@ -55,14 +55,14 @@ func (s *Source) NoteCapabilityListRead(set *Set) {
 
 // UnreadCapabilityList reports whether the set's Capability List could not
 // be read, and why and since when.
-func (s *Source) UnreadCapabilityList(set *Set) (UnreadDump, bool) {
+func (s *Source) UnreadCapabilityList(set *Set) (UnreadDoc, bool) {
 	if set.URL == "" {
-		return UnreadDump{}, false
+		return UnreadDoc{}, false
 	}
 	s.unreadCaps.mu.Lock()
 	defer s.unreadCaps.mu.Unlock()
 	d, ok := s.unreadCaps.m[set.URL]
-	return d.UnreadDump, ok
+	return d.UnreadDoc, ok
 }
 
 // readableSets returns nil when a set of the Source has a Capability List
@@ -99,13 +99,13 @@ func (e capErrors) Unwrap() []error { return e }
 
 // savedUnreadCaps is the unread Capability Lists as a State keeps them;
 // nil for none.
-func (s *Source) savedUnreadCaps() map[string]SavedUnreadDump {
-	var out map[string]SavedUnreadDump
+func (s *Source) savedUnreadCaps() map[string]SavedUnreadDoc {
+	var out map[string]SavedUnreadDoc
 	for u, d := range s.unreadCaps.copy() {
 		if out == nil {
-			out = map[string]SavedUnreadDump{}
+			out = map[string]SavedUnreadDoc{}
 		}
-		out[u] = SavedUnreadDump{Error: d.Err.Error(), Since: d.Since}
+		out[u] = SavedUnreadDoc{Error: d.Err.Error(), Since: d.Since}
 	}
 	return out
 }
@@ -140,7 +140,7 @@ func (s *Source) KeepSavedSets(st *State) {
 		}
 		if sd, ok := st.UnreadCapabilityLists[set.URL]; ok && sd.Since.Before(d.Since) {
 			s.unreadCaps.mu.Lock()
-			s.unreadCaps.m[set.URL] = unreadDump{set, UnreadDump{Err: d.Err, Since: sd.Since}}
+			s.unreadCaps.m[set.URL] = unreadDoc{set, UnreadDoc{Err: d.Err, Since: sd.Since}}
 			s.unreadCaps.mu.Unlock()
 		}
 		s.log.Info("capability list not read: its set is kept as the snapshot had it", "capability_list", set.URL)
@@ -150,10 +150,10 @@ func (s *Source) KeepSavedSets(st *State) {
 // adoptSavedUnreadCaps takes over a saved state's unread Capability Lists,
 // for a Source restored from it without the network.
 func (s *Source) adoptSavedUnreadCaps(st *State) {
-	m := map[string]unreadDump{}
+	m := map[string]unreadDoc{}
 	for _, set := range s.sets {
 		if sd, ok := st.UnreadCapabilityLists[set.URL]; ok && set.URL != "" {
-			m[set.URL] = unreadDump{set, UnreadDump{Err: errors.New(sd.Error), Since: sd.Since}}
+			m[set.URL] = unreadDoc{set, UnreadDoc{Err: errors.New(sd.Error), Since: sd.Since}}
 		}
 	}
 	s.unreadCaps.replace(m)

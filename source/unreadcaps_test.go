@@ -121,7 +121,7 @@ func TestKeepSavedSetsWhileTheCapabilityListFails(t *testing.T) {
 	require.NoError(t, err)
 	st := before.State(json.RawMessage(`{}`))
 	since := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	st.UnreadCapabilityLists[base+"c/caps.xml"] = SavedUnreadDump{Error: "old", Since: since}
+	st.UnreadCapabilityLists[base+"c/caps.xml"] = SavedUnreadDoc{Error: "old", Since: since}
 
 	pages["/b/caps.xml"] = page{status: http.StatusServiceUnavailable}
 	s, err := discover(t, base)

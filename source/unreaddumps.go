@@ -8,29 +8,31 @@ import (
 	"time"
 )
 
-// unreadDumps are the Resource Dumps and Change Dumps (or indexes of them)
-// that could not be read when the Source was last loaded, by URL. Loading
-// goes on without their packages' copies (docs/dumps.md: a dump that
-// cannot be read never stops the mount); a poll tries them again
-// (RetryUnreadDumps), and the status shows them (UnreadDumps).
-type unreadDumps struct {
+// unreadDocs are documents that could not be read, by URL, with their
+// set: one registry each for the Resource Dumps and Change Dumps (or
+// indexes of them) the last load could not read, the Capability Lists
+// (unreadcaps.go) and the Resource Lists (unreadlists.go). Loading goes on
+// without them (docs/dumps.md: a dump that cannot be read never stops the
+// mount); a poll tries them again (RetryUnreadDumps and its kin), and the
+// status shows them (UnreadDumps and its kin).
+type unreadDocs struct {
 	mu sync.Mutex
-	m  map[string]unreadDump
+	m  map[string]unreadDoc
 }
 
-type unreadDump struct {
+type unreadDoc struct {
 	set *Set
-	UnreadDump
+	UnreadDoc
 }
 
-// UnreadDump is why a dump could not be read, and since when.
-type UnreadDump struct {
+// UnreadDoc is why a document could not be read, and since when.
+type UnreadDoc struct {
 	Err   error
 	Since time.Time // the first load (or retry) it failed at, in this run of failures
 }
 
 // replace makes m the dumps unread, and returns those that were.
-func (d *unreadDumps) replace(m map[string]unreadDump) (was map[string]unreadDump) {
+func (d *unreadDocs) replace(m map[string]unreadDoc) (was map[string]unreadDoc) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	was, d.m = d.m, m
@@ -38,7 +40,7 @@ func (d *unreadDumps) replace(m map[string]unreadDump) (was map[string]unreadDum
 }
 
 // note records the latest failure of a dump still unread.
-func (d *unreadDumps) note(u string, err error) {
+func (d *unreadDocs) note(u string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if old, ok := d.m[u]; ok {
@@ -47,7 +49,7 @@ func (d *unreadDumps) note(u string, err error) {
 	}
 }
 
-func (d *unreadDumps) copy() map[string]unreadDump {
+func (d *unreadDocs) copy() map[string]unreadDoc {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return maps.Clone(d.m)
@@ -56,7 +58,7 @@ func (d *unreadDumps) copy() map[string]unreadDump {
 // noteUnreadDumps records the dumps a load could not read, and warns of
 // each, once until it reads again: a dump that still fails at a reload is
 // not news.
-func (s *Source) noteUnreadDumps(unread map[string]unreadDump) {
+func (s *Source) noteUnreadDumps(unread map[string]unreadDoc) {
 	for u, d := range s.unread.copy() {
 		if now, ok := unread[u]; ok {
 			now.Since = d.Since
@@ -79,16 +81,16 @@ func (s *Source) noteUnreadDumps(unread map[string]unreadDump) {
 
 // UnreadDumps returns set's dumps that could not be read when the Source
 // was last loaded, with why, by URL; nil when every one was read.
-func (s *Source) UnreadDumps(set *Set) map[string]UnreadDump {
-	var out map[string]UnreadDump
+func (s *Source) UnreadDumps(set *Set) map[string]UnreadDoc {
+	var out map[string]UnreadDoc
 	for u, d := range s.unread.copy() {
 		if d.set != set {
 			continue
 		}
 		if out == nil {
-			out = map[string]UnreadDump{}
+			out = map[string]UnreadDoc{}
 		}
-		out[u] = d.UnreadDump
+		out[u] = d.UnreadDoc
 	}
 	return out
 }
@@ -113,13 +115,13 @@ func (s *Source) RetryUnreadDumps(ctx context.Context) (readable bool) {
 }
 
 // saved is the unread dumps as a State keeps them; nil for none.
-func (d *unreadDumps) saved() map[string]SavedUnreadDump {
-	var out map[string]SavedUnreadDump
+func (d *unreadDocs) saved() map[string]SavedUnreadDoc {
+	var out map[string]SavedUnreadDoc
 	for u, ud := range d.copy() {
 		if out == nil {
-			out = map[string]SavedUnreadDump{}
+			out = map[string]SavedUnreadDoc{}
 		}
-		out[u] = SavedUnreadDump{Error: ud.Err.Error(), Since: ud.Since}
+		out[u] = SavedUnreadDoc{Error: ud.Err.Error(), Since: ud.Since}
 	}
 	return out
 }
@@ -129,12 +131,12 @@ func (d *unreadDumps) saved() map[string]SavedUnreadDump {
 // Source still has), so that a mount from a snapshot tries them again and
 // shows them, as the mount that saved it did.
 func (s *Source) AdoptUnreadDumps(st *State) {
-	m := map[string]unreadDump{}
+	m := map[string]unreadDoc{}
 	for _, set := range s.Sets() {
 		for _, docs := range s.AllDocs(set) {
 			for _, u := range docs {
 				if sd, ok := st.UnreadDumps[u]; ok {
-					m[u] = unreadDump{set, UnreadDump{Err: errors.New(sd.Error), Since: sd.Since}}
+					m[u] = unreadDoc{set, UnreadDoc{Err: errors.New(sd.Error), Since: sd.Since}}
 				}
 			}
 		}

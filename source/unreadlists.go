@@ -39,9 +39,9 @@ func (l *loader) leaveOut(ctx context.Context, d listDoc, err error) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.unreadLists == nil {
-		l.unreadLists = map[string]unreadDump{}
+		l.unreadLists = map[string]unreadDoc{}
 	}
-	l.unreadLists[d.url] = unreadDump{d.set, UnreadDump{Err: err, Since: time.Now()}}
+	l.unreadLists[d.url] = unreadDoc{d.set, UnreadDoc{Err: err, Since: time.Now()}}
 	return true
 }
 
@@ -51,7 +51,7 @@ func (l *loader) leaveOut(ctx context.Context, d listDoc, err error) bool {
 func (l *loader) noteUnreadLists() error {
 	unread := l.unreadLists
 	if unread == nil {
-		unread = map[string]unreadDump{}
+		unread = map[string]unreadDoc{}
 	}
 	for u, d := range l.s.unreadLists.copy() {
 		if now, ok := unread[u]; ok {
@@ -83,16 +83,16 @@ func (l *loader) noteUnreadLists() error {
 
 // UnreadLists returns set's Resource Lists (or index children) that could
 // not be read, with why, by URL; nil when every one was read.
-func (s *Source) UnreadLists(set *Set) map[string]UnreadDump {
-	var out map[string]UnreadDump
+func (s *Source) UnreadLists(set *Set) map[string]UnreadDoc {
+	var out map[string]UnreadDoc
 	for u, d := range s.unreadLists.copy() {
 		if d.set != set {
 			continue
 		}
 		if out == nil {
-			out = map[string]UnreadDump{}
+			out = map[string]UnreadDoc{}
 		}
-		out[u] = d.UnreadDump
+		out[u] = d.UnreadDoc
 	}
 	return out
 }
@@ -146,13 +146,13 @@ func (s *Source) readWholeList(ctx context.Context, u string) error {
 
 // savedUnreadLists is the unread lists as a State keeps them, each with
 // its set's key; nil for none.
-func (s *Source) savedUnreadLists() map[string]SavedUnreadDump {
-	var out map[string]SavedUnreadDump
+func (s *Source) savedUnreadLists() map[string]SavedUnreadDoc {
+	var out map[string]SavedUnreadDoc
 	for u, d := range s.unreadLists.copy() {
 		if out == nil {
-			out = map[string]SavedUnreadDump{}
+			out = map[string]SavedUnreadDoc{}
 		}
-		out[u] = SavedUnreadDump{Error: d.Err.Error(), Since: d.Since, Set: s.SetKey(d.set)}
+		out[u] = SavedUnreadDoc{Error: d.Err.Error(), Since: d.Since, Set: s.SetKey(d.set)}
 	}
 	return out
 }
@@ -161,12 +161,12 @@ func (s *Source) savedUnreadLists() map[string]SavedUnreadDump {
 // the Source still has, so that a mount from a snapshot tries them again
 // and shows them, as the mount that saved it did.
 func (s *Source) adoptUnreadLists(st *State) {
-	m := map[string]unreadDump{}
+	m := map[string]unreadDoc{}
 	for _, set := range s.Sets() {
 		key := s.SetKey(set)
 		for u, sd := range st.UnreadLists {
 			if sd.Set == key {
-				m[u] = unreadDump{set, UnreadDump{Err: errors.New(sd.Error), Since: sd.Since}}
+				m[u] = unreadDoc{set, UnreadDoc{Err: errors.New(sd.Error), Since: sd.Since}}
 			}
 		}
 	}
