@@ -44,10 +44,18 @@ type guardedBody struct {
 	origin  string
 	read    int64
 	reading time.Duration
+	// bandwidth, when set, waits until n more bytes fit the Client's
+	// bandwidth limit, whose bucket holds burst bytes; ctx is the attempt's.
+	bandwidth func(ctx context.Context, n int) error
+	burst     int
+	ctx       context.Context
 }
 
-func (c *Client) guardBody(rc io.ReadCloser, url string, cancel context.CancelFunc) *guardedBody {
-	b := &guardedBody{rc: rc, url: url, timeout: c.opts.Timeout, minRate: c.opts.MinRate, cancel: cancel, bytes: &c.stats.bytesRead}
+func (c *Client) guardBody(ctx context.Context, rc io.ReadCloser, url string, cancel context.CancelFunc) *guardedBody {
+	b := &guardedBody{rc: rc, url: url, timeout: c.opts.Timeout, minRate: c.opts.MinRate, cancel: cancel, bytes: &c.stats.bytesRead, ctx: ctx}
+	if c.bw != nil {
+		b.bandwidth, b.burst = c.waitBandwidth, c.bw.Burst()
+	}
 	b.timer = time.AfterFunc(time.Hour, func() {
 		b.stalled.Store(true)
 		cancel()
@@ -59,6 +67,9 @@ func (c *Client) guardBody(rc io.ReadCloser, url string, cancel context.CancelFu
 func (b *guardedBody) Read(p []byte) (int, error) {
 	if b.stalled.Load() {
 		return 0, b.stallError()
+	}
+	if b.bandwidth != nil && len(p) > b.burst {
+		p = p[:b.burst]
 	}
 	start := time.Now()
 	b.timer.Reset(b.timeout)
@@ -76,6 +87,13 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	b.bytes.Add(int64(n))
 	if b.originBytes != nil {
 		b.originBytes.Add(int64(n))
+	}
+	if b.bandwidth != nil && n > 0 {
+		// The wait is the reader's, not the server's: it counts toward
+		// neither the stall timer nor the minimum rate.
+		if werr := b.bandwidth(b.ctx, n); werr != nil && err == nil {
+			err = fmt.Errorf("fetch %s: reading body: %w", b.url, werr)
+		}
 	}
 	return n, err
 }

@@ -1,11 +1,15 @@
 package fetch
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Client is the HTTP client every rsfs package uses. It is safe for
@@ -18,6 +22,8 @@ type Client struct {
 	stats   counters
 	traffic traffic
 	nets    networks
+	pace    pacers
+	bw      *rate.Limiter // Options.BandwidthLimit; nil: none
 	onRetry atomic.Pointer[func(Retry)]
 }
 
@@ -66,6 +72,14 @@ func New(opts Options) *Client {
 		},
 	}
 	c.policy = newPolicy(opts.CredentialOrigin, opts.Headers, c.log)
+	c.pace = pacers{
+		opts: paceOptions{maxRate: opts.MaxRate, backoffBase: opts.BackoffBase,
+			backoffMax: opts.BackoffMax, maxRetryWait: opts.MaxRetryAfter},
+		limitOf: func(origin string) int { return c.inFlight(c.nets.get(origin)) },
+	}
+	if opts.BandwidthLimit > 0 {
+		c.bw = rate.NewLimiter(rate.Limit(opts.BandwidthLimit), bandwidthBurst(opts.BandwidthLimit))
+	}
 	return c
 }
 
@@ -74,6 +88,9 @@ func New(opts Options) *Client {
 // transparent gzip would change lengths and ETags, which rsfs checks.
 func newTransport(opts Options) *http.Transport {
 	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
+	if opts.BandwidthLimit > 0 {
+		dialer.Control = receiveBuffer(bandwidthBurst(opts.BandwidthLimit))
+	}
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dialer.DialContext,
@@ -100,3 +117,33 @@ func (c *Client) Stats() Stats {
 
 // CloseIdleConnections closes the kept-alive connections not in use.
 func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// bandwidthBurst is the bucket of a bandwidth limit: a tenth of a second's
+// worth, at least 16 KiB, at most 1 MiB.
+func bandwidthBurst(limit int64) int {
+	return int(min(max(limit/10, 16<<10), 1<<20))
+}
+
+// receiveBuffer sets a socket's receive buffer to size bytes, so that under
+// a bandwidth limit the kernel does not take in megabytes ahead of the
+// reader: the server then sends at the limit too, not in bursts.
+func receiveBuffer(size int) func(network, address string, raw syscall.RawConn) error {
+	return func(_, _ string, raw syscall.RawConn) error {
+		var serr error
+		err := raw.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, size)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}
+}
+
+// waitBandwidth waits until n more body bytes fit the bandwidth limit.
+func (c *Client) waitBandwidth(ctx context.Context, n int) error {
+	if c.bw == nil || n <= 0 {
+		return nil
+	}
+	return c.bw.WaitN(ctx, n)
+}

@@ -33,7 +33,19 @@ func (e *StatusError) Error() string {
 	if status == "" {
 		status = fmt.Sprintf("%d %s", e.Code, http.StatusText(e.Code))
 	}
-	return fmt.Sprintf("fetch %s: HTTP %s", e.URL, status)
+	return fmt.Sprintf("fetch %s: HTTP %s%s", e.URL, status, throttleHint(e.Code))
+}
+
+// throttleHint names the remedy for a request the Source kept refusing as
+// too many, after the retries and the pauses it asked for.
+func throttleHint(code int) string {
+	switch code {
+	case http.StatusTooManyRequests:
+		return " (the Source refused it as too many requests, after every retry: --max-rate sets a lower request rate)"
+	case http.StatusServiceUnavailable:
+		return " (the Source is unavailable, or refusing requests as too many: --max-rate sets a lower request rate)"
+	}
+	return ""
 }
 
 // statusError drains and closes resp and describes its status.

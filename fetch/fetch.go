@@ -13,8 +13,8 @@ import (
 	"time"
 )
 
-// Version is the rsfs version, set by the rsfs command. The User-Agent of every
-// request is "rsfs/"+Version.
+// Version is the rsfs version, set by the rsfs command, which the default
+// User-Agent carries (DefaultUserAgent).
 var Version = "dev"
 
 // Defaults used where an Options field is zero.
@@ -26,6 +26,7 @@ const (
 	DefaultMaxRedirects    = 5
 	DefaultMaxConnsPerHost = 16
 	DefaultMinRate         = 1 << 10 // bytes per second
+	DefaultMaxRetryAfter   = 30 * time.Second
 )
 
 // Options configure a Client. Zero fields take the defaults above.
@@ -65,7 +66,28 @@ type Options struct {
 	// TLSClientConfig, when set, replaces the default TLS settings (system
 	// roots), e.g. to trust a private CA.
 	TLSClientConfig *tls.Config
+	// MaxRate bounds the requests a second to each origin (a token bucket
+	// per origin, every attempt and redirect hop counted); 0 means no
+	// bound but what the origin's own answers teach (pace.go).
+	MaxRate float64
+	// BandwidthLimit bounds the response body bytes a second read across
+	// the Client; 0 means none.
+	BandwidthLimit int64
+	// MaxRetryAfter bounds the Retry-After of a 429 or 503 honoured, for
+	// the request and for its origin's pause. Default 30s.
+	MaxRetryAfter time.Duration
+	// UserAgent names the client in every request. Default DefaultUserAgent().
+	UserAgent string
 }
+
+// ProjectURL is where rsfs is described, named in the default User-Agent
+// so that a Source's operator can find who is asking. A packager may set
+// it at build time (-ldflags "-X rsfs/fetch.ProjectURL=...").
+var ProjectURL = "https://rsfs.example.org/"
+
+// DefaultUserAgent is the User-Agent of a Client whose Options name none:
+// "rsfs/VERSION (+ProjectURL)".
+func DefaultUserAgent() string { return "rsfs/" + Version + " (+" + ProjectURL + ")" }
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -91,6 +113,14 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = DefaultUserAgent()
+	}
+	o.MaxRate = max(o.MaxRate, 0)
+	o.BandwidthLimit = max(o.BandwidthLimit, 0)
 	o.Headers = o.Headers.Clone()
 	return o
 }

@@ -26,7 +26,7 @@ func TestGetWholeDocument(t *testing.T) {
 	assert.Equal(t, `"v1"`, resp.ETag)
 	assert.Equal(t, testModTime.Format(http.TimeFormat), resp.LastModified)
 	assert.Equal(t, int64(5000), resp.Length)
-	assert.Equal(t, "rsfs/"+Version, rec.header(0).Get("User-Agent"))
+	assert.Equal(t, DefaultUserAgent(), rec.header(0).Get("User-Agent"))
 	assert.Empty(t, rec.header(0).Get("If-None-Match"))
 	assert.Equal(t, Stats{Requests: 1, BytesRead: 5000}, c.Stats())
 }
@@ -196,7 +196,7 @@ func TestRetryAfterHonouredAndBounded(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	opts := fastOptions()
-	opts.BackoffMax = 300 * time.Millisecond
+	opts.MaxRetryAfter = 300 * time.Millisecond
 	c := newTestClient(t, opts, srv)
 
 	start := time.Now()
@@ -205,8 +205,8 @@ func TestRetryAfterHonouredAndBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "ok", string(readAll(t, resp.Body)))
 	assert.GreaterOrEqual(t, elapsed, 280*time.Millisecond, "Retry-After ignored")
-	// Retry-After asks for 30 s; well under that means BackoffMax bounded it.
-	assert.Less(t, elapsed, 15*time.Second, "Retry-After not bounded by BackoffMax")
+	// Retry-After asks for 30 s; well under that means MaxRetryAfter bounded it.
+	assert.Less(t, elapsed, 15*time.Second, "Retry-After not bounded by MaxRetryAfter")
 }
 
 func TestNoRetryOnceContextDone(t *testing.T) {

@@ -70,6 +70,16 @@ func (ns *networks) body(origin string, bytes int64, took time.Duration) {
 	n.Bandwidth = average(n.Bandwidth, float64(bytes)/took.Seconds())
 }
 
+// get returns a copy of origin's Network (zero when not measured yet).
+func (ns *networks) get(origin string) Network {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if n, ok := ns.m[origin]; ok {
+		return *n
+	}
+	return Network{}
+}
+
 // average is the moving average of avg with a new sample (the sample alone
 // when there was none).
 func average(avg, sample float64) float64 {

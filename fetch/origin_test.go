@@ -79,7 +79,10 @@ func TestParseContentRange(t *testing.T) {
 
 func TestStatusErrorText(t *testing.T) {
 	err := error(&StatusError{URL: "https://s.example/x", Code: 503})
-	assert.Equal(t, "fetch https://s.example/x: HTTP 503 Service Unavailable", err.Error())
+	assert.True(t, strings.HasPrefix(err.Error(), "fetch https://s.example/x: HTTP 503 Service Unavailable"), err.Error())
+	assert.Contains(t, err.Error(), "--max-rate", "a refusal names the remedy")
+	assert.Contains(t, (&StatusError{URL: "u", Code: 429}).Error(), "--max-rate")
+	assert.NotContains(t, (&StatusError{URL: "u", Code: 404}).Error(), "--max-rate")
 	assert.True(t, strings.HasPrefix((&StatusError{URL: "u", Code: 404, Status: "404 Not Found"}).Error(), "fetch u: HTTP 404 Not Found"))
 }
 

@@ -111,6 +111,6 @@ func TestCredentialsOnlyToCredentialOrigin(t *testing.T) {
 	for i := range 2 {
 		assert.Empty(t, mirrorRec.header(i).Get("Authorization"), "mirror request %d", i)
 		assert.Empty(t, mirrorRec.header(i).Get("X-Api-Key"), "mirror request %d", i)
-		assert.Equal(t, "rsfs/"+Version, mirrorRec.header(i).Get("User-Agent"))
+		assert.Equal(t, DefaultUserAgent(), mirrorRec.header(i).Get("User-Agent"))
 	}
 }

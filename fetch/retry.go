@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
 
 // retryCause says why an attempt is worth retrying, or nil when it is not:
-// a transient transport error or a 5xx answer.
+// a transient transport error, a 5xx answer, or a 429 (a "slow down" that
+// the origin's pacer has heeded before the retry goes).
 func retryCause(resp *http.Response, err error) error {
 	if err != nil {
 		if transient(err) {
@@ -21,7 +23,7 @@ func retryCause(resp *http.Response, err error) error {
 		}
 		return nil
 	}
-	if resp.StatusCode >= 500 {
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
 		return &StatusError{URL: responseURL(resp), Code: resp.StatusCode, Status: resp.Status}
 	}
 	return nil
@@ -60,25 +62,25 @@ func (c *Client) backoff(attempt int) time.Duration {
 	return time.Duration(rand.Int64N(int64(ceiling) + 1))
 }
 
-// retryAfter honours a 503's Retry-After (seconds or an HTTP date), bounded
-// by BackoffMax; otherwise it returns wait.
+// retryAfter is the wait a 429's or 503's Retry-After asks for (seconds or
+// an HTTP date), bounded by MaxRetryAfter; otherwise it returns wait.
 func (c *Client) retryAfter(resp *http.Response, wait time.Duration) time.Duration {
 	value := resp.Header.Get("Retry-After")
-	if resp.StatusCode != http.StatusServiceUnavailable || value == "" {
+	if !throttling(resp.StatusCode) || value == "" {
 		return wait
 	}
 	var d time.Duration
-	if secs, err := strconv.ParseInt(value, 10, 64); err == nil {
-		d = time.Duration(max(secs, 0)) * time.Second
-		if secs > int64(c.opts.BackoffMax/time.Second)+1 {
-			d = c.opts.BackoffMax
+	if secs, err := strconv.ParseInt(strings.TrimSpace(value), 10, 64); err == nil {
+		d = c.opts.MaxRetryAfter
+		if secs < int64(c.opts.MaxRetryAfter/time.Second) {
+			d = time.Duration(max(secs, 0)) * time.Second
 		}
 	} else if at, err := http.ParseTime(value); err == nil {
 		d = max(time.Until(at), 0)
 	} else {
 		return wait
 	}
-	return min(d, c.opts.BackoffMax)
+	return min(d, c.opts.MaxRetryAfter)
 }
 
 // sleep waits d or until ctx is done.

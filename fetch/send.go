@@ -96,9 +96,11 @@ func redirectTarget(resp *http.Response) (string, error) {
 	return target.String(), nil
 }
 
-// roundTrip sends one HTTP request. The attempt must see its response headers
-// within Options.Timeout; the returned body keeps the attempt alive until it
-// is closed. creds are the credential headers the policy gives rawURL.
+// roundTrip sends one HTTP request, when its origin's pacer lets it go.
+// The attempt must see its response headers within Options.Timeout (the
+// wait for its turn does not count); the returned body keeps the attempt
+// alive until it is closed. creds are the credential headers the policy
+// gives rawURL.
 func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, creds http.Header) (*http.Response, error) {
 	actx, cancel := context.WithCancel(ctx)
 	req, err := http.NewRequestWithContext(actx, method, rawURL, nil)
@@ -110,7 +112,13 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 	// Basic Authorization header, to whatever host the URL names.
 	// Credentials are the configured headers, sent only to their origin.
 	req.URL.User = nil
-	setHeaders(req, header, creds)
+	setHeaders(req, header, creds, c.opts.UserAgent)
+	key := TrafficKey{Origin: originOf(rawURL), Kind: kindOf(method, header)}
+	turn, err := c.pace.of(key.Origin).acquire(ctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("fetch %s %s: waiting for its turn at %s: %w", method, rawURL, key.Origin, err)
+	}
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(c.opts.Timeout, func() {
 		timedOut.Store(true)
@@ -119,40 +127,53 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 	c.stats.requests.Add(1)
 	sent := time.Now()
 	resp, err := c.http.Do(req)
-	key := TrafficKey{Origin: originOf(rawURL), Kind: kindOf(method, header)}
 	if err == nil {
 		key.Status = resp.StatusCode
 	}
 	c.traffic.count(key)
 	if !timer.Stop() && timedOut.Load() {
+		turn.finish(signalTimeout, 0, 0)
 		if resp != nil {
 			_ = resp.Body.Close()
 		}
 		return nil, fmt.Errorf("fetch %s %s: no response within %v: %w", method, rawURL, c.opts.Timeout, ErrTimeout)
 	}
 	if err != nil {
+		turn.finish(signalNone, 0, 0)
 		cancel()
 		return nil, fmt.Errorf("fetch %s %s: %w", method, rawURL, unwrapURLError(err))
 	}
+	if throttling(resp.StatusCode) {
+		turn.finish(signalThrottle, resp.StatusCode, c.retryAfter(resp, 0))
+	} else {
+		turn.finish(signalOK, resp.StatusCode, 0)
+	}
 	c.nets.response(key.Origin, time.Since(sent), resp.ProtoMajor == 2)
-	body := c.guardBody(resp.Body, rawURL, cancel)
+	body := c.guardBody(actx, resp.Body, rawURL, cancel)
 	body.originBytes = c.traffic.bytesOf(key.Origin)
 	body.origin, body.nets = key.Origin, &c.nets
 	resp.Body = body
 	return resp, nil
 }
 
+// throttling reports whether an answer says "slow down": 429 Too Many
+// Requests (RFC 6585), or 503 Service Unavailable, which nginx's limit_req
+// answers by default and an overloaded server answers too.
+func throttling(code int) bool {
+	return code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable
+}
+
 // setHeaders sets the User-Agent, the per-request headers and the
 // credential headers the origin policy gives the request (none but on the
 // credential origin).
-func setHeaders(req *http.Request, header, creds http.Header) {
+func setHeaders(req *http.Request, header, creds http.Header, userAgent string) {
 	for k, vs := range creds {
 		req.Header[k] = append([]string(nil), vs...)
 	}
 	for k, vs := range header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	req.Header.Set("User-Agent", "rsfs/"+Version)
+	req.Header.Set("User-Agent", userAgent)
 }
 
 // withoutUserinfo returns rawURL without the user information
