@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
+
+	"rsfs/priority"
 )
 
 // errReleased completes a flight whose filler gave up without a result
@@ -20,6 +23,9 @@ type flight struct {
 	// demanded is set when a Get (not only a prefetch) waits: the fill is
 	// then never cancelled by a prefetcher going away.
 	demanded bool
+	// waited mirrors demanded for the HTTP client's pacer, which asks
+	// without c.mu whether someone waits for this fill (priority).
+	waited atomic.Bool
 	// detached is set when the flight left the flights map early
 	// (DropContent, abandonment): its result is not stored.
 	detached bool
@@ -69,7 +75,7 @@ func (c *Cache) lookupOrStart(k blockKey, fill func(context.Context) ([]byte, er
 	if f == nil {
 		f = c.startLocked(k, fill)
 	}
-	f.demanded = true
+	f.demand()
 	return f, nil, false
 }
 
@@ -83,6 +89,9 @@ func (c *Cache) startLocked(k blockKey, fill func(context.Context) ([]byte, erro
 	}
 	f := newFlight(cancel)
 	c.flights[k] = f
+	// Until a reader waits for it, the fill is background work: it gives
+	// way to reads at an origin that paces its requests.
+	ctx = priority.Deferrable(ctx, f.waited.Load)
 	go func() {
 		defer cancel()
 		data, err := c.load(ctx, k, f, fill)
@@ -111,9 +120,15 @@ func (c *Cache) claimLocked(k blockKey) *flight {
 		return nil
 	}
 	f := newFlight(func() {})
-	f.demanded = true
+	f.demand()
 	c.flights[k] = f
 	return f
+}
+
+// demand marks f as waited for by a reader. c.mu must be held.
+func (f *flight) demand() {
+	f.demanded = true
+	f.waited.Store(true)
 }
 
 // finish completes a flight: it stores a successful result (unless the

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+
+	"rsfs/priority"
 )
 
 // warmBatchDiskReaders is how many block files one WarmBatch reads at once.
@@ -110,6 +112,15 @@ func (c *Cache) readBatch(ctx context.Context, items []WarmItem, claims []batchC
 		ctx, cancel = context.WithTimeout(ctx, c.fillTimeout)
 		defer cancel()
 	}
+	// Background work, until a reader waits for one of the contents.
+	ctx = priority.Deferrable(ctx, func() bool {
+		for _, cl := range fetch {
+			if cl.f.waited.Load() {
+				return true
+			}
+		}
+		return false
+	})
 	c.fills.Add(uint64(len(fetch)))
 	datas := read(ctx, which)
 	var rest []WarmItem

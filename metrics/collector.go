@@ -44,12 +44,15 @@ var (
 	descResources    = desc("rsfs_resources", "Resources in the tree.")
 	descSetResources = desc("rsfs_set_resources", "Resources in the tree, by the resource set that lists them.", "set")
 	descHeld         = desc("rsfs_held", "1 while changes are held back (rsfs hold), else 0.")
+	descThrottled    = desc("rsfs_fetch_throttled_total", "Answers that said slow down, by origin and status (429, 503; 0: no answer within --timeout).", "origin", "code")
+	descLimitFlight  = desc("rsfs_fetch_limit_in_flight", "Requests allowed in flight to an origin now, by origin.", "origin")
+	descLimitRate    = desc("rsfs_fetch_limit_rate", "Requests a second allowed to an origin now, by origin (0: unlimited; --max-rate applies besides).", "origin")
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBytes, descRetries, descCacheHits, descCacheMisses,
 		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPolls, descPollDuration, descPollTime,
-		descApplied, descReloads, descDrift, descDegraded, descPushState, descPushed, descLag, descPosition, descResources, descSetResources, descHeld} {
+		descApplied, descReloads, descDrift, descDegraded, descPushState, descPushed, descLag, descPosition, descResources, descSetResources, descHeld, descThrottled, descLimitFlight, descLimitRate} {
 		ch <- d
 	}
 }
@@ -69,6 +72,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descBytes, float64(n), o)
 	}
 	counter(descRetries, float64(client.Stats().Retries))
+	for _, p := range client.Pacing() {
+		for code, n := range p.Counts {
+			counter(descThrottled, float64(n), p.Origin, strconv.Itoa(code))
+		}
+		gauge(descLimitFlight, float64(p.Limit), p.Origin)
+		gauge(descLimitRate, p.Rate, p.Origin)
+	}
 
 	cs := c.r.Cache.Stats()
 	counter(descCacheHits, float64(cs.Hits), "memory")

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sort"
 	"time"
 
 	"rsfs/cache"
@@ -54,6 +55,26 @@ func (r *Mount) Fetched() []status.OriginReport {
 		}
 		out[i].Requests += t.Requests
 	}
+	return out
+}
+
+// Throttled is the origins that said "slow down" in the last minute, or
+// that are paced still, for status.Mount.Throttled.
+func (r *Mount) Throttled() []status.ThrottleReport {
+	out := []status.ThrottleReport{}
+	for _, p := range r.Client.Pacing() {
+		if p.Throttled == 0 && p.Rate == 0 && p.Paused.IsZero() {
+			continue
+		}
+		t := status.ThrottleReport{Origin: p.Origin, Answers: p.Throttled, InFlight: p.InFlight, Limit: p.Limit,
+			Rate: p.Rate, MaxRate: p.MaxRate, Waiting: p.Waiting}
+		if !p.Paused.IsZero() {
+			until := p.Paused.UTC()
+			t.PausedUntil = &until
+		}
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Origin < out[j].Origin })
 	return out
 }
 

@@ -38,6 +38,9 @@ type Mount struct {
 	// Cache is the cache's tiers now; Fetched what was fetched from where.
 	Cache   func() CacheReport
 	Fetched func() []OriginReport
+	// Throttled is the origins paced now because they said "slow down";
+	// nil: none ever is.
+	Throttled func() []ThrottleReport
 	// Verification and ReadErrors are the contents that failed
 	// verification and the reads that failed.
 	Verification, ReadErrors Failures
@@ -62,6 +65,10 @@ func (m *Mount) Report() *Report {
 		LogFile:      m.LogFile,
 		Cache:        m.Cache(),
 		Fetched:      m.Fetched(),
+		Throttled:    []ThrottleReport{},
+	}
+	if m.Throttled != nil {
+		rep.Throttled = m.Throttled()
 	}
 	for _, s := range st.Sets {
 		rep.Sets = append(rep.Sets, setReport(s, now, m.Started))

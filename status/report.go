@@ -26,11 +26,14 @@ type Report struct {
 	LogFile      string       `json:"log_file"`  // where the mount logs; "": stderr
 	// Unreachable is since when the Source has failed to answer (the
 	// catch-up at mount, the polls since); null: it answers.
-	Unreachable  *UnreachableReport `json:"unreachable"`
-	Cache        CacheReport        `json:"cache"`
-	Fetched      []OriginReport     `json:"fetched"`
-	Verification Summary            `json:"verification_failures"`
-	ReadErrors   Summary            `json:"read_errors"`
+	Unreachable *UnreachableReport `json:"unreachable"`
+	Cache       CacheReport        `json:"cache"`
+	Fetched     []OriginReport     `json:"fetched"`
+	// Throttled are the origins that said "slow down" (429, 503, or no
+	// answer in time) in the last minute, or that are paced still.
+	Throttled    []ThrottleReport `json:"throttled"`
+	Verification Summary          `json:"verification_failures"`
+	ReadErrors   Summary          `json:"read_errors"`
 }
 
 type SetReport struct {
@@ -107,6 +110,22 @@ type TierReport struct {
 	Hits     uint64  `json:"hits"`
 	Lookups  uint64  `json:"lookups"`
 	HitRatio float64 `json:"hit_ratio"`
+}
+
+// ThrottleReport is how an origin is paced now because it said "slow
+// down" (fetch's pacer).
+type ThrottleReport struct {
+	Origin string `json:"origin"`
+	// Answers are its answers 429 or 503, and its timeouts, in the last
+	// minute.
+	Answers  int     `json:"answers"`
+	InFlight int     `json:"in_flight"`
+	Limit    int     `json:"limit"` // requests in flight allowed now
+	Rate     float64 `json:"rate"`  // requests a second allowed now; 0: unlimited
+	MaxRate  float64 `json:"max_rate"`
+	// PausedUntil is until when it is paused, if it is now.
+	PausedUntil *time.Time `json:"paused_until"`
+	Waiting     int        `json:"waiting"` // requests waiting for their turn
 }
 
 type OriginReport struct {
@@ -190,6 +209,9 @@ func (r *Report) WriteText(w io.Writer) {
 	for _, o := range r.Fetched {
 		fmt.Fprintf(w, "  %s: %d requests, %s\n", o.Origin, o.Requests, FormatSize(o.Bytes))
 	}
+	for _, t := range r.Throttled {
+		fmt.Fprintln(w, t.line(r.Now))
+	}
 	printFailures(w, "Verification failures", r.Verification)
 	printFailures(w, "Read errors", r.ReadErrors)
 }
@@ -251,4 +273,28 @@ func FormatSize(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f %ciB", v, units[i])
+}
+
+// line is how `rsfs status` says an origin is throttled, under what was
+// fetched from it: "  ORIGIN: throttled by the Source: N answers 429/503
+// in the last minute; M requests in flight (limit L), at most R requests a
+// second, paused for D".
+func (t ThrottleReport) line(now time.Time) string {
+	s := fmt.Sprintf("  %s: throttled by the Source: %d answers 429/503 in the last minute; %d requests in flight (limit %d)",
+		t.Origin, t.Answers, t.InFlight, t.Limit)
+	if t.Rate > 0 {
+		s += fmt.Sprintf(", at most %.1f requests a second", t.Rate)
+	}
+	if t.Waiting > 0 {
+		s += fmt.Sprintf(", %d waiting", t.Waiting)
+	}
+	if t.PausedUntil != nil {
+		s += fmt.Sprintf(", paused for %s", t.PausedUntil.Sub(now).Round(100*time.Millisecond))
+	}
+	if t.MaxRate > 0 {
+		s += fmt.Sprintf(" (--max-rate %g)", t.MaxRate)
+	} else {
+		s += " (--max-rate sets a lower rate from the start)"
+	}
+	return s
 }

@@ -30,6 +30,9 @@ type sourceFlags struct {
 	caCert     string
 	clientCert string
 	clientKey  string
+	maxRate    float64
+	bwlimit    string
+	userAgent  string
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
@@ -45,6 +48,9 @@ func (f *sourceFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM file of CA certificates trusted for HTTPS besides the system's (a Source behind a private CA)")
 	fl.StringVar(&f.clientCert, "client-cert", "", "PEM file of the client certificate (and its chain) for mutual TLS; with --client-key")
 	fl.StringVar(&f.clientKey, "client-key", "", "PEM file of the private key of --client-cert")
+	fl.Float64Var(&f.maxRate, "max-rate", 0, "at most this many requests a second to each origin (0: as many as the Source accepts; rsfs slows down by itself on 429 and 503)")
+	fl.StringVar(&f.bwlimit, "bwlimit", "0", "at most this many response bytes a second, across all origins (e.g. 1MiB; 0: no limit)")
+	fl.StringVar(&f.userAgent, "user-agent", "", "the User-Agent of every request (default rsfs/VERSION (+URL)); name a contact, as a good crawler does")
 }
 
 // client builds the HTTP client for the Source at rawURL.
@@ -86,6 +92,10 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	bwlimit, err := parseSize(f.bwlimit)
+	if err != nil {
+		return nil, fmt.Errorf("--bwlimit: %w", err)
+	}
 	client := fetch.New(fetch.Options{
 		Timeout:          f.timeout,
 		MinRate:          minRate,
@@ -93,6 +103,9 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 		Headers:          headers,
 		CredentialOrigin: credOrigin,
 		TLSClientConfig:  tlsConfig,
+		MaxRate:          f.maxRate,
+		BandwidthLimit:   bwlimit,
+		UserAgent:        f.userAgent,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)

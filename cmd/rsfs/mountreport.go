@@ -21,7 +21,7 @@ func newMountReport(mf *mountFlags, rawURL, dir, holdFile string, src *mountsrc.
 	m.MemMax, m.DiskMax = blocks.Bounds()
 	s := &status.Mount{URL: rawURL, Dir: dir, Started: m.Started, Interval: mf.pollInterval,
 		Protocol: src.Protocol(), Origin: src.Origin(), HoldFile: holdFile, Follower: m.Follower, Count: m.Count,
-		Cache: m.CacheReport, Fetched: m.Fetched, Verification: blocks.VerifyFailures, ReadErrors: readErrors.Since,
+		Cache: m.CacheReport, Fetched: m.Fetched, Throttled: m.Throttled, Verification: blocks.VerifyFailures, ReadErrors: readErrors.Since,
 		HeldUntil: mountutil.HeldUntil, LogFile: logOut.file(), Reach: reach}
 	return s, m
 }

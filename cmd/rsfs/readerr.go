@@ -77,6 +77,8 @@ func remedy(uri string, err error) string {
 		return "mount with --allow-host for the resource's host"
 	case errors.As(err, &status) && (status.Code == http.StatusUnauthorized || status.Code == http.StatusForbidden):
 		return "pass credentials with --header or --bearer-token-env"
+	case errors.As(err, &status) && (status.Code == http.StatusTooManyRequests || status.Code == http.StatusServiceUnavailable):
+		return "the Source kept refusing it as too many requests after every retry: mount with a lower --max-rate (rsfs slowed down already; --max-rate starts lower), or try again"
 	case errors.Is(err, fetch.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "the host did not answer within --timeout: raise it, or try again"
 	}

@@ -30,6 +30,8 @@ func TestExplainRead(t *testing.T) {
 		{fetch.ErrNotAllowed, "host not allowed", "mount with --allow-host http://localhost:8080 if that host is to be trusted"},
 		{&fetch.StatusError{URL: uri, Code: 403, Status: "403 Forbidden"}, "HTTP 403 Forbidden", "pass credentials with --header or --bearer-token-env"},
 		{&fetch.StatusError{URL: uri, Code: 404, Status: "404 Not Found"}, "HTTP 404 Not Found", ""},
+		{&fetch.StatusError{URL: uri, Code: 429, Status: "429 Too Many Requests"}, "HTTP 429 Too Many Requests",
+			"the Source kept refusing it as too many requests after every retry: mount with a lower --max-rate (rsfs slowed down already; --max-rate starts lower), or try again"},
 		{refused, "dial tcp: connect: connection refused", ""},
 		{fmt.Errorf("%w: %s: sha-256 mismatch", errors.New("integrity check failed"), uri), "integrity check failed: sha-256 mismatch", ""},
 	} {

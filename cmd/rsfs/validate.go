@@ -23,6 +23,10 @@ const (
 	maxParallel     = 256
 	maxRetries      = 100
 	maxID           = math.MaxUint32 - 1 // -1 (4294967295) is "no owner" to the kernel
+	// minMaxRate is the lowest --max-rate but 0: one request a minute.
+	minMaxRate = 1.0 / 60
+	// minBwlimit is the lowest --bwlimit but 0.
+	minBwlimit = 1 << 10
 )
 
 // validate checks the flags that reach a Source: every value in its
@@ -42,6 +46,20 @@ func (f *sourceFlags) validate() error {
 	}
 	if _, err := parseSize(f.minRate); err != nil {
 		return usagef("--min-rate: %w", err)
+	}
+	if f.maxRate < 0 || math.IsNaN(f.maxRate) || math.IsInf(f.maxRate, 0) {
+		return usagef("--max-rate %v: want requests a second, 0 (no limit) or above (e.g. 10, or 0.5 for one every 2 s)", f.maxRate)
+	}
+	if f.maxRate > 0 && f.maxRate < minMaxRate {
+		return usagef("--max-rate %v: want at least %v (one request a minute), or 0 for no limit", f.maxRate, minMaxRate)
+	}
+	if bw, err := parseSize(f.bwlimit); err != nil {
+		return usagef("--bwlimit: %w", err)
+	} else if bw > 0 && bw < minBwlimit {
+		return usagef("--bwlimit %s: want at least 1KiB a second, or 0 for no limit", f.bwlimit)
+	}
+	if strings.ContainsFunc(f.userAgent, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return usagef("--user-agent %q: want one line of printable text", f.userAgent)
 	}
 	for _, h := range f.allowHosts {
 		u, err := url.Parse(h)
