@@ -301,8 +301,8 @@ type limitedNginx struct {
 
 // startLimitedNginx serves n small files behind
 //
-//	limit_req_zone $binary_remote_addr zone=rs:1m rate=100r/s;
-//	limit_req zone=rs burst=50 nodelay;
+//	limit_req_zone $binary_remote_addr zone=rs:1m rate=200r/s;
+//	limit_req zone=rs burst=100 nodelay;
 //	limit_req_status STATUS;
 //
 // and stops when the test ends.
@@ -341,16 +341,16 @@ http {
 	uwsgi_temp_path %[2]s/tmp-uwsgi;
 	scgi_temp_path %[2]s/tmp-scgi;
 	keepalive_requests 100000;
-	limit_req_zone $binary_remote_addr zone=rs:1m rate=100r/s;
+	limit_req_zone $binary_remote_addr zone=rs:1m rate=200r/s;
 	server {
 		listen %[3]s;
 		root %[4]s;
 		location / {
-			limit_req zone=rs burst=50 nodelay;
+			limit_req zone=rs burst=100 nodelay;
 			limit_req_status %[5]d;
 		}
 		location /.well-known/ {
-			limit_req zone=rs burst=50 nodelay;
+			limit_req zone=rs burst=100 nodelay;
 			limit_req_status %[5]d;
 		}
 	}
