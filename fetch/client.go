@@ -79,6 +79,7 @@ func New(opts Options) *Client {
 	}
 	if opts.BandwidthLimit > 0 {
 		c.bw = rate.NewLimiter(rate.Limit(opts.BandwidthLimit), bandwidthBurst(opts.BandwidthLimit))
+		c.bw.AllowN(time.Now(), c.bw.Burst()) // it starts empty: no burst above the limit
 	}
 	return c
 }
@@ -88,8 +89,14 @@ func New(opts Options) *Client {
 // transparent gzip would change lengths and ETags, which rsfs checks.
 func newTransport(opts Options) *http.Transport {
 	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
+	var h2 *http.HTTP2Config
 	if opts.BandwidthLimit > 0 {
-		dialer.Control = receiveBuffer(bandwidthBurst(opts.BandwidthLimit))
+		// What the server may send ahead of the reader: a little, so that
+		// its own rate is the limit too (over HTTP/2 each stream's and the
+		// connection's window, over HTTP/1.1 the socket's buffer).
+		ahead := aheadOfReader(opts.BandwidthLimit)
+		dialer.Control = receiveBuffer(ahead)
+		h2 = &http.HTTP2Config{MaxReceiveBufferPerStream: ahead, MaxReceiveBufferPerConnection: max(ahead, 64<<10)}
 	}
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
@@ -103,6 +110,7 @@ func newTransport(opts Options) *http.Transport {
 		ExpectContinueTimeout: time.Second,
 		DisableCompression:    true,
 		TLSClientConfig:       opts.TLSClientConfig.Clone(),
+		HTTP2:                 h2,
 	}
 }
 
@@ -122,6 +130,13 @@ func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
 // worth, at least 16 KiB, at most 1 MiB.
 func bandwidthBurst(limit int64) int {
 	return int(min(max(limit/10, 16<<10), 1<<20))
+}
+
+// aheadOfReader is how many bytes a server may send ahead of a reader held
+// to a bandwidth limit: a quarter of its bucket, at least 16 KiB (the
+// kernel doubles a socket's buffer).
+func aheadOfReader(limit int64) int {
+	return max(bandwidthBurst(limit)/4, 16<<10)
 }
 
 // receiveBuffer sets a socket's receive buffer to size bytes, so that under
