@@ -663,11 +663,15 @@ func (tb *throttleBench) bwLimitRow(cl throttleClient) {
 	}
 	overall := float64(sent) / s.secs / limitBps
 	windows := bytesPerWindow(entries, start, end, 10)
+	span := 10.0
+	if len(windows) == 1 {
+		span = min(span, s.secs) // a read shorter than a window: its own time
+	}
 	var ws []string
 	peak := 0.0
 	for _, w := range windows {
-		ws = append(ws, fmt.Sprintf("%.2f", w/10/limitBps))
-		peak = max(peak, w/10/limitBps)
+		ws = append(ws, fmt.Sprintf("%.2f", w/span/limitBps))
+		peak = max(peak, w/span/limitBps)
 	}
 	res := fmt.Sprintf("%.2f MiB/s overall (%s in %s, %d requests); 10-s windows: %s MiB/s",
 		overall, fmtBytes(sent), fmtSecs(s.secs), len(entries), strings.Join(ws, ", "))
@@ -695,7 +699,7 @@ func (tb *throttleBench) listsRow(cl throttleClient) {
 	res := ""
 	met := "no"
 	if err != nil {
-		res = "**did not mount** (" + esc(shorten(err.Error(), 120)) + ")"
+		res = "**did not mount** (" + esc(shorten(err.Error(), 240)) + ")"
 	} else {
 		res = fmt.Sprintf("mounted in %s", fmtSecs(m.ready))
 		if after.refused == 0 {
