@@ -71,6 +71,17 @@ func main() {
 	squidChanges := flag.Int("squid-changes", 4, "-squid: changes timed per run")
 	squidPoll := flag.Duration("squid-poll", 10*time.Second, "-squid: --poll-interval of the mounts")
 	squidCache := flag.String("cache", "squid", "-squid: the shared cache: squid (a forward proxy), nginx (proxy_cache with slice) or varnish (reverse proxies, tests/revcache)")
+	throttle := flag.Bool("throttle", false, "measure what a new user sees of a Source behind stock nginx limit_req (issue 38): grep -r of -throttle-files small files at each of -throttle-rates and -throttle-status, over -protocols (default here h1,h2), instead of the above")
+	throttleRates := flag.String("throttle-rates", "20,50,200", "-throttle: limit_req rates, requests per second, comma separated")
+	throttleStatus := flag.String("throttle-status", "429,503", "-throttle: limit_req_status values, comma separated")
+	throttleFiles := flag.Int("throttle-files", 2000, "-throttle: small files in the tree")
+	throttleSize := flag.String("throttle-size", "2KiB", "-throttle: size of each small file")
+	throttleBig := flag.String("throttle-big", "64MiB", "-throttle: size of the large file read with sha256sum after each grep (0: none)")
+	throttleExtra := flag.Bool("throttle-extra", true, "-throttle: also the extra rows: --max-rate 10 and --bwlimit 1MiB against an unlimited nginx (new binary only), and Resource Lists at load behind 2 r/s")
+	throttleMaxRateFiles := flag.Int("throttle-maxrate-files", 300, "-throttle: small files grepped in the --max-rate row")
+	throttleBwSize := flag.String("throttle-bw-size", "64MiB", "-throttle: size of the file read in the --bwlimit row (0: no such row)")
+	throttlePerList := flag.Int("throttle-per-list", 50, "-throttle: entries per Resource List of the Resource-Lists-at-load row")
+	throttleTimeScale := flag.Float64("throttle-timeout", 3, "-throttle: a grep is stopped after this many times files ÷ rate, plus a minute")
 	flag.Parse()
 
 	b, err := newBench(*prebuiltBin)
@@ -83,6 +94,45 @@ func main() {
 		b.sharedCache(sharedCacheConfig{mounts: *squidMounts, files: *squidFiles, reps: *squidReps,
 			changes: *squidChanges, poll: *squidPoll, base: *base, cache: *squidCache})
 		b.report(*out)
+		return
+	}
+	if *throttle {
+		protos := []string{"h1", "h2"}
+		flag.Visit(func(f *flag.Flag) {
+			if f.Name == "protocols" {
+				protos = strings.Split(*latencyProtos, ",")
+			}
+		})
+		cfg := throttleConfig{rates: parseInts(*throttleRates), statuses: parseInts(*throttleStatus), protos: protos,
+			files: *throttleFiles, size: parseSize(*throttleSize), big: parseSize(*throttleBig), extra: *throttleExtra,
+			maxRate: *throttleMaxRateFiles, bwSize: parseSize(*throttleBwSize), perList: *throttlePerList,
+			base: *base, dir: *peerDir, out: *out, flags: b.flags, timeScale: *throttleTimeScale}
+		var err error
+		for _, proto := range cfg.protos {
+			if protoNames[proto] == "" {
+				err = fmt.Errorf("-protocols: unknown protocol %q (h1, h2)", proto)
+			}
+		}
+		for _, st := range cfg.statuses {
+			if err == nil && (st < 400 || st > 599) {
+				err = fmt.Errorf("-throttle-status: %d is not an error status", st)
+			}
+		}
+		for _, r := range cfg.rates {
+			if err == nil && r <= 0 {
+				err = fmt.Errorf("-throttle-rates: %d is not a rate", r)
+			}
+		}
+		if err == nil && cfg.perList <= 0 {
+			err = fmt.Errorf("-throttle-per-list: %d", cfg.perList)
+		}
+		if err == nil {
+			err = runThrottle(cfg, b.rsfs, b.tmp)
+		}
+		if err != nil {
+			b.cleanup()
+			log.Fatal(err)
+		}
 		return
 	}
 	if *peer {

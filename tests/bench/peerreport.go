@@ -351,6 +351,7 @@ command line and date; nothing is edited by hand.
     go run ./tests/bench -latency 0,10ms,50ms,150ms -base /var/tmp/rsfs-main # grep -r of 5,000 small files with each request delayed, with and without a Resource Dump
     go run ./tests/bench -latency 50ms -layout flat,fanout,items -walkers grep,rsync,tar,restic -protocols h1,h2 # every layout, walker and protocol (needs rsync, restic)
     go run ./tests/bench -squid 2 -base /var/tmp/rsfs-main     # 2 mounts behind one stock squid: Source requests while each greps 2,000 small files, and changes timed (needs squid)
+    go run ./tests/bench -throttle -base /var/tmp/rsfs-main    # a Source behind stock nginx limit_req: grep -r of 2,000 small files at 20, 50 and 200 r/s, 429 and 503, HTTP/1.1 and HTTP/2
     go run ./tests/bench                                        # listing, sequential, grep, dumps and following against the Go test Source
 
 The peer mode needs Debian's nginx and rclone (fusermount3); ` + "`-peer-clients`" + ` picks the mounts

@@ -183,6 +183,13 @@ func (d docData) Hash(f treeFile) string {
 // Capability List, and a Resource List (an index over parts past 50,000).
 func (t *peerTree) writeDocs(dir, base, alg string) error {
 	t.docs[alg] = dir
+	return writeListDocs(dir, base, alg, t.files, perList)
+}
+
+// writeListDocs writes the documents publishing files at base with alg's
+// hashes into dir, a Resource List of at most per entries each (an index
+// over them when there are more).
+func writeListDocs(dir, base, alg string, files []treeFile, per int) error {
 	d := docData{Base: base, At: time.Now().UTC().Format(time.RFC3339), Alg: alg}
 	if err := renderDoc(filepath.Join(dir, ".well-known", "resourcesync"), "description", d); err != nil {
 		return err
@@ -190,14 +197,14 @@ func (t *peerTree) writeDocs(dir, base, alg string) error {
 	if err := renderDoc(filepath.Join(dir, "capabilitylist.xml"), "capabilitylist", d); err != nil {
 		return err
 	}
-	if len(t.files) <= perList {
-		d.Files = t.files
+	if len(files) <= per {
+		d.Files = files
 		return renderDoc(filepath.Join(dir, "resourcelist.xml"), "list", d)
 	}
-	for k := 0; k*perList < len(t.files); k++ {
+	for k := 0; k*per < len(files); k++ {
 		d.Parts = append(d.Parts, k)
 		part := d
-		part.Files = t.files[k*perList : min((k+1)*perList, len(t.files))]
+		part.Files = files[k*per : min((k+1)*per, len(files))]
 		if err := renderDoc(filepath.Join(dir, fmt.Sprintf("resourcelist-%d.xml", k)), "list", part); err != nil {
 			return err
 		}
