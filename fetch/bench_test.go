@@ -27,3 +27,20 @@ func BenchmarkRangeRead(b *testing.B) {
 		require.NoError(b, rb.Close())
 	}
 }
+
+// BenchmarkPacerUnpaced is what the pacer costs a request to an origin
+// that never said "slow down": a turn taken and given back.
+func BenchmarkPacerUnpaced(b *testing.B) {
+	var ps pacers
+	ps.limitOf = func(string) int { return DefaultMaxConnsPerHost }
+	p := ps.of("http://127.0.0.1:1")
+	ctx := b.Context()
+	b.ReportAllocs()
+	for b.Loop() {
+		t, err := p.acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t.finish(signalOK, 200, 0)
+	}
+}

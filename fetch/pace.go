@@ -167,15 +167,14 @@ type ticket struct {
 
 // acquire waits for the request's turn, or until ctx is done.
 func (p *pacer) acquire(ctx context.Context) (*ticket, error) {
-	w := &waiter{waited: priority.Of(ctx)}
 	p.mu.Lock()
 	now := time.Now()
 	if len(p.queue) == 0 && p.admissibleLocked(now) == 0 {
-		p.admitLocked(w, now)
+		p.admitLocked(nil, now)
 		p.mu.Unlock()
 		return &ticket{p: p, sent: now}, nil
 	}
-	w.ready = make(chan struct{})
+	w := &waiter{waited: priority.Of(ctx), ready: make(chan struct{})}
 	p.queue = append(p.queue, w)
 	p.dispatchLocked(now)
 	p.mu.Unlock()
@@ -231,9 +230,11 @@ func (p *pacer) limitLocked() int {
 	return min(max, int(p.limit))
 }
 
-// admitLocked lets w go now.
+// admitLocked lets a request go now: w, or one that did not queue (nil).
 func (p *pacer) admitLocked(w *waiter, now time.Time) {
-	w.done, w.sent = true, now
+	if w != nil {
+		w.done, w.sent = true, now
+	}
 	p.inFlight++
 	if p.user != nil {
 		p.user.AllowN(now, 1)
