@@ -26,7 +26,8 @@ import (
 //     second (multiplicative decrease), and halves the in-flight limit;
 //   - and then grows them back on each success: the rate doubles per
 //     second's worth of successes (slow start) until the second cut, then
-//     by a twentieth (additive increase, as TCP's congestion avoidance);
+//     by a twentieth (additive increase, as TCP's congestion avoidance),
+//     and by a hundredth once past the rate the last cut found too much;
 //     the in-flight limit by one per limit's worth of successes.
 //
 // Only an answer to a request sent after the last cut cuts again: the
@@ -39,12 +40,14 @@ const (
 	// limitCut is what a cut keeps of the in-flight limit.
 	limitCut = 0.5
 	// slowStartGain and avoidGain are the rate's growth per second's worth
-	// of successes, before and after the second cut.
+	// of successes: before the second cut, after it, and past the rate the
+// last cut found too much.
 	slowStartGain = 1.0
 	avoidGain     = 0.05
+	probeGain     = 0.01
 	// MinPacedRate is the lowest rate a cut goes to, in requests a second;
 	// the pauses still space requests further while an origin refuses all.
-	MinPacedRate = 2.0
+	MinPacedRate = 1.0
 	// unpacedRate: a rate grown past it is no limit any more.
 	unpacedRate = 10000.0
 	// acceptWindow is how far back the rate an origin accepted is counted.
@@ -121,6 +124,7 @@ type pacer struct {
 	adaptive *rate.Limiter // the learned rate, while paced
 	paced    bool          // adaptive applies
 	ssthresh float64       // the rate of the last cut after the first; 0: slow start
+	ceiling  float64       // the rate the last cut found too much; above it, growth is slow
 	limit    float64       // in-flight limit while reduced; 0: maxLimit
 	inFlight int
 	pause    time.Time // no request goes before it
@@ -342,8 +346,11 @@ func (p *pacer) succeededLocked(now time.Time) {
 	}
 	r := float64(p.adaptive.Limit())
 	gain := avoidGain
-	if p.ssthresh == 0 || r < p.ssthresh {
+	switch {
+	case p.ssthresh == 0 || r < p.ssthresh:
 		gain = slowStartGain
+	case r >= p.ceiling:
+		gain = probeGain // past what was refused: probe for more, gently
 	}
 	r += gain // per success: gain×r per second's worth (r successes)
 	if r >= unpacedRate {
@@ -387,14 +394,14 @@ func (p *pacer) cutLocked(now time.Time) {
 	if p.paced {
 		base = float64(p.adaptive.Limit())
 	}
-	if accepted > 0 {
-		base = min(base, float64(accepted)/acceptWindow.Seconds())
-	}
+	// What it accepted in the last second is what it allows, give or take
+	// its burst; nothing accepted is no rate at all: the floor.
+	base = min(base, float64(accepted)/acceptWindow.Seconds())
 	switch {
 	case accepted == 0:
-		p.ssthresh = 0 // it accepts nothing now: learn afresh once it does
+		p.ssthresh, p.ceiling = 0, 0 // it accepts nothing now: learn afresh once it does
 	case p.paced:
-		p.ssthresh = max(base*cutFactor, MinPacedRate)
+		p.ssthresh, p.ceiling = max(base*cutFactor, MinPacedRate), base
 	}
 	p.paced = true
 	p.adaptive.SetLimitAt(now, rate.Limit(max(base*cutFactor, MinPacedRate)))
