@@ -41,7 +41,7 @@ const (
 	limitCut = 0.5
 	// slowStartGain and avoidGain are the rate's growth per second's worth
 	// of successes: before the second cut, after it, and past the rate the
-// last cut found too much.
+	// last cut found too much.
 	slowStartGain = 1.0
 	avoidGain     = 0.05
 	probeGain     = 0.01
