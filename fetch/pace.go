@@ -54,6 +54,10 @@ const (
 	acceptWindow = time.Second
 	// throttleWindow is how far back status counts throttled answers.
 	throttleWindow = time.Minute
+	// relearnAfter: a paced origin that has said nothing for this long is
+	// probed by slow start again, from the rate it has: a limit that was
+	// an overload passing is not kept for ever.
+	relearnAfter = time.Minute
 	// userRateMargin keeps --max-rate N a little below N, so that a server
 	// counting requests in any one-second window never sees N+1 for the
 	// jitter of their arrival.
@@ -345,6 +349,9 @@ func (p *pacer) succeededLocked(now time.Time) {
 		return
 	}
 	r := float64(p.adaptive.Limit())
+	if p.ssthresh > 0 && now.Sub(p.lastCut) > relearnAfter {
+		p.ssthresh, p.ceiling = 0, 0
+	}
 	gain := avoidGain
 	switch {
 	case p.ssthresh == 0 || r < p.ssthresh:

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -365,3 +367,61 @@ func TestBandwidthLimit(t *testing.T) {
 	// 1.2 MiB at 1 MiB/s with a bucket of a tenth of a second: 1.1 s at least.
 	assert.GreaterOrEqual(t, time.Since(start), 1050*time.Millisecond)
 }
+
+// TestControlLaw follows one origin's pacer through the rules, on a clock
+// of its own: the first cut from what the origin accepted, no second cut
+// for a request sent before it, the threshold of the second, growth by
+// phase, the floor, and the threshold forgotten after a quiet minute.
+func TestControlLaw(t *testing.T) {
+	p := newPacer("http://s", paceOptions{backoffBase: 200 * time.Millisecond, backoffMax: 5 * time.Second, maxRetryWait: 30 * time.Second},
+		func() int { return 16 })
+	t0 := time.Unix(1_000_000, 0)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	rate := func() float64 { return float64(p.adaptive.Limit()) }
+	for i := range 100 { // 100 accepted in the last second, sent at once
+		p.sent.add(at(time.Duration(i) * 10 * time.Millisecond))
+		p.succeededLocked(at(time.Duration(i) * 10 * time.Millisecond))
+	}
+	require.False(t, p.paced, "successes alone never pace")
+
+	p.throttledLocked(at(995*time.Millisecond), at(995*time.Millisecond), http.StatusTooManyRequests, 0)
+	require.True(t, p.paced)
+	assert.InDelta(t, 85, rate(), 0.01, "cut to 0.85 of what it accepted")
+	assert.Equal(t, 8, p.limitLocked(), "in flight halved")
+	assert.True(t, p.pause.After(at(995*time.Millisecond)), "the origin pauses")
+	assert.Zero(t, p.ssthresh, "slow start after the first cut")
+
+	p.throttledLocked(at(1100*time.Millisecond), at(990*time.Millisecond), http.StatusTooManyRequests, 0)
+	assert.InDelta(t, 85, rate(), 0.01, "a request sent before the cut cuts nothing")
+
+	p.succeededLocked(at(1200 * time.Millisecond))
+	assert.InDelta(t, 86, rate(), 0.01, "slow start: +1 a success")
+
+	p.throttledLocked(at(1300*time.Millisecond), at(1250*time.Millisecond), http.StatusServiceUnavailable, 2*time.Second)
+	accepted := float64(p.accepted.count(at(1300*time.Millisecond), time.Second))
+	assert.InDelta(t, 0.85*min(86, accepted), rate(), 0.01)
+	assert.InDelta(t, rate(), p.ssthresh, 0.01, "the second cut sets the threshold")
+	assert.Equal(t, at(3300*time.Millisecond), p.pause, "Retry-After pauses the origin")
+	assert.Equal(t, 4, p.limitLocked())
+
+	r := rate()
+	p.succeededLocked(at(4 * time.Second))
+	assert.InDelta(t, r+avoidGain, rate(), 1e-9, "above the threshold, below the ceiling: +0.05")
+	p.adaptive.SetLimitAt(at(4*time.Second), rate2(p.ceiling+1))
+	p.succeededLocked(at(4 * time.Second))
+	assert.InDelta(t, p.ceiling+1+probeGain, rate(), 1e-9, "past the ceiling: +0.01")
+
+	p.succeededLocked(at(70 * time.Second))
+	assert.Zero(t, p.ssthresh, "a quiet minute forgets the threshold")
+	r = rate()
+	p.succeededLocked(at(70 * time.Second))
+	assert.InDelta(t, r+slowStartGain, rate(), 1e-9)
+
+	// Nothing accepted in the last second: the floor, and no threshold.
+	p.throttledLocked(at(100*time.Second), at(100*time.Second), http.StatusTooManyRequests, 0)
+	assert.Equal(t, MinPacedRate, rate())
+	assert.Zero(t, p.ssthresh)
+	assert.Equal(t, map[int]int64{429: 3, 503: 1}, p.counts)
+}
+
+func rate2(r float64) rate.Limit { return rate.Limit(r) }

@@ -143,9 +143,12 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 		cancel()
 		return nil, fmt.Errorf("fetch %s %s: %w", method, rawURL, unwrapURLError(err))
 	}
-	if throttling(resp.StatusCode) {
+	switch {
+	case throttling(resp.StatusCode):
 		turn.finish(signalThrottle, resp.StatusCode, c.retryAfter(resp, 0))
-	} else {
+	case resp.StatusCode >= 500: // an error of the server's, not a sign of its load either way
+		turn.finish(signalNone, resp.StatusCode, 0)
+	default:
 		turn.finish(signalOK, resp.StatusCode, 0)
 	}
 	c.nets.response(key.Origin, time.Since(sent), resp.ProtoMajor == 2)

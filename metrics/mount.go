@@ -59,11 +59,11 @@ func (r *Mount) Fetched() []status.OriginReport {
 }
 
 // Throttled is the origins that said "slow down" in the last minute, or
-// that are paced still, for status.Mount.Throttled.
+// that are paused now, for status.Mount.Throttled.
 func (r *Mount) Throttled() []status.ThrottleReport {
 	out := []status.ThrottleReport{}
 	for _, p := range r.Client.Pacing() {
-		if p.Throttled == 0 && p.Rate == 0 && p.Paused.IsZero() {
+		if p.Throttled == 0 && p.Paused.IsZero() {
 			continue
 		}
 		t := status.ThrottleReport{Origin: p.Origin, Answers: p.Throttled, InFlight: p.InFlight, Limit: p.Limit,

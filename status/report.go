@@ -30,7 +30,7 @@ type Report struct {
 	Cache       CacheReport        `json:"cache"`
 	Fetched     []OriginReport     `json:"fetched"`
 	// Throttled are the origins that said "slow down" (429, 503, or no
-	// answer in time) in the last minute, or that are paced still.
+	// answer in time) in the last minute, or that are paused now.
 	Throttled    []ThrottleReport `json:"throttled"`
 	Verification Summary          `json:"verification_failures"`
 	ReadErrors   Summary          `json:"read_errors"`
