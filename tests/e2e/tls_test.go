@@ -158,38 +158,7 @@ http {
 	}
 }
 `, user, dir, listen, src.files.serverCert, src.files.serverKey, src.files.ca, verify, root)
-	confPath := filepath.Join(dir, "nginx.conf")
-	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
-	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
-	var stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stderr, &stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Log("nginx did not exit")
-		}
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-done:
-			errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
-			t.Fatalf("nginx exited: %s %s", stderr.String(), errLog)
-		default:
-		}
-		require.True(t, time.Now().Before(deadline), "nginx did not listen on %s", addr)
-		time.Sleep(50 * time.Millisecond)
-	}
+	runNginx(t, bin, dir, conf, addr)
 	return src
 }
 
@@ -269,5 +238,44 @@ func TestTLSSmallFilesHTTP2(t *testing.T) {
 		t.Logf("h2=%v: 1000 files (%s bytes) read in %v; requests %d (%d while reading), connections %d, protocols %v",
 			h2, strings.TrimSpace(out), took.Round(time.Millisecond), n, n-n0, conns, protos)
 		m.unmount(t)
+	}
+}
+
+// runNginx writes conf as dir/nginx.conf, runs Debian's nginx (bin) on it
+// in the foreground until the test ends, and returns once it listens on
+// addr; an nginx that exits first fails the test with its error log.
+func runNginx(t *testing.T, bin, dir, conf, addr string) {
+	t.Helper()
+	confPath := filepath.Join(dir, "nginx.conf")
+	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o644))
+	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "error.log"))
+	var stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Log("nginx did not exit")
+		}
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-done:
+			errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+			t.Fatalf("nginx exited: %s %s", stderr.String(), errLog)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "nginx did not listen on %s", addr)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
