@@ -16,8 +16,9 @@ import (
 // the origin's request rate, and a place among the requests in flight.
 //
 // An origin that never says "slow down" is never paced: its rate is
-// unlimited and its in-flight limit is what the transport allows, so the
-// pacer costs a lock per request. Once it answers 429 or 503, or times
+// unlimited and its in-flight limit opens, as TCP's first window does, from
+// 8 to what the transport allows within a few round trips, so the pacer
+// costs a lock per request. Once it answers 429 or 503, or times
 // out, its pacer
 //   - pauses the whole origin (every request to it, of every kind) for the
 //     Retry-After it gave, else for one interval of the new rate, doubling
@@ -48,6 +49,11 @@ const (
 	// MinPacedRate is the lowest rate a cut goes to, in requests a second;
 	// the pauses still space requests further while an origin refuses all.
 	MinPacedRate = 1.0
+	// initialWindow is the requests in flight to a new origin, one more
+	// with each success until the transport's limit: a server that refuses
+	// what exceeds its burst refuses at most these and the burst's worth,
+	// not the 128 streams HTTP/2 could have in flight at once.
+	initialWindow = 8
 	// unpacedRate: a rate grown past it is no limit any more.
 	unpacedRate = 10000.0
 	// acceptWindow is how far back the rate an origin accepted is counted.
@@ -158,7 +164,7 @@ type waiter struct {
 }
 
 func newPacer(origin string, opts paceOptions, maxLimit func() int) *pacer {
-	p := &pacer{origin: origin, opts: opts, maxLimit: maxLimit, counts: map[int]int64{}}
+	p := &pacer{origin: origin, opts: opts, maxLimit: maxLimit, counts: map[int]int64{}, limit: initialWindow}
 	if opts.maxRate > 0 {
 		p.user = rate.NewLimiter(rate.Limit(opts.maxRate*userRateMargin), 1)
 	}

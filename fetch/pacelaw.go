@@ -34,7 +34,11 @@ func (p *pacer) succeededLocked(now time.Time) {
 	p.accepted.add(now)
 	p.cuts = 0
 	if p.limit > 0 {
-		p.limit += 1 / p.limit
+		if p.lastCut.IsZero() {
+			p.limit++ // the first window opens as TCP's: doubling each round trip
+		} else {
+			p.limit += 1 / p.limit
+		}
 		if p.limit >= float64(p.maxLimit()) {
 			p.limit = 0
 		}

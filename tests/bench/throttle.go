@@ -649,10 +649,12 @@ func (tb *throttleBench) bwLimitRow(cl throttleClient) {
 	}
 	defer m.unmount()
 	mark := logSize(tb.openLog)
+	wire := startWire(tb.open, 100*time.Millisecond)
 	start := float64(time.Now().UnixNano()) / 1e9
 	limit := time.Duration(float64(tb.cfg.bwSize)/limitBps*3+60) * time.Second
 	s := runShell(limit, "cat "+filepath.Join(m.dir, bigRelPath)+" > /dev/null")
 	end := start + s.secs
+	wireWindows, wireBytes, wireSpan := wire.finish(10 * time.Second)
 	var sent int64
 	var entries []logEntry
 	for _, e := range readLog(tb.openLog, mark) {
@@ -673,12 +675,27 @@ func (tb *throttleBench) bwLimitRow(cl throttleClient) {
 		ws = append(ws, fmt.Sprintf("%.2f", w/span/limitBps))
 		peak = max(peak, w/span/limitBps)
 	}
-	res := fmt.Sprintf("%.2f MiB/s overall (%s in %s, %d requests); 10-s windows: %s MiB/s",
+	// On the wire (the server's sockets' bytes_acked, wire.go), which is
+	// what the limit is about; the access log's dates are early by what
+	// the server's send buffer held.
+	var wws []string
+	wirePeak, wireOverall := 0.0, 0.0
+	for _, w := range wireWindows {
+		wws = append(wws, fmt.Sprintf("%.3f", w/10/limitBps))
+		wirePeak = max(wirePeak, w/10/limitBps)
+	}
+	if wireSpan > 0 {
+		wireOverall = float64(wireBytes) / wireSpan.Seconds() / limitBps
+	}
+	res := fmt.Sprintf("on the wire (the server's sockets' bytes acked): %.3f MiB/s overall (%s in %s); 10-s windows: %s MiB/s. "+
+		"As the access log dates them (a response's end when its last byte entered the server's send buffer): %.2f MiB/s overall (%s in %s, %d requests); 10-s windows: %s MiB/s",
+		wireOverall, fmtBytes(wireBytes), fmtSecs(wireSpan.Seconds()), strings.Join(wws, ", "),
 		overall, fmtBytes(sent), fmtSecs(s.secs), len(entries), strings.Join(ws, ", "))
 	if s.err != "" {
 		res += "; cat failed: " + esc(shorten(s.err, 100))
 	}
-	tb.extras = append(tb.extras, throttleExtra{what, cl.name, res, target, yesNo(s.err == "" && overall <= 1.05 && peak <= 1.05)})
+	_ = peak
+	tb.extras = append(tb.extras, throttleExtra{what, cl.name, res, target + " on the wire", yesNo(s.err == "" && len(wireWindows) > 0 && wireOverall <= 1.05 && wirePeak <= 1.05)})
 	log.Printf("throttle: %s", res)
 }
 
