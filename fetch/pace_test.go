@@ -425,3 +425,27 @@ func TestControlLaw(t *testing.T) {
 }
 
 func rate2(r float64) rate.Limit { return rate.Limit(r) }
+
+// TestFirstWindow: a new origin's requests in flight open from the first
+// window, one more per success, also once HTTP/2 raises the transport's
+// limit after the first answers (not at once to 128 streams, which a
+// limiter refusing past its burst would refuse nearly all of).
+func TestFirstWindow(t *testing.T) {
+	top := DefaultMaxConnsPerHost // HTTP/1.1 until the first answer says HTTP/2
+	p := newPacer("http://s", paceOptions{}, func() int { return top })
+	now := time.Unix(1_000_000, 0)
+	assert.Equal(t, DefaultMaxConnsPerHost, p.limitLocked())
+	for range 5 {
+		p.succeededLocked(now)
+	}
+	top = MaxStreams
+	assert.Equal(t, initialWindow, p.limitLocked(), "HTTP/2 learned: the first window, not 128 streams")
+	for range 10 {
+		p.succeededLocked(now)
+	}
+	assert.Equal(t, initialWindow+10, p.limitLocked(), "one more per success")
+	for range 200 {
+		p.succeededLocked(now)
+	}
+	assert.Equal(t, MaxStreams, p.limitLocked())
+}

@@ -33,15 +33,13 @@ func (t *ticket) finish(s signal, code int, retryAfter time.Duration) {
 func (p *pacer) succeededLocked(now time.Time) {
 	p.accepted.add(now)
 	p.cuts = 0
-	if p.limit > 0 {
+	if top := float64(p.maxLimit()); p.limit < top {
 		if p.lastCut.IsZero() {
 			p.limit++ // the first window opens as TCP's: doubling each round trip
 		} else {
 			p.limit += 1 / p.limit
 		}
-		if p.limit >= float64(p.maxLimit()) {
-			p.limit = 0
-		}
+		p.limit = min(p.limit, top)
 	}
 	if !p.paced {
 		return
@@ -110,10 +108,7 @@ func (p *pacer) cutLocked(now time.Time) {
 	}
 	p.paced = true
 	p.adaptive.SetLimitAt(now, rate.Limit(max(base*cutFactor, MinPacedRate)))
-	if p.limit <= 0 {
-		p.limit = float64(p.maxLimit())
-	}
-	p.limit = max(1, p.limit*limitCut)
+	p.limit = max(1, min(p.limit, float64(p.maxLimit()))*limitCut)
 	p.lastCut = now
 }
 
