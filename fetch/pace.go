@@ -34,7 +34,7 @@ import (
 // Only an answer to a request sent after the last cut cuts again: the
 // requests already under way when the origin said "slow down" were sent
 // at the old rate, and their refusals say nothing new. A request someone
-// is waiting for (priority.Urgent) goes before a deferrable one.
+// is waiting for (package priority) goes before a deferrable one.
 const (
 	// cutFactor is what a cut keeps of the rate the origin accepted.
 	cutFactor = 0.85

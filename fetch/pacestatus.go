@@ -49,9 +49,9 @@ func (c *Client) Pacing() []PaceStatus {
 	return out
 }
 
-// ring counts events over the last seconds, in tenths of a second.
+// ring counts events over the last second (acceptWindow), in tenths.
 type ring struct {
-	slots [20]struct {
+	slots [10]struct {
 		tick int64
 		n    int
 	}

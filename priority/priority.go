@@ -22,15 +22,9 @@ func Deferrable(ctx context.Context, waited func() bool) context.Context {
 
 func never() bool { return false }
 
-// Urgent reports whether a request made with ctx has someone waiting for
-// it: any context not marked Deferrable, or one whose waited says so now.
-func Urgent(ctx context.Context) bool {
-	waited, ok := ctx.Value(key{}).(func() bool)
-	return !ok || waited()
-}
-
 // Of returns the function that tells whether ctx's requests are urgent
-// now, or nil when they always are.
+// now (someone waits for them), or nil when they always are: any context
+// not marked Deferrable.
 func Of(ctx context.Context) func() bool {
 	waited, ok := ctx.Value(key{}).(func() bool)
 	if !ok {

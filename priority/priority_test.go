@@ -10,15 +10,13 @@ import (
 
 func TestUrgency(t *testing.T) {
 	ctx := context.Background()
-	assert.True(t, Urgent(ctx), "an unmarked request is someone's read")
-	assert.Nil(t, Of(ctx))
+	assert.Nil(t, Of(ctx), "an unmarked request is someone's read")
 
-	assert.False(t, Urgent(Deferrable(ctx, nil)), "background work with no one to wait for it")
+	assert.False(t, Of(Deferrable(ctx, nil))(), "background work with no one to wait for it")
 
 	var waited atomic.Bool
 	bg := Deferrable(ctx, waited.Load)
-	assert.False(t, Urgent(bg))
+	assert.False(t, Of(bg)())
 	waited.Store(true)
-	assert.True(t, Urgent(bg), "a reader came to wait for it")
-	assert.NotNil(t, Of(bg))
+	assert.True(t, Of(bg)(), "a reader came to wait for it")
 }
