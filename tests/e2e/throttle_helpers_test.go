@@ -319,43 +319,21 @@ func startLimitedNginx(t *testing.T, n, status int) *limitedNginx {
 	}
 	root := filepath.Join(dir, "www")
 	writeStaticSource(t, root, src.url, list)
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;"
-	}
-	conf := fmt.Sprintf(`%s
-daemon off;
-master_process off;
-worker_processes 1;
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log warn;
-events { worker_connections 512; }
-http {
-	types { text/xml xml; text/plain txt; }
-	default_type text/xml;
-	log_format t '$msec $request_method $uri $status';
-	access_log %[2]s/access.log t;
-	client_body_temp_path %[2]s/tmp-body;
-	proxy_temp_path %[2]s/tmp-proxy;
-	fastcgi_temp_path %[2]s/tmp-fastcgi;
-	uwsgi_temp_path %[2]s/tmp-uwsgi;
-	scgi_temp_path %[2]s/tmp-scgi;
-	keepalive_requests 100000;
-	limit_req_zone $binary_remote_addr zone=rs:1m rate=200r/s;
+	conf := nginxPreamble(dir, `$msec $request_method $uri $status`) + fmt.Sprintf(`	limit_req_zone $binary_remote_addr zone=rs:1m rate=200r/s;
 	server {
-		listen %[3]s;
-		root %[4]s;
+		listen %[1]s;
+		root %[2]s;
 		location / {
 			limit_req zone=rs burst=100 nodelay;
-			limit_req_status %[5]d;
+			limit_req_status %[3]d;
 		}
 		location /.well-known/ {
 			limit_req zone=rs burst=100 nodelay;
-			limit_req_status %[5]d;
+			limit_req_status %[3]d;
 		}
 	}
 }
-`, user, dir, addr, root, status)
+`, addr, root, status)
 	runNginx(t, bin, dir, conf, addr)
 	return src
 }

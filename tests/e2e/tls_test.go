@@ -126,38 +126,16 @@ func startNginx(t *testing.T, n int, h2, mtls bool) *nginxSource {
 	if mtls {
 		verify = "on"
 	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;"
-	}
-	conf := fmt.Sprintf(`%s
-daemon off;
-master_process off;
-worker_processes 1;
-pid %[2]s/nginx.pid;
-error_log %[2]s/error.log warn;
-events { worker_connections 512; }
-http {
-	types { text/xml xml; text/plain txt; }
-	default_type text/xml;
-	log_format t '$request_method $uri $status $server_protocol conn=$connection';
-	access_log %[2]s/access.log t;
-	client_body_temp_path %[2]s/tmp-body;
-	proxy_temp_path %[2]s/tmp-proxy;
-	fastcgi_temp_path %[2]s/tmp-fastcgi;
-	uwsgi_temp_path %[2]s/tmp-uwsgi;
-	scgi_temp_path %[2]s/tmp-scgi;
-	keepalive_requests 100000;
-	server {
-		%[3]s
-		ssl_certificate %[4]s;
-		ssl_certificate_key %[5]s;
-		ssl_client_certificate %[6]s;
-		ssl_verify_client %[7]s;
-		root %[8]s;
+	conf := nginxPreamble(dir, `$request_method $uri $status $server_protocol conn=$connection`) + fmt.Sprintf(`	server {
+		%[1]s
+		ssl_certificate %[2]s;
+		ssl_certificate_key %[3]s;
+		ssl_client_certificate %[4]s;
+		ssl_verify_client %[5]s;
+		root %[6]s;
 	}
 }
-`, user, dir, listen, src.files.serverCert, src.files.serverKey, src.files.ca, verify, root)
+`, listen, src.files.serverCert, src.files.serverKey, src.files.ca, verify, root)
 	runNginx(t, bin, dir, conf, addr)
 	return src
 }
@@ -278,4 +256,34 @@ func runNginx(t *testing.T, bin, dir, conf, addr string) {
 		require.True(t, time.Now().Before(deadline), "nginx did not listen on %s", addr)
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// nginxPreamble is what every nginx.conf of these tests begins with, up
+// to the server blocks inside http: in the foreground, its pid, logs and
+// temporary files under dir, as root when the tests are (so the workers
+// read the test's files), requests logged in logFormat.
+func nginxPreamble(dir, logFormat string) string {
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;"
+	}
+	return fmt.Sprintf(`%s
+daemon off;
+master_process off;
+worker_processes 1;
+pid %[2]s/nginx.pid;
+error_log %[2]s/error.log warn;
+events { worker_connections 512; }
+http {
+	types { text/xml xml; text/plain txt; }
+	default_type text/xml;
+	log_format t '%[3]s';
+	access_log %[2]s/access.log t;
+	client_body_temp_path %[2]s/tmp-body;
+	proxy_temp_path %[2]s/tmp-proxy;
+	fastcgi_temp_path %[2]s/tmp-fastcgi;
+	uwsgi_temp_path %[2]s/tmp-uwsgi;
+	scgi_temp_path %[2]s/tmp-scgi;
+	keepalive_requests 100000;
+`, user, dir, logFormat)
 }
