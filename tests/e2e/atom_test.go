@@ -27,10 +27,6 @@ import (
 
 const atomPoll = time.Second
 
-// atomSettle bounds how long a change may take to show: the poll interval
-// with its 10% jitter, plus 1 s, plus slack for a loaded 2-core machine.
-const atomSettle = atomPoll + atomPoll/10 + time.Second + 400*time.Millisecond
-
 // atomModel is what the test published: each representation's bytes by URL.
 type atomModel struct {
 	src    *atomsource.Source
@@ -107,32 +103,28 @@ func atomTree(dir string) (map[string][]string, error) {
 	return out, err
 }
 
-// waitPool waits, at most atomSettle, for the mount to equal the pool.
+// waitPool waits for the mount to equal the pool (failing only after two
+// polls since the call: converges).
 func (m *atomModel) waitPool(t *testing.T, mnt *mounted, what string) {
 	t.Helper()
 	m.waitTree(t, mnt, what, func(map[string][]string) {})
 }
 
-// waitTree waits, at most atomSettle, for the mount to equal the pool as
-// edit leaves it.
+// waitTree waits for the mount to equal the pool as edit leaves it,
+// failing only after two polls since the call (converges).
 func (m *atomModel) waitTree(t *testing.T, mnt *mounted, what string, edit func(map[string][]string)) {
 	t.Helper()
 	want := func() map[string][]string { p := m.src.Pool(); edit(p); return p }
-	var got map[string][]string
-	var err error
-	deadline := time.Now().Add(atomSettle)
-	for {
-		got, err = atomTree(mnt.dir)
-		if err == nil && reflect.DeepEqual(got, want()) {
-			return
+	converges(t, mnt, what, func() string {
+		got, err := atomTree(mnt.dir)
+		if err != nil {
+			return err.Error()
 		}
-		if time.Now().After(deadline) {
-			break
+		if w := want(); !reflect.DeepEqual(got, w) {
+			return fmt.Sprintf("the tree is not the pool:\n got %v\nwant %v", got, w)
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	require.NoError(t, err)
-	require.Equal(t, want(), got, "%s: the tree is not the pool %s after the change", what, atomSettle)
+		return ""
+	})
 }
 
 // checkBytes reads every file of the mount and compares it with what was
@@ -260,7 +252,7 @@ func TestAtomBrokenChainAndCycle(t *testing.T) {
 		delete(p, atomsource.ID("a"))
 		delete(p, atomsource.ID("b"))
 	})
-	waitFor(t, 10*time.Second, "a warning naming the broken link", func() bool {
+	waitFor(t, hangBound, "a warning naming the broken link", func() bool {
 		log, _ := os.ReadFile(mnt.logFile)
 		return strings.Contains(string(log), "archive/1") && strings.Contains(string(log), "chain broken")
 	})
@@ -370,7 +362,7 @@ func TestAtomRemountFromSnapshot(t *testing.T) {
 	m.update(t, "a", 2, "json")
 	m.waitPool(t, mnt, "an update")
 	mnt.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 
 	m.update(t, "c", 2, "xml")
 	require.NoError(t, m.src.Delete("d"))
@@ -414,7 +406,7 @@ func TestAtomMountFromSnapshotWhileFeedIsDown(t *testing.T) {
 	unread := m.src.RepURL("f", "txt")
 	pool := m.src.Pool()
 	mnt.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 
 	m.src.Close() // the feed's host is gone
 	mnt = mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", atomPoll.String(), "--retries", "0")
@@ -513,7 +505,7 @@ func TestAtomSubscriptionFetchedOnceAtMount(t *testing.T) {
 	assert.Equal(t, 1, m.src.Requests("/archive/1"))
 	m.waitPool(t, mnt, "mount")
 	mnt.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 
 	m.src.ResetRequests()
 	mnt = mountAt(t, m.src.URL(), dir, cacheDir, "--poll-interval", "1h")

@@ -54,7 +54,7 @@ func pathOf(src *sourcetest.Source, uri string) string { return strings.TrimPref
 // waitForSnapshot waits for the snapshot a fresh mount saves at once.
 func waitForSnapshot(t *testing.T, cacheDir string) {
 	t.Helper()
-	waitFor(t, 20*time.Second, "the snapshot", func() bool {
+	waitFor(t, hangBound, "the snapshot", func() bool {
 		found, _ := filepath.Glob(filepath.Join(cacheDir, "*", "catalog.snap"))
 		return len(found) == 1
 	})
@@ -94,7 +94,7 @@ func TestAuditStaleSnapshotAndStaleMount(t *testing.T) {
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	m := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "0")
 	m.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 
 	res := src.Resources()
 	require.NoError(t, src.Update(res[10].URI, []byte("changed while unmounted\n")))

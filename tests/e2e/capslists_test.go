@@ -146,7 +146,7 @@ func TestCapabilityListThatCannotBeRead(t *testing.T) {
 			"one warning naming %s and why:\n%s", set, log)
 	}
 	asked := h.requests("/dataset2/capabilitylist.xml")
-	waitFor(t, 10*time.Second, "the Capability List to be tried again", func() bool {
+	waitFor(t, hangBound, "the Capability List to be tried again", func() bool {
 		return h.requests("/dataset2/capabilitylist.xml") > asked
 	})
 	degraded := setsDegraded(t, m.dir)
@@ -162,7 +162,7 @@ func TestCapabilityListThatCannotBeRead(t *testing.T) {
 		h.requests("/dataset2/capabilitylist.xml"), h.requests("/dataset3/capabilitylist.xml"))
 
 	h.set("/dataset2/capabilitylist.xml", threeSetsPages()["/dataset2/capabilitylist.xml"])
-	waitFor(t, 10*time.Second, "the set to join the tree", func() bool {
+	waitFor(t, hangBound, "the set to join the tree", func() bool {
 		return len(relFiles(t, m.dir)) == 2
 	})
 	assert.Equal(t, []string{"dataset1/res1", "dataset2/res1"}, relFiles(t, m.dir))
@@ -189,7 +189,7 @@ func TestUnreadCapabilityListAcrossRemount(t *testing.T) {
 	m := mountAt(t, h.base+"/", dir, cacheDir, "--poll-interval", "1h", "--retries", "0")
 	require.Equal(t, []string{"dataset1/res1", "dataset2/res1"}, relFiles(t, m.dir))
 	m.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 	lists := h.requests("/dataset2/resourcelist.xml")
 
 	h.fail("/dataset2/capabilitylist.xml", http.StatusServiceUnavailable)
@@ -200,7 +200,7 @@ func TestUnreadCapabilityListAcrossRemount(t *testing.T) {
 	assert.Equal(t, "dataset2!\n", string(got))
 	assert.Equal(t, lists, h.requests("/dataset2/resourcelist.xml"), "the remount reads the snapshot, not the Resource List")
 	asked := h.requests("/dataset2/capabilitylist.xml")
-	waitFor(t, 10*time.Second, "the Capability List to be tried again", func() bool {
+	waitFor(t, hangBound, "the Capability List to be tried again", func() bool {
 		return h.requests("/dataset2/capabilitylist.xml") > asked+1
 	})
 	degraded := setsDegraded(t, m.dir)
@@ -210,7 +210,7 @@ func TestUnreadCapabilityListAcrossRemount(t *testing.T) {
 	assert.Equal(t, []string{"dataset1/res1", "dataset2/res1"}, relFiles(t, m.dir), "polls keep the set's files")
 
 	h.fail("/dataset2/capabilitylist.xml", 0)
-	waitFor(t, 10*time.Second, "the Capability List to read", func() bool {
+	waitFor(t, hangBound, "the Capability List to read", func() bool {
 		return len(setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"]) == 0
 	})
 	assert.Equal(t, []string{"dataset1/res1", "dataset2/res1"}, relFiles(t, m.dir))
@@ -257,7 +257,7 @@ func TestResourceListThatCannotBeRead(t *testing.T) {
 	assert.Equal(t, 1, countLines(string(log), `level=WARN msg="resource list not read`, h.base+"/dataset2/resourcelist.xml", "404"),
 		"one warning naming the list and why:\n%s", log)
 	asked := h.requests("/dataset2/resourcelist.xml")
-	waitFor(t, 10*time.Second, "the Resource List to be tried again", func() bool {
+	waitFor(t, hangBound, "the Resource List to be tried again", func() bool {
 		return h.requests("/dataset2/resourcelist.xml") > asked
 	})
 	degraded := setsDegraded(t, m.dir)
@@ -267,7 +267,7 @@ func TestResourceListThatCannotBeRead(t *testing.T) {
 	assert.Equal(t, []string{}, degraded[h.base+"/dataset1/capabilitylist.xml"])
 
 	h.set("/dataset2/resourcelist.xml", threeSetsPages()["/dataset2/resourcelist.xml"])
-	waitFor(t, 10*time.Second, "the set's resources to join the tree", func() bool {
+	waitFor(t, hangBound, "the set's resources to join the tree", func() bool {
 		return len(relFiles(t, m.dir)) == 3
 	})
 	got, err := os.ReadFile(m.path("dataset2/res1"))
@@ -303,18 +303,18 @@ func TestNewCapabilityListThatCannotBeReadYet(t *testing.T) {
       <rs:md capability="capabilitylist"/>
   </url>
 `, "", 1))
-	waitFor(t, 10*time.Second, "the new set to show degraded", func() bool {
+	waitFor(t, hangBound, "the new set to show degraded", func() bool {
 		return len(setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"]) == 1
 	})
 	assert.Contains(t, setsDegraded(t, m.dir)[h.base+"/dataset2/capabilitylist.xml"][0], "404")
 	asked := h.requests("/dataset2/capabilitylist.xml")
-	waitFor(t, 10*time.Second, "the Capability List to be tried again", func() bool {
+	waitFor(t, hangBound, "the Capability List to be tried again", func() bool {
 		return h.requests("/dataset2/capabilitylist.xml") > asked
 	})
 	assert.Equal(t, []string{"dataset1/res1"}, relFiles(t, m.dir))
 
 	h.set("/dataset2/capabilitylist.xml", threeSetsPages()["/dataset2/capabilitylist.xml"])
-	waitFor(t, 10*time.Second, "the set to join the tree", func() bool {
+	waitFor(t, hangBound, "the set to join the tree", func() bool {
 		return len(relFiles(t, m.dir)) == 2
 	})
 	assert.Equal(t, []string{"dataset1/res1", "dataset2/res1"}, relFiles(t, m.dir))

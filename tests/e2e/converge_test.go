@@ -54,10 +54,6 @@ var (
 
 const (
 	convergePoll = time.Second
-	// convergeWithin bounds the wait once the Source stops: the interval
-	// with its 10% jitter, plus a margin for the poll itself, an early
-	// poll's one-second spacing and a loaded machine.
-	convergeWithin = convergePoll*11/10 + 2*time.Second
 )
 
 func convergeSeeds(t *testing.T) []int64 {
@@ -93,7 +89,7 @@ func convergeSeeds(t *testing.T) []int64 {
 func TestConverge(t *testing.T) {
 	needFUSE(t)
 	seeds := convergeSeeds(t)
-	t.Logf("convergence seeds: %v (poll interval %s, converge within %s)", seeds, convergePoll, convergeWithin)
+	t.Logf("convergence seeds: %v (poll interval %s; each converges by the second poll after the Source stops)", seeds, convergePoll)
 	var failed []int64
 	for _, seed := range seeds {
 		start := time.Now()
@@ -191,31 +187,27 @@ func convergeQuirks(cfg *randsource.Config, seed int64) {
 // List, a package per resource (issue 32 rows 1 and 6).
 const convergeDumpQuirks = true
 
-// convergeWait waits, from now (the Source has stopped), up to
-// convergeWithin for the tree to be the Source's truth, and fails with the
-// difference, the operations and the documents if it is not.
+// convergeWait waits, from now (the Source has stopped), for the tree to
+// be the Source's truth, and fails with the difference, the operations and
+// the documents if it is not once the mount has ended two polls since
+// (converges): one begun after the last operation, and one more.
 func convergeWait(t *testing.T, m *mounted, src *randsource.Source, what, rerun string) {
 	t.Helper()
-	stopped := time.Now()
 	truth := src.Truth()
 	var diff string
-	deadline := stopped.Add(convergeWithin)
-	for {
+	t.Cleanup(func() {
+		if t.Failed() && diff != "" {
+			t.Logf("%s: operations:\n%s\n\ndocuments now:\n%s\nrerun: %s", what, strings.Join(src.Log(), "\n"), src.Documents(), rerun)
+		}
+	})
+	took := converges(t, m, what, func() string {
 		diff = convergeDiff(m.dir, truth)
-		if diff == "" {
-			t.Logf("%s: converged %s after the last operation", what, time.Since(stopped).Round(10*time.Millisecond))
-			if testing.Verbose() {
-				t.Logf("operations:\n%s", strings.Join(src.Log(), "\n"))
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
+		return diff
+	})
+	t.Logf("%s: converged %s after the last operation", what, took.Round(10*time.Millisecond))
+	if testing.Verbose() {
+		t.Logf("operations:\n%s", strings.Join(src.Log(), "\n"))
 	}
-	t.Errorf("%s: %s after the Source stopped the tree still differs from the Source's truth:\n%s\n\noperations:\n%s\n\ndocuments now:\n%s\nrerun: %s",
-		what, convergeWithin, diff, strings.Join(src.Log(), "\n"), src.Documents(), rerun)
 }
 
 // convergeReadAll reads every file in the tree, ignoring errors (a file
@@ -342,7 +334,7 @@ func TestConvergeScenarios(t *testing.T) {
 		m := mount(t, src.URL(), "--poll-interval", convergePoll.String())
 		src.Note("mounted")
 		mustOp(t)(src.Create("/r/seen.txt", []byte("read from Change List 1\n")))
-		waitFor(t, convergeWithin, "the first change", func() bool {
+		becomes(t, m, "the first change", func() bool {
 			_, err := os.Stat(m.path("r/seen.txt"))
 			return err == nil
 		})
@@ -375,7 +367,7 @@ func TestConvergeScenarios(t *testing.T) {
 		m := mount(t, src.URL(), "--poll-interval", convergePoll.String())
 		src.Note("mounted")
 		mustOp(t)(src.Create("/r/a/f5.txt", bytes.Repeat([]byte("first version\n"), 300)))
-		waitFor(t, convergeWithin, "the first version", func() bool {
+		becomes(t, m, "the first version", func() bool {
 			_, err := os.ReadFile(m.path("r/a/f5.txt"))
 			return err == nil
 		})
@@ -440,7 +432,7 @@ func removedLists(t *testing.T, dump bool) {
 	m := mount(t, src.URL(), "--poll-interval", convergePoll.String())
 	src.Note("mounted")
 	mustOp(t)(src.Create("/r/seen2.txt", []byte("read from Change List 1 too\n")))
-	waitFor(t, convergeWithin, "the first change", func() bool {
+	becomes(t, m, "the first change", func() bool {
 		_, err := os.Stat(m.path("r/seen2.txt"))
 		return err == nil
 	})

@@ -143,7 +143,7 @@ func TestDiscoveryMountFromResourceListFollows(t *testing.T) {
   <url><loc>{base}/set/c.txt</loc><lastmod>`+now+`</lastmod><rs:md change="created" datetime="`+now+`" length="8"/></url>
   <url><loc>{base}/set/b.txt</loc><rs:md change="deleted" datetime="`+now+`"/></url>`, 1))
 	h.remove("/set/b.txt")
-	waitFor(t, 15*time.Second, "the Change List's changes to show", func() bool {
+	waitFor(t, hangBound, "the Change List's changes to show", func() bool {
 		files := relFiles(t, m.dir)
 		return len(files) == 2 && files[0] == "set/a.txt" && files[1] == "set/c.txt"
 	})
@@ -198,7 +198,7 @@ func TestDiscoveryRemountThroughLocalhost(t *testing.T) {
 	m := mountAt(t, h.localhost()+"/", dir, cacheDir, "--poll-interval", "0")
 	assert.Equal(t, []string{"set/a.txt", "set/b.txt"}, relFiles(t, m.dir))
 	m.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 	require.Equal(t, 1, h.requests("/set/rl.xml"))
 
 	m = mountAt(t, h.localhost()+"/", dir, cacheDir, "--poll-interval", "0")

@@ -161,7 +161,7 @@ func TestResourceDumpGivenAsTheURL(t *testing.T) {
 	t.Logf("mount and two reads: %d requests for the package (HEAD and ranges), %d for the dump", h.requests("/resourcedump.zip"), h.requests("/resourcedump.xml"))
 	// A few polls later the mount still serves: a dump-only Source's
 	// follower has no Change List to poll.
-	waitFor(t, 10*time.Second, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
+	waitFor(t, hangBound, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
 	st := readStatus(t, m.dir)
 	assert.Equal(t, 2, st.Resources)
 	assert.Equal(t, "ok", st.Polls.Result)
@@ -195,7 +195,7 @@ func TestChangeDumpGivenAsTheURL(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want.at, st.ModTime().UTC(), "mtime of %s: its change's datetime", name)
 	}
-	waitFor(t, 10*time.Second, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
+	waitFor(t, hangBound, "two polls", func() bool { return readStatus(t, m.dir).Polls.Count >= 2 })
 	assert.Equal(t, 2, readStatus(t, m.dir).Resources)
 	assert.Equal(t, []string{"res1", "res2"}, relFiles(t, m.dir), "the follower keeps the dump's files")
 
@@ -225,7 +225,7 @@ func TestChangeDumpGivenAsTheURL(t *testing.T) {
       path="/changes/res3"/>
   </url>
 </urlset>`, "{base}", h.base), map[string]string{"changes/res3": "third\n"}))
-	waitFor(t, 10*time.Second, "the second package's changes", func() bool {
+	waitFor(t, hangBound, "the second package's changes", func() bool {
 		files := relFiles(t, m.dir)
 		return len(files) == 2 && files[0] == "res2" && files[1] == "res3"
 	})
@@ -293,7 +293,7 @@ func TestDumpsThatAnswer404(t *testing.T) {
 	assert.Contains(t, out, h.base+"/dataset1/resourcedump.xml FAILED: fetch "+h.base+"/dataset1/resourcedump.xml: HTTP 404 Not Found")
 
 	asked := h.requests("/dataset1/resourcedump.xml")
-	waitFor(t, 10*time.Second, "the Resource Dump to be tried again", func() bool {
+	waitFor(t, hangBound, "the Resource Dump to be tried again", func() bool {
 		return h.requests("/dataset1/resourcedump.xml") > asked
 	})
 	degraded := degradedDocs(t, m.dir)
@@ -320,7 +320,7 @@ func TestDumpsThatAnswer404(t *testing.T) {
   <url><loc>{base}/res1</loc><lastmod>2013-01-02T13:00:00Z</lastmod><rs:md length="8" path="/r/res1"/></url>
   <url><loc>{base}/res2</loc><lastmod>2013-01-04T08:00:00Z</lastmod><rs:md length="12" path="/r/res2"/></url>
 </urlset>`, "{base}", h.base), map[string]string{"r/res1": "content\n", "r/res2": "only dumped\n"}))
-	waitFor(t, 10*time.Second, "the dumped resource to join the tree", func() bool {
+	waitFor(t, hangBound, "the dumped resource to join the tree", func() bool {
 		files := relFiles(t, m.dir)
 		return len(files) == 2 && files[1] == "res2"
 	})
@@ -477,7 +477,7 @@ func TestUnreadDumpRememberedAcrossRemount(t *testing.T) {
 	m := mountAt(t, h.base+"/dataset1/capabilitylist.xml", dir, cacheDir, "--poll-interval", "1h", "--retries", "0")
 	require.Len(t, degradedDocs(t, m.dir), 2)
 	m.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 	lists := h.requests("/dataset1/resourcelist.xml")
 	asked := h.requests("/dataset1/resourcedump.xml")
 
@@ -487,7 +487,7 @@ func TestUnreadDumpRememberedAcrossRemount(t *testing.T) {
 	require.Len(t, degraded, 2, "%v", degraded)
 	assert.Contains(t, degraded[1], h.base+"/dataset1/resourcedump.xml")
 	assert.Contains(t, degraded[1], "404")
-	waitFor(t, 10*time.Second, "the Resource Dump to be tried again", func() bool {
+	waitFor(t, hangBound, "the Resource Dump to be tried again", func() bool {
 		return h.requests("/dataset1/resourcedump.xml") > asked
 	})
 }

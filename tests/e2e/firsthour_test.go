@@ -107,7 +107,7 @@ func TestAFailedMountLeavesNothingBehind(t *testing.T) {
 			require.NoError(t, cmd.Start())
 			lines := bufio.NewScanner(stderr)
 			// Loading has begun once the state directory is taken.
-			waitFor(t, 20*time.Second, "the state directory", func() bool { return len(stateDirs(t, cacheDir)) > 0 })
+			waitFor(t, hangBound, "the state directory", func() bool { return len(stateDirs(t, cacheDir)) > 0 })
 			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 			for lines.Scan() {
 			}
@@ -191,7 +191,7 @@ func TestSIGHUPReopensTheLogAndNeverUnmounts(t *testing.T) {
 	rotated := logFile + ".1"
 	require.NoError(t, os.Rename(logFile, rotated))
 	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
-	waitFor(t, 20*time.Second, "the log file reopened", func() bool {
+	waitFor(t, hangBound, "the log file reopened", func() bool {
 		data, err := os.ReadFile(logFile)
 		return err == nil && strings.Contains(string(data), "log file reopened (SIGHUP)")
 	})

@@ -145,7 +145,7 @@ func (m *mounted) unmount(t *testing.T) {
 		_ = syscall.Unmount(m.dir, syscall.MNT_DETACH)
 	}
 	// The server saves its snapshot as it exits: wait for it.
-	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(pid) })
+	waitFor(t, hangBound, "rsfs to exit", func() bool { return exited(pid) })
 	if log, err := os.ReadFile(m.logFile); err == nil && t.Failed() {
 		t.Logf("rsfs log:\n%s", log)
 	}

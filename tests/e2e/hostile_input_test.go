@@ -235,7 +235,7 @@ func TestDumpPackageFailureIsRetriedWithoutRemount(t *testing.T) {
 	flags := []string{"--retries", "0", "--poll-interval", "0"}
 	m := mountAt(t, site.base+"/caps.xml", dir, cacheDir, flags...)
 	m.unmount(t) // nothing read: no block cached, the snapshot names the package
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 
 	site.setStatus("/good.zip", http.StatusServiceUnavailable)
 	m = mountAt(t, site.base+"/caps.xml", dir, cacheDir, flags...)

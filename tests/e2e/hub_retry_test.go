@@ -58,7 +58,7 @@ func TestHubDownAtMountIsRetried(t *testing.T) {
 
 	// The hub is down: the subscription waits for its next try.
 	var st pushStatus
-	waitFor(t, 10*time.Second, "the subscription retrying", func() bool {
+	waitFor(t, hangBound, "the subscription retrying", func() bool {
 		st = readPushStatus(t, m.dir)
 		return len(st.Push) == 1 && st.Push[0].State == "retrying"
 	})
@@ -78,7 +78,7 @@ func TestHubDownAtMountIsRetried(t *testing.T) {
 	// catches a subscription never retried.
 	waitFor(t, 30*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
 	t.Logf("subscribed %s after the hub came up", time.Since(up).Round(time.Millisecond))
-	waitFor(t, 10*time.Second, "status to say subscribed", func() bool {
+	waitFor(t, hangBound, "status to say subscribed", func() bool {
 		st = readPushStatus(t, m.dir)
 		return len(st.Push) == 1 && st.Push[0].State == "subscribed"
 	})

@@ -132,7 +132,7 @@ func TestPushedNotificationShowsAtOnce(t *testing.T) {
 	hub := startHub(t)
 	src := startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
 	m := mount(t, src.URL(), "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
-	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	waitFor(t, hangBound, "the subscription", func() bool { return hub.subscribers() == 1 })
 	files := walkFiles(t, m.dir)
 	r := src.Resources()[2]
 	_, err := os.ReadFile(files[r.URI])
@@ -149,7 +149,7 @@ func TestPushedNotificationShowsAtOnce(t *testing.T) {
 	t.Logf("pushed change visible after %s", time.Since(start).Round(time.Millisecond))
 
 	m.unmount(t)
-	waitFor(t, 10*time.Second, "the unsubscription", func() bool { return hub.subscribers() == 0 })
+	waitFor(t, hangBound, "the unsubscription", func() bool { return hub.subscribers() == 0 })
 	hub.mu.Lock()
 	defer hub.mu.Unlock()
 	assert.Equal(t, []string{"subscribe " + src.NotificationTopic(0), "unsubscribe " + src.NotificationTopic(0)}, hub.log)

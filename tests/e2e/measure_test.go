@@ -53,7 +53,7 @@ func measureLayout(t *testing.T, layout specsource.Layout) {
 		p := fmt.Sprintf("/data/f%03d.txt", i)
 		require.NoError(t, src.Update(p, body))
 		at := time.Now()
-		waitFor(t, 10*time.Second, "the update", func() bool {
+		waitFor(t, hangBound, "the update", func() bool {
 			got, err := os.ReadFile(filepath.Join(m.dir, p))
 			return err == nil && bytes.Equal(got, body)
 		})

@@ -61,7 +61,7 @@ func TestReadFileChangeShows(t *testing.T) {
 	start := time.Now()
 	// 20 s: several times a poll, and less than the 30 s a stream of a
 	// version idles before it is closed.
-	waitFor(t, 20*time.Second, "the new version", func() bool {
+	waitFor(t, hangBound, "the new version", func() bool {
 		got, err := os.ReadFile(files[uri])
 		return err == nil && bytes.Equal(got, newBody)
 	})

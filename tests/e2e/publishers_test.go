@@ -17,30 +17,16 @@ import (
 	"rsfs/tests/specsource"
 )
 
-// pubPoll is the poll interval of the publisher tests; pubWithin how long
-// a change may take to show.
-const (
-	pubPoll   = time.Second
-	pubWithin = 10 * time.Second
-)
+// pubPoll is the poll interval of the publisher tests.
+const pubPoll = time.Second
 
-// pubSameTree waits up to within for the mount to equal want(): paths,
-// bytes, sizes and mtimes.
-func pubSameTree(t *testing.T, m *mounted, want func() map[string]publishers.File, within time.Duration, what string) {
+// pubSameTree waits for the mount to equal want(): paths, bytes, sizes
+// and mtimes. It fails only after two polls since the call (converges).
+func pubSameTree(t *testing.T, m *mounted, want func() map[string]publishers.File, what string) {
 	t.Helper()
-	var diff string
-	deadline := time.Now().Add(within)
-	for {
-		diff = treeDiff(m.dir, asSpecFiles(want()))
-		if diff == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("after %s the tree still differs from the publisher's (%s):\n%s", within, what, firstLines(diff, 30))
+	converges(t, m, what, func() string {
+		return firstLines(treeDiff(m.dir, asSpecFiles(want())), 30)
+	})
 }
 
 func asSpecFiles(in map[string]publishers.File) map[string]specsource.File {
@@ -51,23 +37,13 @@ func asSpecFiles(in map[string]publishers.File) map[string]specsource.File {
 	return out
 }
 
-// pubSameNames waits up to within for the mount to hold exactly want's
-// paths with want's mtimes, and reads the bytes of every step-th file
-// only: for trees too large to read whole on every check.
-func pubSameNames(t *testing.T, m *mounted, want map[string]publishers.File, step int, within time.Duration, what string) {
+// pubSameNames waits for the mount to hold exactly want's paths with
+// want's mtimes (failing only after two polls since the call), and reads
+// the bytes of every step-th file only: for trees too large to read whole
+// on every check.
+func pubSameNames(t *testing.T, m *mounted, want map[string]publishers.File, step int, what string) {
 	t.Helper()
-	var diff string
-	deadline := time.Now().Add(within)
-	for {
-		diff = namesDiff(m.dir, want)
-		if diff == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s the tree still differs from the publisher's (%s):\n%s", within, what, firstLines(diff, 30))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	converges(t, m, what, func() string { return firstLines(namesDiff(m.dir, want), 30) })
 	paths := make([]string, 0, len(want))
 	for p := range want {
 		paths = append(paths, p)
@@ -129,12 +105,12 @@ func TestPublisherHyrax(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	m := mount(t, h.URL()+"/", "--poll-interval", pubPoll.String())
-	pubSameTree(t, m, h.State, pubWithin, "the works at the mount")
+	pubSameTree(t, m, h.State, "the works at the mount")
 
 	h.CreateWork()
-	pubSameTree(t, m, h.State, pubWithin, "a new work")
+	pubSameTree(t, m, h.State, "a new work")
 	require.Equal(t, 4, h.UpdateAll(4)) // works 0, 4, 8 and 12 of 13
-	pubSameTree(t, m, h.State, pubWithin, "four edited works")
+	pubSameTree(t, m, h.State, "four edited works")
 }
 
 // Hyrax with nothing public yet: the Change List's from is 1970-01-01 and it
@@ -144,10 +120,10 @@ func TestPublisherHyraxEmpty(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
 	m := mount(t, h.URL()+"/", "--poll-interval", pubPoll.String())
-	pubSameTree(t, m, h.State, pubWithin, "an empty repository")
+	pubSameTree(t, m, h.State, "an empty repository")
 	h.CreateWork()
 	h.CreateWork()
-	pubSameTree(t, m, h.State, pubWithin, "the first two works")
+	pubSameTree(t, m, h.State, "the first two works")
 }
 
 // Hyrax's Change List of 50,000 entries and no index (24,999 works, as
@@ -159,13 +135,13 @@ func TestPublisherHyrax50000(t *testing.T) {
 	require.Len(t, h.State(), 50_000)
 	start := time.Now()
 	m := mount(t, h.URL()+"/", "--poll-interval", pubPoll.String())
-	pubSameNames(t, m, h.State(), 997, time.Minute, "50,000 objects")
+	pubSameNames(t, m, h.State(), 997, "50,000 objects")
 	t.Logf("50,000 objects mounted and listed in %s", time.Since(start).Round(10*time.Millisecond))
 
 	start = time.Now()
 	path := "/" + h.CreateWork()
 	n := h.UpdateAll(1000)
-	pubSameNames(t, m, h.State(), 997, time.Minute, "a new work and edited works")
+	pubSameNames(t, m, h.State(), 997, "a new work and edited works")
 	t.Logf("a new work and %d edited works shown after %s", n, time.Since(start).Round(10*time.Millisecond))
 	got, err := os.ReadFile(m.path(path))
 	require.NoError(t, err)
@@ -192,28 +168,28 @@ func TestPublisherDSpace(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(d.Close)
 			m := mount(t, d.URL()+"/dspace-resourcesync/"+entry, "--poll-interval", pubPoll.String())
-			pubSameTree(t, m, d.State, pubWithin, "the items at the mount")
+			pubSameTree(t, m, d.State, "the items at the mount")
 
 			d.Create()
 			d.Replace(3)
 			d.Update()
-			pubSameTree(t, m, d.State, pubWithin, "the first update run")
+			pubSameTree(t, m, d.State, "the first update run")
 			d.Withdraw(5)
 			d.Replace(3)
 			d.Create()
 			d.Update()
-			pubSameTree(t, m, d.State, pubWithin, "the second update run")
+			pubSameTree(t, m, d.State, "the second update run")
 			d.Rebase()
-			pubSameTree(t, m, d.State, pubWithin, "a rebase (every Change List gone, a new one from 1969 holding every event)")
+			pubSameTree(t, m, d.State, "a rebase (every Change List gone, a new one from 1969 holding every event)")
 			d.Replace(7)
 			d.Create()
 			d.Update()
-			pubSameTree(t, m, d.State, pubWithin, "an update run after the rebase")
+			pubSameTree(t, m, d.State, "an update run after the rebase")
 			// Every change document is read (with dumps, the Change Dump
 			// named by its package too), so the position reaches the
 			// newest change.
 			var st status
-			waitFor(t, pubWithin, "the position at the newest change", func() bool {
+			becomes(t, m, "the position at the newest change", func() bool {
 				st = readStatus(t, m.dir)
 				return len(st.Sets) == 1 && !st.Sets[0].Position.IsZero() && st.Sets[0].Position.Equal(st.Sets[0].NewestChange)
 			})
@@ -229,10 +205,10 @@ func TestPublisherPOD(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
 	m := mount(t, p.URL()+"/", "--poll-interval", pubPoll.String())
-	pubSameTree(t, m, p.State, pubWithin, "the uploads and dumps at the mount")
+	pubSameTree(t, m, p.State, "the uploads and dumps at the mount")
 	p.Upload(1)
 	p.Delta(2)
-	pubSameTree(t, m, p.State, 3*pubWithin, "an upload and a delta dump")
+	pubSameTree(t, m, p.State, "an upload and a delta dump")
 }
 
 // The resync-simulator with the resync library before 1.0.6: md5 in
@@ -243,11 +219,11 @@ func TestPublisherResync(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
 	m := mount(t, r.URL()+"/", "--poll-interval", pubPoll.String())
-	pubSameTree(t, m, r.State, pubWithin, "the resources at the mount")
+	pubSameTree(t, m, r.State, "the resources at the mount")
 	r.Simulate([]string{"3", "7", "3"}, 2, []string{"11"})
-	pubSameTree(t, m, r.State, pubWithin, "updates (one twice), creations and a deletion")
+	pubSameTree(t, m, r.State, "updates (one twice), creations and a deletion")
 	r.Simulate([]string{"20", "5"}, 1, []string{"3", "0"})
-	pubSameTree(t, m, r.State, pubWithin, "a second round")
+	pubSameTree(t, m, r.State, "a second round")
 }
 
 // WEKO3: capability="capability" in the Source Description, no at, a
@@ -258,8 +234,8 @@ func TestPublisherWEKO(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(w.Close)
 	m := mount(t, w.URL()+"/", "--poll-interval", pubPoll.String())
-	pubSameTree(t, m, w.State, pubWithin, "the items and their files at the mount")
+	pubSameTree(t, m, w.State, "the items and their files at the mount")
 	w.Deposit()
 	w.ReplaceFile(2)
-	pubSameTree(t, m, w.State, 3*pubWithin, "a deposit and a replaced file")
+	pubSameTree(t, m, w.State, "a deposit and a replaced file")
 }

@@ -27,15 +27,17 @@ import (
 
 // slowSource is a Source whose first answer takes delay: long enough to
 // interrupt a mount while it loads, short enough that a mount that was not
-// stopped would be made while the test still watches.
-func slowSource(t *testing.T, delay time.Duration) string {
+// stopped would be made while the test still watches. asked reports
+// whether the mount has asked it anything yet.
+func slowSource(t *testing.T, delay time.Duration) (string, func() bool) {
 	t.Helper()
 	src := startSource(t, sourcetest.Config{Resources: 20})
 	target, err := url.Parse(src.URL())
 	require.NoError(t, err)
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	var first atomic.Bool
+	var first, asked atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(true)
 		if first.CompareAndSwap(false, true) {
 			select {
 			case <-time.After(delay):
@@ -46,7 +48,7 @@ func slowSource(t *testing.T, delay time.Duration) string {
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return srv.URL + "/"
+	return srv.URL + "/", asked.Load
 }
 
 // startMount starts `rsfs mount URL DIR` without waiting for it, and
@@ -126,10 +128,10 @@ func TestInterruptWhileLoadingMountsNothing(t *testing.T) {
 	needFUSE(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
-			url := slowSource(t, 4*time.Second)
+			url, asked := slowSource(t, 4*time.Second)
 			dir := mountDir(t)
 			cmd, stderr := startMount(t, url, dir)
-			time.Sleep(time.Second) // loading: discovery waits on the Source
+			waitFor(t, hangBound, "loading: discovery waiting on the Source", asked)
 			require.NoError(t, cmd.Process.Signal(sig))
 			code := waitCmd(t, cmd, 20*time.Second)
 			assert.Equal(t, 1, code)
@@ -143,10 +145,10 @@ func TestInterruptWhileLoadingMountsNothing(t *testing.T) {
 // parent gone and stops loading.
 func TestParentKilledWhileLoadingMountsNothing(t *testing.T) {
 	needFUSE(t)
-	url := slowSource(t, 4*time.Second)
+	url, asked := slowSource(t, 4*time.Second)
 	dir := mountDir(t)
 	cmd, _ := startMount(t, url, dir)
-	time.Sleep(time.Second)
+	waitFor(t, hangBound, "loading: discovery waiting on the Source", asked)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
 	neverMounted(t, url, dir, 7*time.Second)
@@ -162,7 +164,7 @@ func TestSIGHUPReopensTheLogOfABackgroundMount(t *testing.T) {
 	pid := m.pid(t)
 	require.NoError(t, os.Rename(m.logFile, m.logFile+".1"))
 	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
-	waitFor(t, 10*time.Second, "a new log file", func() bool {
+	waitFor(t, hangBound, "a new log file", func() bool {
 		data, err := os.ReadFile(m.logFile)
 		return err == nil && bytes.Contains(data, []byte("log file reopened"))
 	})

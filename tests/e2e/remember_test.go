@@ -37,7 +37,7 @@ func TestRemountFromSnapshotCatchesUp(t *testing.T) {
 	m := mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "0")
 	files := walkFiles(t, m.dir)
 	m.unmount(t)
-	waitFor(t, 10*time.Second, "the unmount", func() bool { return !isMountPoint(dir) })
+	waitFor(t, hangBound, "the unmount", func() bool { return !isMountPoint(dir) })
 
 	res := src.Resources()
 	require.NoError(t, src.Update(res[10].URI, []byte("changed while unmounted\n")))

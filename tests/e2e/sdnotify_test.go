@@ -117,7 +117,7 @@ func TestForegroundMountSpeaksSdNotify(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("rsfs did not exit after umount")
 	}
-	waitFor(t, 10*time.Second, "STOPPING=1", func() bool { return sd.has("STOPPING=1") })
+	waitFor(t, hangBound, "STOPPING=1", func() bool { return sd.has("STOPPING=1") })
 
 	got := sd.notices()
 	ready := -1

@@ -81,7 +81,7 @@ func TestSIGTERMWithAnOpenFileSavesAndUnsubscribes(t *testing.T) {
 	src, m, cacheDir := mountSubscribed(t, hub)
 	dir := m.dir
 	var snap string
-	waitFor(t, 10*time.Second, "the first snapshot", func() bool {
+	waitFor(t, hangBound, "the first snapshot", func() bool {
 		found, _ := filepath.Glob(filepath.Join(cacheDir, "*", "catalog.snap"))
 		if len(found) == 1 {
 			snap = found[0]
@@ -117,7 +117,7 @@ func mountSubscribed(t *testing.T, hub *testHub) (src *sourcetest.Source, m *mou
 	cacheDir = filepath.Join(base, "cache")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	m = mountAt(t, src.URL(), dir, cacheDir, "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")
-	waitFor(t, 10*time.Second, "the subscription", func() bool { return hub.subscribers() == 1 })
+	waitFor(t, hangBound, "the subscription", func() bool { return hub.subscribers() == 1 })
 	return src, m, cacheDir
 }
 

@@ -17,12 +17,8 @@ import (
 	"rsfs/tests/specsource"
 )
 
-// specPoll is the poll interval of the spec Source tests; specWithin is how
-// long a change may take to show: the interval with its jitter, plus 1 s.
-const (
-	specPoll   = time.Second
-	specWithin = specPoll*11/10 + time.Second
-)
+// specPoll is the poll interval of the spec Source tests.
+const specPoll = time.Second
 
 // specDocsPerPoll bounds the document requests of one idle poll, per
 // layout: the Source Description and the Capability List (re-read each
@@ -78,17 +74,13 @@ func followSpecSource(t *testing.T, layout specsource.Layout, nonStandard bool) 
 	// Idle polls: only the Change List (and an index's open child) is asked
 	// for, and answered 304. The tree can match before the follower has
 	// read every changed document once (the index after its child, say,
-	// on a loaded machine): idle starts once a poll interval and a half
-	// has passed with no document bytes sent.
-	settle(t, src)
-	n0, b0 := src.DocRequests()
-	idle := 5 * time.Second
-	time.Sleep(idle)
-	n1, b1 := src.DocRequests()
-	polls := int64(idle/(specPoll*9/10)) + 1
-	t.Logf("%s: %d document requests, %d bytes in %s (about %d polls)", layout, n1-n0, b1-b0, idle, polls)
-	assert.LessOrEqual(t, n1-n0, specDocsPerPoll[layout]*polls, "document requests while idle")
-	assert.Zero(t, b1-b0, "idle polls are answered 304")
+	// on a loaded machine): idle starts once a whole poll has sent no
+	// document bytes.
+	settle(t, m, src)
+	n0, b0, polls := idlePolls(t, m, src, 5)
+	t.Logf("%s: %d document requests, %d bytes in %d polls", layout, n0, b0, polls)
+	assert.LessOrEqual(t, n0, specDocsPerPoll[layout]*polls, "document requests while idle")
+	assert.Zero(t, b0, "idle polls are answered 304")
 }
 
 // mixedChanges creates two resources, updates two and deletes one. The
@@ -102,23 +94,12 @@ func mixedChanges(t *testing.T, src *specsource.Source, tag string, k int) {
 	require.NoError(t, src.Update(fmt.Sprintf("/data/f%03d.txt", k+3), []byte("short\n")))
 }
 
-// sameTree waits up to specWithin for the mount to equal the Source's
-// current state: paths, bytes, sizes and mtimes.
+// sameTree waits for the mount to equal the Source's current state:
+// paths, bytes, sizes and mtimes. It fails only after two polls since the
+// call (converges).
 func sameTree(t *testing.T, m *mounted, src *specsource.Source, what string) {
 	t.Helper()
-	var diff string
-	deadline := time.Now().Add(specWithin)
-	for {
-		diff = treeDiff(m.dir, src.State())
-		if diff == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("after %s the tree still differs from the Source (%s):\n%s", specWithin, what, diff)
+	converges(t, m, what, func() string { return treeDiff(m.dir, src.State()) })
 }
 
 // treeDiff compares a mounted tree with the Source's state.
@@ -190,7 +171,7 @@ func TestReadOfChangedFilePollsEarly(t *testing.T) {
 	start := time.Now()
 	_, err = os.ReadFile(p) // the listed length no longer matches: EIO, and a poll
 	require.Error(t, err)
-	waitFor(t, 5*time.Second, "the new version after the early poll", func() bool {
+	becomes(t, m, "the new version after the early poll", func() bool {
 		got, err := os.ReadFile(p)
 		return err == nil && bytes.Equal(got, newBody)
 	})
@@ -211,7 +192,7 @@ func TestHundredThousandChangesAtOneInstant(t *testing.T) {
 	start := time.Now()
 	src.CreateBurst(n)
 	dir := filepath.Join(m.dir, "burst")
-	waitFor(t, 60*time.Second, "100,000 new files", func() bool {
+	becomes(t, m, "100,000 new files", func() bool {
 		names, err := os.ReadDir(dir)
 		return err == nil && len(names) == n
 	})
@@ -224,36 +205,44 @@ func TestHundredThousandChangesAtOneInstant(t *testing.T) {
 	}
 	// The Change List now holds 100,000 entries: each poll that finds it
 	// changed reads and parses all of it (several seconds on a loaded
-	// 2-core machine), so the bound here is that, not specWithin.
+	// 2-core machine).
 	require.NoError(t, src.Update("/data/f001.txt", []byte("after the burst\n")))
 	start = time.Now()
-	waitFor(t, 20*time.Second, "a change after the burst", func() bool {
+	becomes(t, m, "a change after the burst", func() bool {
 		got, err := os.ReadFile(filepath.Join(m.dir, "data", "f001.txt"))
 		return err == nil && string(got) == "after the burst\n"
 	})
 	t.Logf("a change after the burst visible after %s", time.Since(start).Round(10*time.Millisecond))
-	n0, _ := src.DocRequests()
-	time.Sleep(3 * time.Second)
-	n1, _ := src.DocRequests()
-	// 3 s hold at most 4 polls (1 s less 10 % jitter), and a fifth whose
-	// requests straddle the first count on a loaded machine; a poll that
-	// read the 100,000 entries again would cost far more than that.
-	assert.LessOrEqual(t, n1-n0, specDocsPerPoll[specsource.Undated]*5, "idle polls after the burst")
+	// A poll that read the 100,000 entries again would cost far more
+	// than an idle poll's documents.
+	settle(t, m, src)
+	reqs, _, polls := idlePolls(t, m, src, 3)
+	assert.LessOrEqual(t, reqs, specDocsPerPoll[specsource.Undated]*polls, "document requests of %d idle polls after the burst", polls)
 }
 
-// settle waits, up to 15 s, until a poll interval and a half passes in
-// which the Source sends no document bytes (only 304s).
-func settle(t *testing.T, src *specsource.Source) {
+// settle waits until a whole poll of the mount passes in which the Source
+// sends no document bytes (only 304s); it fails after 10 polls that each
+// read some.
+func settle(t *testing.T, m *mounted, src *specsource.Source) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	_, before := src.DocRequests()
-	for time.Now().Before(deadline) {
-		time.Sleep(specPoll * 3 / 2)
-		_, after := src.DocRequests()
-		if after == before {
+	for range 10 {
+		_, before := src.DocRequests()
+		pollsSince(t, m, time.Now(), 1)
+		if _, after := src.DocRequests(); after == before {
 			return
 		}
-		before = after
 	}
-	t.Fatal("the follower kept reading changed documents 15 s after the last change")
+	t.Fatal("the follower kept reading changed documents for 10 polls after the last change")
+}
+
+// idlePolls waits for n whole polls and answers the document requests and
+// bytes the Source served meanwhile, and how many polls may have sent
+// them: those begun in the window, and one that straddles its start.
+func idlePolls(t *testing.T, m *mounted, src *specsource.Source, n int) (reqs, bytes, polls int64) {
+	t.Helper()
+	c0 := pollCount(t, m)
+	n0, b0 := src.DocRequests()
+	pollsSince(t, m, time.Now(), n)
+	n1, b1 := src.DocRequests()
+	return n1 - n0, b1 - b0, pollCount(t, m) - c0 + 1
 }

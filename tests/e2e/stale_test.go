@@ -113,10 +113,7 @@ type staleStatus struct {
 // ended: what the Source served from since on has been seen.
 func waitPollSince(t *testing.T, m *mounted, since time.Time) {
 	t.Helper()
-	waitFor(t, 2*specWithin, "a poll started since "+since.Format(time.RFC3339Nano)+" to end", func() bool {
-		st, _ := readStaleStatus(t, m.dir)
-		return st.Polls.Last != nil && !st.Polls.Last.Before(since)
-	})
+	pollsSince(t, m, since, 1)
 }
 
 func readStaleStatus(t *testing.T, dir string) (staleStatus, string) {
@@ -137,23 +134,19 @@ func TestSilentStaleFailingChangeList(t *testing.T) {
 			src := startSpec(t, specsource.Config{Layout: specsource.TwoLists, Files: 12})
 			m := followSpec(t, src)
 			src.FailDoc("/changelist-1.xml", code)
-			time.Sleep(specPoll * 3 / 2) // a poll that meets the failure
+			failed := time.Now()
+			waitPollSince(t, m, failed) // a poll that meets the failure
 			mixedChanges(t, src, "after", 6)
 			sameTree(t, m, src, "changes in the Change List that answers")
 
+			// Every poll since the failure met it: the status says so now.
 			failing := strings.TrimSuffix(src.URL(), "/") + "/changelist-1.xml"
-			var js string
+			st, js := readStaleStatus(t, m.dir)
 			var found bool
-			deadline := time.Now().Add(2 * specWithin)
-			for !found && time.Now().Before(deadline) {
-				var st staleStatus
-				st, js = readStaleStatus(t, m.dir)
-				for _, set := range st.Sets {
-					for _, d := range set.Degraded {
-						found = found || d.Doc == failing && d.Error != "" && !d.Since.IsZero()
-					}
+			for _, set := range st.Sets {
+				for _, d := range set.Degraded {
+					found = found || d.Doc == failing && d.Error != "" && !d.Since.IsZero()
 				}
-				time.Sleep(100 * time.Millisecond)
 			}
 			assert.True(t, found, "status --json names %s as degraded:\n%s", failing, js)
 			out, stderr, err := run(t, 10*time.Second, rsfsBin, "status", m.dir)
@@ -176,7 +169,7 @@ func TestSilentStaleChangeListReadTwice(t *testing.T) {
 	// together (not the list before the Capability List that names the
 	// index).
 	n := src.Requests("/changelist.xml")
-	waitFor(t, 3*specPoll, "a poll", func() bool { return src.Requests("/changelist.xml") > n })
+	waitFor(t, hangBound, "a poll", func() bool { return src.Requests("/changelist.xml") > n })
 	src.Publish(func() {
 		require.NoError(t, src.Update("/data/f007.txt", []byte("first of two updates\n")))
 		require.NoError(t, src.Update("/data/f007.txt", []byte("second of two updates, the last\n")))
@@ -292,10 +285,10 @@ func TestSilentStaleFutureChange(t *testing.T) {
 				}
 				return want
 			}
-			waitFor(t, specWithin, "the change dated 9999-12-31 in the tree", func() bool {
-				return treeDiff(m.dir, farMtime(src.State())) == ""
+			converges(t, m, "the change dated 9999-12-31 in the tree", func() string {
+				return treeDiff(m.dir, farMtime(src.State()))
 			})
-			time.Sleep(specPoll * 3 / 2) // a poll after it
+			waitPollSince(t, m, time.Now()) // a poll after it
 			st, js := readStaleStatus(t, m.dir)
 			require.NotEmpty(t, st.Sets, js)
 			for _, set := range st.Sets {
@@ -305,8 +298,8 @@ func TestSilentStaleFutureChange(t *testing.T) {
 			time.Sleep(1100 * time.Millisecond)
 			require.NoError(t, src.Update("/data/f001.txt", []byte("after the far-future change\n")))
 			require.NoError(t, src.Create("/data/later.txt", []byte("created after it\n")))
-			waitFor(t, specWithin, "changes after the one dated 9999-12-31", func() bool {
-				return treeDiff(m.dir, farMtime(src.State())) == ""
+			converges(t, m, "changes after the one dated 9999-12-31", func() string {
+				return treeDiff(m.dir, farMtime(src.State()))
 			})
 			st, js = readStaleStatus(t, m.dir)
 			for _, set := range st.Sets {

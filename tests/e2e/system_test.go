@@ -147,7 +147,7 @@ func TestFstabLineMountsWithMount8(t *testing.T) {
 		}
 		_, stderr, err := run(t, 30*time.Second, "nsenter", "-t", pid, "-m", "umount", m.dir)
 		assert.NoError(t, err, "umount: %s", stderr)
-		waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(atoi(t, pid)) })
+		waitFor(t, hangBound, "rsfs to exit", func() bool { return exited(atoi(t, pid)) })
 	})
 	assert.Equal(t, "fuse.rsfs", mountType(pid, m.dir))
 	assert.False(t, isMountPoint(m.dir), "the mount is in the test's namespace only")

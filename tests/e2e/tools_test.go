@@ -142,14 +142,14 @@ func TestUnmountWithReadInFlight(t *testing.T) {
 	}()
 	waitFor(t, 30*time.Second, "the read to reach the Source", func() bool { return src.Counters().ContentGets() > 0 })
 	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
-	waitFor(t, 20*time.Second, "the mount to go", func() bool { return !isMountPoint(m.dir) })
+	waitFor(t, hangBound, "the mount to go", func() bool { return !isMountPoint(m.dir) })
 	select {
 	case err := <-done:
 		assert.ErrorIs(t, err, syscall.EIO, "the read in flight fails")
 	case <-time.After(20 * time.Second):
 		t.Fatal("read still hanging 20 s after SIGTERM")
 	}
-	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(pid) })
+	waitFor(t, hangBound, "rsfs to exit", func() bool { return exited(pid) })
 }
 
 func TestMountErrors(t *testing.T) {
@@ -185,7 +185,7 @@ func TestStaleMountIsCleanedUp(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	m := mount(t, src.URL())
 	require.NoError(t, syscall.Kill(m.pid(t), syscall.SIGKILL))
-	waitFor(t, 10*time.Second, "the mount to go stale", func() bool {
+	waitFor(t, hangBound, "the mount to go stale", func() bool {
 		var st syscall.Statfs_t
 		return errors.Is(syscall.Statfs(m.dir, &st), syscall.ENOTCONN)
 	})
@@ -243,5 +243,5 @@ func TestFusermountUnmounts(t *testing.T) {
 	_, stderr, err := run(t, 30*time.Second, "fusermount3", "-u", m.dir)
 	require.NoError(t, err, stderr)
 	assert.False(t, isMountPoint(m.dir))
-	waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(pid) })
+	waitFor(t, hangBound, "rsfs to exit", func() bool { return exited(pid) })
 }

@@ -88,7 +88,7 @@ func (u *userEnv) cleanup(t *testing.T) {
 	for _, pid := range strings.Fields(out) {
 		p := atoi(t, pid)
 		_ = syscall.Kill(p, syscall.SIGKILL)
-		waitFor(t, 20*time.Second, "rsfs to exit", func() bool { return exited(p) })
+		waitFor(t, hangBound, "rsfs to exit", func() bool { return exited(p) })
 	}
 	if log, err := os.ReadFile(u.logFile); err == nil && t.Failed() {
 		t.Logf("rsfs log:\n%s", log)
