@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -424,12 +423,6 @@ func deletes(e *resourcesync.Entry, l learned) bool {
 	return e.MD.Change == resourcesync.ChangeDeleted || (unsaid(e) && l.gone)
 }
 
-// goneStatus reports whether err is a 404 or 410 answer.
-func goneStatus(err error) bool {
-	var se *fetch.StatusError
-	return errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone)
-}
-
 // errNotAsked: the context ended before a length was asked for.
 var errNotAsked = errors.New("not asked: the poll ended first")
 
@@ -457,7 +450,7 @@ func (p *applyPlan) learnLengths(ctx context.Context, client *fetch.Client) map[
 			switch {
 			case err == nil:
 				l.n = meta.Length
-			case unsaid(p.changes[i].entry) && goneStatus(err):
+			case unsaid(p.changes[i].entry) && fetch.IsGone(err):
 				l.err, l.gone = nil, true
 			}
 			mu.Lock()

@@ -391,6 +391,36 @@ func TestDriftIsRepairedWhenTheCapabilityListNamesNewDocuments(t *testing.T) {
 	assert.EqualValues(t, 3, f.Status().Drift, "repaired once")
 }
 
+// py-resourcesync's resourcelist run (tests/e2e
+// TestSilentStaleDeletedChangeList): a change listed in no Change List,
+// then the metadata directory cleared and a new Resource List written
+// under a new name, the Capability List naming it alone. The first poll
+// that reads that Capability List repairs the drift from the new list,
+// with no error: it does not ask the old list, which answers 404.
+func TestDriftIsRepairedFromAResourceListOfANewName(t *testing.T) {
+	capsOf := func(rl string, changeLists ...string) string {
+		return strings.Replace(capList(changeLists...), "BASE/rl.xml", "BASE"+rl, 1)
+	}
+	s := startDocSource(t, map[string]string{
+		"/caps.xml": capsOf("/rl0.xml", "/cl0.xml"),
+		"/rl0.xml": resList,
+		"/cl0.xml": changeList("2024-01-01T00:00:00Z", ""),
+	})
+	f, cat, log := followDocs(t, s)
+	require.NoError(t, poll(t, f))
+	require.NoError(t, poll(t, f))
+
+	s.set("/rl1.xml", `<urlset `+ns+`><rs:md capability="resourcelist" at="2024-02-01T00:00:00Z"/>
+<url><loc>BASE/a.txt</loc><lastmod>2024-01-20T00:00:00Z</lastmod><rs:md length="5"/></url></urlset>`)
+	s.set("/rl0.xml", "")
+	s.set("/cl0.xml", "")
+	s.set("/caps.xml", capsOf("/rl1.xml"))
+	require.NoError(t, poll(t, f), "the poll that meets the new Capability List")
+	assert.EqualValues(t, 5, lengthOf(t, cat, s.base+"/a.txt"), "the change only the new Resource List has")
+	assert.Contains(t, log.String(), "drift repaired: 0 created, 0 deleted, 1 updated")
+	assert.Zero(t, s.hitsOf("/rl0.xml")-1, "the old Resource List is not asked again")
+}
+
 // Resource Lists served without validators are checked every DriftEvery
 // by their header's time: a republished list with a new at is compared; an
 // unchanged one is only asked for its header.

@@ -28,6 +28,13 @@ type StatusError struct {
 	Status string // e.g. "404 Not Found"
 }
 
+// IsGone reports whether err is an answer of 404 Not Found or 410 Gone:
+// the document is no longer published.
+func IsGone(err error) bool {
+	var se *StatusError
+	return errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone)
+}
+
 func (e *StatusError) Error() string {
 	status := e.Status
 	if status == "" {

@@ -106,8 +106,11 @@ func (s *Source) ResourceListsUnchanged(ctx context.Context, sets []*Set) (bool,
 }
 
 // ResourceListsChanged reports whether a Resource List (or index) of set
-// changed since it was last loaded: a conditional GET answered with a new
-// body, or, for a list served without validators, a header whose time (at)
+// changed since it was last loaded: the Capability List now names one
+// that was not loaded (a publisher that writes each Resource List under a
+// new name, as py-resourcesync does, and deletes the old one), a loaded
+// one is gone (404 or 410), a conditional GET answered with a new body,
+// or, for a list served without validators, a header whose time (at)
 // differs. Only headers are read. A set none of whose lists was loaded in
 // this run (one restored from a snapshot) counts as changed.
 func (s *Source) ResourceListsChanged(ctx context.Context, set *Set) (bool, error) {
@@ -115,11 +118,19 @@ func (s *Source) ResourceListsChanged(ctx context.Context, set *Set) (bool, erro
 	if len(vals) == 0 {
 		return true, nil
 	}
+	for _, u := range s.Docs(set, resourcesync.CapResourceList) {
+		if _, ok := vals[u]; !ok {
+			return true, nil
+		}
+	}
 	for u, v := range vals {
 		if v != nil && v.ETag == "" && v.LastModified == "" {
 			v = nil
 		}
 		changed, err := s.listChanged(ctx, u, v)
+		if fetch.IsGone(err) {
+			return true, nil
+		}
 		if err != nil || changed {
 			return changed, err
 		}
