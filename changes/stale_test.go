@@ -403,8 +403,8 @@ func TestDriftIsRepairedFromAResourceListOfANewName(t *testing.T) {
 	}
 	s := startDocSource(t, map[string]string{
 		"/caps.xml": capsOf("/rl0.xml", "/cl0.xml"),
-		"/rl0.xml": resList,
-		"/cl0.xml": changeList("2024-01-01T00:00:00Z", ""),
+		"/rl0.xml":  resList,
+		"/cl0.xml":  changeList("2024-01-01T00:00:00Z", ""),
 	})
 	f, cat, log := followDocs(t, s)
 	require.NoError(t, poll(t, f))
