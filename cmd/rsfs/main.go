@@ -8,9 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fetch"
+	"rsfs/mountutil"
 )
 
+// envFixed is what main changed in the environment of a helper run by
+// mount(8) (mountutil.FixHelperEnv), which a mount logs.
+var envFixed []string
+
 func main() {
+	envFixed = mountutil.FixHelperEnv()
 	fetch.Version = readBuildInfo().UserAgent()
 	root := rootCmd()
 	err := rewriteHelperArgs(root)

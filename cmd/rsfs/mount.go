@@ -200,6 +200,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
 	failAttrs = []any{"source", rawURL, "mount", dir} // the final error's, too
+	if len(envFixed) > 0 {
+		slog.Info("environment completed, as mount(8) runs a helper without PATH or the user's HOME", "set", envFixed)
+	}
 	// From here until the process ends, SIGINT and SIGTERM are held: one
 	// during loading stops it, one after the mount is made unmounts; held
 	// before the state directory is taken, so that a mount stopped while it
