@@ -71,6 +71,7 @@ type FS struct {
 	// readErrors are the reads that failed (EIO), for Status
 	// (Config.ReadErrors).
 	readErrors *status.Events
+	retries    readRetries
 	status     statusCache
 	statters   statters
 	inodes     inodes

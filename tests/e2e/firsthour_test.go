@@ -353,6 +353,14 @@ func TestAReadErrorNamesTheFix(t *testing.T) {
 	st := readStatus(t, m.dir)
 	require.NotEmpty(t, st.ReadErrors.Latest)
 	assert.Equal(t, want, st.ReadErrors.Latest[0].Reason)
+	// One read, listed once: the kernel's retry of it is not another.
+	assert.Len(t, st.ReadErrors.Latest, 1, "%+v", st.ReadErrors)
+	assert.Equal(t, 1, st.ReadErrors.InWindow)
+	// Another reader's read is another.
+	_, _, err = run(t, 10*time.Second, "cat", m.path(path))
+	require.Error(t, err)
+	st = readStatus(t, m.dir)
+	assert.Equal(t, 2, st.ReadErrors.InWindow, "%+v", st.ReadErrors)
 	log, err := os.ReadFile(m.logFile)
 	require.NoError(t, err)
 	var line string
