@@ -380,6 +380,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors, reach)
 	f := fs.New(fs.Config{
 		Status:      stat.JSON,
+		Poll:        pollNow(stat, src),
 		ReadErrors:  readErrors,
 		ExplainRead: explainRead,
 		Catalog:     src.Catalog(),
