@@ -21,7 +21,7 @@ func quickStart(t *testing.T) (source string, steps []string) {
 	f, err := os.Open(filepath.Join("..", "..", "README.md"))
 	require.NoError(t, err)
 	defer f.Close()
-	in, blocks := false, [][]string{}
+	in, blocks, prevLine := false, [][]string{}, ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
@@ -40,8 +40,6 @@ func quickStart(t *testing.T) (source string, steps []string) {
 	require.Len(t, blocks[0], 1)
 	return blocks[0][0], blocks[1]
 }
-
-var prevLine string
 
 // TestQuickStart runs the README's quick start as written, with rsfs on
 // PATH as the package installs it (and as `PATH=$PWD:$PATH` after `go
