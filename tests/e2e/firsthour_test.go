@@ -148,8 +148,8 @@ func lastJSONLine(t *testing.T, path string) map[string]any {
 	return obj
 }
 
-// A mount that works says so, on one line: how many resources, from
-// where, at which mount point, and where its log is. The state directory
+// A mount that works says so, on one line of stdout: how many resources,
+// from where, at which mount point, and where its log is. The state directory
 // it loaded is kept, and once it is unmounted its lock names no process.
 func TestAMountThatWorkedSaysSo(t *testing.T) {
 	needFUSE(t)
@@ -160,7 +160,8 @@ func TestAMountThatWorkedSaysSo(t *testing.T) {
 	require.NoError(t, err, stderr)
 	m := &mounted{url: src.URL(), dir: dir, logFile: logFile}
 	t.Cleanup(func() { m.unmount(t) })
-	assert.Equal(t, "mounted 1,013 resources from "+src.URL()+" at "+dir+" (log: "+logFile+")\n", stdout+stderr)
+	assert.Equal(t, "mounted 1,013 resources from "+src.URL()+" at "+dir+" (log: "+logFile+")\n", stdout, "on stdout")
+	assert.Empty(t, stderr)
 
 	m.unmount(t)
 	kept := stateDirs(t, cacheDir)
