@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/user"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -23,8 +24,21 @@ const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bi
 // to /var/cache (statedir.UserCacheDir), as under systemd. It returns
 // what it changed, as "NAME=value" pairs, for the log.
 func FixHelperEnv() []string {
-	return fixHelperEnv(os.Getenv, os.Setenv, os.Getuid(), passwdHome, ownerOf)
+	if changed := fixHelperEnv(os.Getenv, os.Setenv, os.Getuid(), passwdHome, ownerOf); len(changed) > 0 {
+		_ = os.Setenv(helperEnvChanged, strings.Join(changed, "\n"))
+		return changed
+	}
+	// A background mount's child inherits the completed environment: it
+	// says what its parent changed.
+	if v := os.Getenv(helperEnvChanged); v != "" {
+		return strings.Split(v, "\n")
+	}
+	return nil
 }
+
+// helperEnvChanged is what FixHelperEnv changed, for the processes it
+// starts.
+const helperEnvChanged = "RSFS_HELPER_ENV_SET"
 
 func fixHelperEnv(getenv func(string) string, setenv func(string, string) error, uid int,
 	home func(uid int) (string, bool), owner func(path string) (int, bool)) []string {

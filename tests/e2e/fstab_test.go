@@ -173,6 +173,7 @@ exec /usr/local/sbin/rsfs-real "$@"
 	log, err := os.ReadFile(logFile)
 	require.NoError(t, err, "the log under the user's home")
 	assert.Contains(t, string(log), "msg=mounted")
+	assert.Regexp(t, `msg="environment completed, as mount\(8\) runs a helper without PATH or the user's HOME" .*set="\[PATH=/usr/local/sbin:\S+ HOME=`+u.home+`\]"`, string(log))
 	st, err := os.Stat(filepath.Join(u.home, ".cache", "rsfs"))
 	require.NoError(t, err)
 	assert.Equal(t, uint32(nobody), st.Sys().(*syscall.Stat_t).Uid, "the cache is the user's")
