@@ -155,10 +155,10 @@ exec /usr/local/sbin/rsfs-real "$@"
 	require.NoError(t, os.WriteFile(fstab, []byte(line), 0o644))
 	ns := newFstabNS(t, fstab, passwdFile, sbin)
 
-	// The user types `mount DIR` in a shell whose HOME is root's, as in
-	// the report (su without -, or sudo -u): mount(8) is setuid root and
-	// runs the helper as the user.
-	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "LANG=C"}
+	// The user types `mount DIR` in their login shell: mount(8) is setuid
+	// root and runs the helper as the user, with no PATH and root's HOME
+	// whatever the user's.
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + u.home, "LANG=C"}
 	stdout, stderr, err := ns.runAs(t, nobody, env, 2*time.Minute, "mount", u.mnt)
 	call, _ := os.ReadFile(capture)
 	t.Logf("mount %s: stdout %q stderr %q err %v", u.mnt, stdout, stderr, err)
@@ -167,6 +167,7 @@ exec /usr/local/sbin/rsfs-real "$@"
 	require.True(t, ns.mounted(u.mnt), "%s is mounted in the namespace", u.mnt)
 	assert.Contains(t, string(call), fmt.Sprintf("uid %d\n", nobody), "mount(8) runs the helper as the user")
 	assert.NotContains(t, string(call), "env PATH=", "mount(8) passes no PATH: the case this test is for")
+	assert.Contains(t, string(call), "env HOME=/root\n", "mount(8) passes root's HOME: the case this test is for")
 
 	// The log and the cache are under the user's home, from passwd.
 	logFile := filepath.Join(u.home, ".cache", "rsfs", "logs", escapedMnt(u.mnt)+".log")
@@ -185,6 +186,20 @@ exec /usr/local/sbin/rsfs-real "$@"
 	assert.Equal(t, string(want), got)
 	_, stderr, err = ns.runAs(t, nobody, env, time.Minute, "umount", u.mnt)
 	require.NoError(t, err, "umount %s as the user: %s", u.mnt, stderr)
+	waitFor(t, 30*time.Second, "the mount to end", func() bool { return !ns.mounted(u.mnt) })
+
+	// A shell with no HOME at all: the same.
+	noHome := []string{"PATH=/usr/bin:/bin"}
+	_, stderr, err = ns.runAs(t, nobody, noHome, 2*time.Minute, "mount", u.mnt)
+	call, _ = os.ReadFile(capture)
+	t.Logf("without HOME, what mount(8) passed to the helper:\n%s", call)
+	require.NoError(t, err, "mount %s without HOME: %s", u.mnt, stderr)
+	assert.Contains(t, string(call), "env HOME=/root\n")
+	log, err = os.ReadFile(logFile)
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(log), "msg=mounted"), "the second mount logs to the same file, under the user's home")
+	_, stderr, err = ns.runAs(t, nobody, noHome, time.Minute, "umount", u.mnt)
+	require.NoError(t, err, "umount: %s", stderr)
 	waitFor(t, 30*time.Second, "the mount to end", func() bool { return !ns.mounted(u.mnt) })
 }
 
