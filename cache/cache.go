@@ -57,7 +57,8 @@ type Stats struct {
 	Warms     uint64 // fills started by Warm
 	WarmSkips uint64 // Warm items not warmed: too large, over budget or queue full
 
-	DiskHits       uint64 // blocks read from disk (each a memory miss)
+	DiskLookups    uint64 // blocks asked of the disk: by a fill for a memory miss, a prefetch or a warm
+	DiskHits       uint64 // blocks read from disk (of DiskLookups)
 	DiskWrites     uint64 // block files written
 	DiskWriteDrops uint64 // block writes dropped: the queue was full, or the block left memory before its turn
 	DiskEvictions  uint64 // block files evicted to stay within DiskMaxBytes
@@ -215,6 +216,7 @@ func (c *Cache) Stats() Stats {
 	return Stats{
 		Warms:          c.warms.Load(),
 		WarmSkips:      c.warmSkips.Load(),
+		DiskLookups:    d.lookups,
 		DiskHits:       d.hits,
 		DiskWrites:     d.writes,
 		DiskWriteDrops: d.drops,

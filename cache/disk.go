@@ -66,8 +66,8 @@ type diskStore struct {
 	stopScan   chan struct{}
 	scanDone   chan struct{}
 
-	hits, writes, evictions, errs, drops, cleaned atomic.Uint64
-	lastBusy                                      atomic.Int64 // time.Now().UnixNano() of the last enqueue, open or read
+	lookups, hits, writes, evictions, errs, drops, cleaned atomic.Uint64
+	lastBusy                                               atomic.Int64 // time.Now().UnixNano() of the last enqueue, open or read
 }
 
 // diskWrite is one queued block write.
@@ -130,6 +130,7 @@ const tempMarker = ".tmp-"
 // read returns block k from disk. A file that fails its checks is logged,
 // deleted and reported as a miss.
 func (d *diskStore) read(k blockKey) ([]byte, bool) {
+	d.lookups.Add(1)
 	dk := d.key(k)
 	if !d.mayBeOnDisk(dk) {
 		return nil, false
@@ -381,17 +382,20 @@ func (d *diskStore) close() {
 
 // diskStats are the disk cache's counters and size.
 type diskStats struct {
-	hits, writes, evictions, errs, drops uint64
-	bytes                                int64
-	blocks                               int
+	lookups, hits, writes, evictions, errs, drops uint64
+	bytes                                         int64
+	blocks                                        int
 }
 
 func (d *diskStore) stats() diskStats {
 	d.mu.Lock()
 	bytes, blocks := d.index.bytes, d.index.len()
 	d.mu.Unlock()
+	// Hits first: a hit counted by then had its lookup counted before,
+	// so hits never exceed lookups, even while reads run.
+	hits := d.hits.Load()
 	return diskStats{
-		hits: d.hits.Load(), writes: d.writes.Load(), evictions: d.evictions.Load(),
+		lookups: d.lookups.Load(), hits: hits, writes: d.writes.Load(), evictions: d.evictions.Load(),
 		errs: d.errs.Load(), drops: d.drops.Load(), bytes: bytes, blocks: blocks,
 	}
 }

@@ -10,6 +10,9 @@
 //     the last poll, and then only the sets asked for;
 //   - never while changes are held back (rsfs hold): a held poll is
 //     skipped, and the first one after the hold applies what was held;
+//   - now, when asked (PollNow: `rsfs poll DIR`), on Run's goroutine, never
+//     sooner than MinGap after the last poll, and even when Interval is 0;
+//     a held one fails with ErrHeld;
 //   - never two at once: a poll asked for while one runs returns at once.
 //
 // A poll that fails is logged with backoff (the 1st, 2nd, 4th... failure in
@@ -23,6 +26,7 @@ package follow
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -67,7 +71,8 @@ type Loop struct {
 	opts Options // Log and MinGap set
 
 	polling atomic.Bool
-	soon    chan struct{} // asks Run for an early poll
+	soon    chan struct{}   // asks Run for an early poll
+	now     chan chan error // asks Run for a whole poll now, and its outcome
 
 	mu       sync.Mutex
 	soonSets map[uint16]bool // the sets an early poll is asked for (0: all)
@@ -82,7 +87,29 @@ func New(poll PollFunc, opts Options) *Loop {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	return &Loop{poll: poll, opts: opts, soon: make(chan struct{}, 1), soonSets: map[uint16]bool{}}
+	return &Loop{poll: poll, opts: opts, soon: make(chan struct{}, 1), now: make(chan chan error), soonSets: map[uint16]bool{}}
+}
+
+// ErrHeld is PollNow's error while changes are held back (rsfs hold).
+var ErrHeld = errors.New("changes are held back (rsfs hold): no poll until they are released (rsfs release)")
+
+// PollNow asks Run for a whole poll now (MinGap after the last poll at
+// the soonest), waits for it, and returns how it ended: ErrHeld while
+// changes are held back, ctx's error if ctx ends first (the poll, once
+// started, still runs to its end on Run's goroutine).
+func (l *Loop) PollNow(ctx context.Context) error {
+	reply := make(chan error, 1)
+	select {
+	case l.now <- reply:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Polling returns what the Loop has done and will do.
@@ -205,6 +232,19 @@ func (l *Loop) Run(ctx context.Context) {
 				continue
 			}
 			err = l.Poll(ctx)
+		case reply := <-l.now:
+			if l.Held() {
+				reply <- ErrHeld
+				continue
+			}
+			if !sleep(ctx, l.opts.MinGap-time.Since(last)) {
+				reply <- ctx.Err()
+				return
+			}
+			last = time.Now()
+			l.opts.Log.Info("polling now, as asked (rsfs poll)")
+			err = l.Poll(ctx)
+			reply <- err
 		}
 		if ctx.Err() == nil {
 			failing.log(l.opts.Log, err)

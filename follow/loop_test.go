@@ -216,3 +216,39 @@ func TestRunSavesEverySaveEveryAndAtTheEnd(t *testing.T) {
 	assert.True(t, saves[len(saves)-1], "Run's last act is a final save")
 	assert.Equal(t, int64(0), l.Polling().Polls, "Interval 0 never polls")
 }
+
+func TestPollNowWaitsForAWholePollEvenWithPollingOff(t *testing.T) {
+	rec := &recorder{block: make(chan struct{})}
+	var held atomic.Bool
+	l := New(rec.poll, Options{MinGap: 50 * time.Millisecond, Held: held.Load}) // Interval 0: no timed polls
+	run(t, l)
+
+	done := make(chan error, 1)
+	go func() { done <- l.PollNow(context.Background()) }()
+	waitFor(t, "the poll to start", func() bool { return l.Polling().Polls == 1 })
+	select {
+	case err := <-done:
+		t.Fatalf("PollNow returned before its poll ended: %v", err)
+	default:
+	}
+	close(rec.block)
+	require.NoError(t, <-done)
+	require.Equal(t, 1, rec.count())
+	assert.Nil(t, rec.sets[0], "a whole poll")
+
+	// The next one keeps MinGap, and says how it ended.
+	first := l.Polling().LastPoll
+	rec.mu.Lock()
+	rec.err = errors.New("the Change List is gone")
+	rec.mu.Unlock()
+	require.ErrorIs(t, l.PollNow(context.Background()), rec.err)
+	assert.GreaterOrEqual(t, l.Polling().LastPoll.Sub(first), 50*time.Millisecond, "started MinGap after the last")
+
+	held.Store(true)
+	require.ErrorIs(t, l.PollNow(context.Background()), ErrHeld)
+	assert.Equal(t, 2, rec.count(), "no poll while held")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, l.PollNow(ctx), context.Canceled)
+}

@@ -75,7 +75,7 @@ func (f *FS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.Rea
 	off := int64(in.Offset)
 	file, uri, done, err := f.readVersion(ref)
 	if err != nil {
-		f.readFailed("", f.cfg.Catalog.Path(ref.id), off, err)
+		f.readFailed(in.Caller.Pid, in.NodeId, "", f.cfg.Catalog.Path(ref.id), off, err)
 		return nil, fuse.EIO
 	}
 	ctx, stop := f.opContext(ctxOf(cancel, in.Caller))
@@ -92,7 +92,7 @@ func (f *FS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.Rea
 		if ctx.Err() != nil {
 			return nil, fuse.EINTR
 		}
-		f.readFailed(uri, f.cfg.Catalog.Path(ref.id), off, err)
+		f.readFailed(in.Caller.Pid, in.NodeId, uri, f.cfg.Catalog.Path(ref.id), off, err)
 		if cache.EndsFile(err) {
 			f.dropPages(ref.nid) // pages the kernel kept of this version
 		}

@@ -39,6 +39,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// Status, if set, renders the mount's state for XattrStatus.
 	Status func() []byte
+	// Poll, if set, polls the Source now, waits for the poll and renders
+	// what it did, for XattrPoll (`rsfs poll`).
+	Poll func(ctx context.Context) []byte
 	// ReadErrors, if set, records the reads that failed (EIO), for the
 	// status that reads them; else the file system keeps its own.
 	ReadErrors *status.Events
@@ -71,7 +74,9 @@ type FS struct {
 	// readErrors are the reads that failed (EIO), for Status
 	// (Config.ReadErrors).
 	readErrors *status.Events
+	retries    readRetries
 	status     statusCache
+	polled     pollResult
 	statters   statters
 	inodes     inodes
 }

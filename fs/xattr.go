@@ -98,10 +98,13 @@ func (f *FS) resource(ref fileRef) (*catalog.Resource, bool) {
 // directories have no other attribute.
 func (f *FS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
 	if catalogID(h.NodeId).IsDir() {
-		if h.NodeId != fuse.FUSE_ROOT_ID || attr != XattrStatus || f.cfg.Status == nil {
-			return 0, fuse.Status(noXattr(attr))
+		switch {
+		case h.NodeId == fuse.FUSE_ROOT_ID && attr == XattrStatus && f.cfg.Status != nil:
+			return copyOut(dest, string(f.status.get(f.cfg.Status, len(dest) == 0)))
+		case h.NodeId == fuse.FUSE_ROOT_ID && attr == XattrPoll && f.cfg.Poll != nil:
+			return f.pollXattr(cancel, h, dest)
 		}
-		return copyOut(dest, string(f.status.get(f.cfg.Status, len(dest) == 0)))
+		return 0, fuse.Status(noXattr(attr))
 	}
 	r, ok := f.fileResource(h.NodeId)
 	if !ok {

@@ -1,7 +1,9 @@
 package fs
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -93,4 +95,36 @@ func TestMountedGetxattrErrnoByNamespace(t *testing.T) {
 	n, err := syscall.Getxattr(filepath.Join(dir, "data", "a.txt"), XattrURI, buf)
 	require.NoError(t, err)
 	assert.Equal(t, aURI, string(buf[:n]))
+}
+
+// XattrPoll polls once for a size query and the read after it, only for
+// the mount's own user and root (anyone else: EPERM, and no poll), on the
+// root alone.
+func TestXattrPollOnTheRoot(t *testing.T) {
+	tf := newTestFS(t)
+	polls := 0
+	tf.fs.cfg.Poll = func(context.Context) []byte {
+		polls++
+		return fmt.Appendf(nil, `{"poll":%d}`, polls)
+	}
+	_, size, errno := tf.getxattr(fuse.FUSE_ROOT_ID, XattrPoll, 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	got, _, errno := tf.getxattr(fuse.FUSE_ROOT_ID, XattrPoll, int(size))
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, `{"poll":1}`, got, "the read after a size query gets that poll's answer")
+	got, _, errno = tf.getxattr(fuse.FUSE_ROOT_ID, XattrPoll, 100)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Equal(t, `{"poll":2}`, got, "a read of its own polls")
+
+	h := header(fuse.FUSE_ROOT_ID)
+	h.Caller.Uid = uint32(os.Getuid()) + 4242
+	_, st := tf.fs.GetXAttr(nil, &h, XattrPoll, make([]byte, 100))
+	assert.Equal(t, fuse.Status(syscall.EPERM), st, "another user")
+	assert.Equal(t, 2, polls, "no poll for another user")
+
+	_, _, errno = tf.getxattr(tf.dir(t, "data"), XattrPoll, 100)
+	assert.Equal(t, syscall.ENODATA, errno, "a directory other than the root")
+	_, size, errno = tf.listxattr(fuse.FUSE_ROOT_ID, 0)
+	require.Equal(t, syscall.Errno(0), errno)
+	assert.Zero(t, size, "not listed")
 }

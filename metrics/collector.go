@@ -87,7 +87,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descCacheBytes, float64(cs.Bytes), "memory")
 	if c.r.DiskMax > 0 {
 		counter(descCacheHits, float64(cs.DiskHits), "disk")
-		counter(descCacheMisses, float64(cs.Misses-min(cs.DiskHits, cs.Misses)), "disk")
+		counter(descCacheMisses, float64(cs.DiskLookups-cs.DiskHits), "disk")
 		counter(descCacheEvict, float64(cs.DiskEvictions), "disk")
 		gauge(descCacheBytes, float64(cs.DiskBytes), "disk")
 	}

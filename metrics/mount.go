@@ -32,8 +32,9 @@ func (r *Mount) CacheReport() status.CacheReport {
 	mem.HitRatio = ratio(mem.Hits, mem.Lookups)
 	out := status.CacheReport{Memory: mem}
 	if r.DiskMax > 0 {
-		// The disk is asked on each memory miss.
-		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.DiskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.Misses}
+		// The disk is asked by every fill, a memory miss's, a prefetch's
+		// or a warm's: its own count, so that hits never exceed lookups.
+		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.DiskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.DiskLookups}
 		disk.HitRatio = ratio(disk.Hits, disk.Lookups)
 		out.Disk = &disk
 	}

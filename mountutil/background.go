@@ -20,8 +20,9 @@ const readyFDEnv = "RSFS_READY_FD"
 
 // StartBackground runs the same program again with args, detached in a
 // session of its own, and waits until it reports that the mount serves (or
-// why it could not). The child shares this process's stderr until it moves
-// its output to its log file (RedirectOutput). SIGINT, SIGTERM or SIGHUP
+// why it could not). The child shares this process's stdout and stderr
+// until it moves its output to its log file (RedirectOutput), and keeps
+// copies of them until it serves, for what it says on the terminal. SIGINT, SIGTERM or SIGHUP
 // while it waits stops the child: its loading ends and nothing is mounted.
 func StartBackground(args []string, timeout time.Duration) error {
 	// A signal while the child loads (^C at the terminal reaches only this
@@ -42,7 +43,7 @@ func StartBackground(args []string, timeout time.Duration) error {
 	cmd.Env = append(os.Environ(), readyFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stdin = nil
-	cmd.Stdout = nil
+	cmd.Stdout = os.Stdout // the line that says it mounted
 	cmd.Stderr = os.Stderr // progress and errors while loading
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -48,6 +48,9 @@ type Source interface {
 type Follower interface {
 	Run(ctx context.Context)
 	Poll(ctx context.Context) error
+	// PollNow asks Run for a whole poll now and waits for it
+	// (follow.Loop.PollNow: `rsfs poll`).
+	PollNow(ctx context.Context) error
 	PollSoon(set uint16)
 	Status() status.Follow
 	// Polling (the loop's) and Applied (the changes applied so far) cost

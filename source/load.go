@@ -21,6 +21,14 @@ type Progress struct {
 	Resources int64 // entries added
 	Missing   int64 // entries without a length, to be learned by HEAD
 	Learned   int64 // lengths learned so far
+	// Docs are the Resource Lists and indexes known so far (the sets'
+	// and those the indexes read name), Started those requested, Done
+	// those read whole.
+	Docs, Started, Done int64
+	// Bytes are the bytes of those documents received so far, as sent
+	// (compressed or not); Expected the Content-Lengths of those started,
+	// -1 once one came without.
+	Bytes, Expected int64
 }
 
 // LoadStats says what Load did.
@@ -161,6 +169,8 @@ type loader struct {
 	unreadLists map[string]unreadDoc // the lists left out, by URL; under mu
 
 	lists, resources, learned atomic.Int64
+	docs, started, done       atomic.Int64
+	bytes, expected           atomic.Int64
 	skipped                   atomic.Int64 // dump packages left out
 	skippedResource           atomic.Int64 // of them, those a Resource Dump names
 	mu                        sync.Mutex
@@ -222,7 +232,8 @@ func (l *loader) snapshot() Progress {
 	l.mu.Lock()
 	missing := int64(len(l.missing))
 	l.mu.Unlock()
-	return Progress{Lists: l.lists.Load(), Resources: l.resources.Load(), Missing: missing, Learned: l.learned.Load()}
+	return Progress{Lists: l.lists.Load(), Resources: l.resources.Load(), Missing: missing, Learned: l.learned.Load(),
+		Docs: l.docs.Load(), Started: l.started.Load(), Done: l.done.Load(), Bytes: l.bytes.Load(), Expected: l.expected.Load()}
 }
 
 func (l *loader) report() {
@@ -247,6 +258,7 @@ func (l *loader) readLists(ctx context.Context) error {
 			return
 		}
 		seen[d.url] = true
+		l.docs.Add(1)
 		pending.Add(1)
 		go func() { // never block a worker on a full queue
 			select {
@@ -268,6 +280,8 @@ func (l *loader) readLists(ctx context.Context) error {
 				if err := l.readList(ctx, d, enqueue); err != nil && !l.leaveOut(ctx, d, err) {
 					cancel(err)
 				}
+				l.done.Add(1)
+				l.report()
 				pending.Done()
 			}
 		}()
@@ -285,13 +299,15 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	if ctx.Err() != nil {
 		return nil
 	}
+	l.started.Add(1)
 	resp, err := l.s.opts.Client.Get(ctx, d.url, nil)
 	if err != nil {
 		return fmt.Errorf("read resource list: %w", err)
 	}
 	defer resp.Body.Close()
+	l.expect(resp.Length)
 	l.s.lists.note(d.set, d.url, resp.Validators())
-	r, err := resourcesync.NewReader(resp.Body, resp.URL, l.s.opts.Parse)
+	r, err := resourcesync.NewReader(&countingReader{r: resp.Body, l: l}, resp.URL, l.s.opts.Parse)
 	if err != nil {
 		return fmt.Errorf("read resource list: %w", err)
 	}
@@ -380,6 +396,43 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 	l.lists.Add(1)
 	l.report()
 	return nil
+}
+
+// expect adds a document's Content-Length (-1: none) to the bytes
+// expected; one without makes the total unknown (-1) for good.
+func (l *loader) expect(n int64) {
+	for {
+		old := l.expected.Load()
+		next := old + n
+		if old < 0 || n < 0 {
+			next = -1
+		}
+		if l.expected.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+// reportEvery is how many bytes of a document a progress report waits for
+// at most: a large list shows its bytes arriving.
+const reportEvery = 64 << 10
+
+// countingReader counts the bytes of a document as they arrive, for the
+// progress reports.
+type countingReader struct {
+	r io.Reader
+	l *loader
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		after := c.l.bytes.Add(int64(n))
+		if after/reportEvery != (after-int64(n))/reportEvery {
+			c.l.report()
+		}
+	}
+	return n, err
 }
 
 // loadBatch is how many of a list's entries go into the catalog at once.

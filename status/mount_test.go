@@ -2,6 +2,7 @@ package status
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -92,6 +93,14 @@ func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
 	assert.Contains(t, text.String(), "    position none, newest change none, behind at least 1h0m0s (not read whole since the mount)\n")
 	assert.Contains(t, text.String(), "Unreachable: since "+failed.UTC().Format(time.RFC3339)+" (1m0s ago): connection refused\n")
 	assert.Contains(t, text.String(), "Log:        stderr\n")
+
+	// An error of several lines (errors.Join): each under the first.
+	joined := m.Report()
+	joined.Unreachable.Error = errors.Join(errors.New("load: no Resource List could be read:"),
+		errors.New("http://h/rl1.xml: 404"), errors.New("http://h/rl2.xml: 404")).Error()
+	text.Reset()
+	joined.WriteText(&text)
+	assert.Contains(t, text.String(), " ago): load: no Resource List could be read:\n             http://h/rl1.xml: 404\n             http://h/rl2.xml: 404\n")
 
 	later := failed.Add(30 * time.Second)
 	m.Reach.Observe(Polling{LastPoll: later, LastPollErr: "timeout"})

@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -145,7 +146,7 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "Log:        stderr")
 	}
 	if u := r.Unreachable; u != nil {
-		fmt.Fprintf(w, "Unreachable: since %s (%s ago): %s\n", u.Since.Format(time.RFC3339), ago(u.Since), u.Error)
+		fmt.Fprintf(w, "Unreachable: since %s (%s ago): %s\n", u.Since.Format(time.RFC3339), ago(u.Since), indentLines(u.Error, 13))
 	}
 	switch {
 	case r.PollInterval == "0s":
@@ -168,7 +169,7 @@ func (r *Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "    position %s, newest change %s, behind %s\n", timeOrNone(s.Position), timeOrNone(s.NewestChange), behind(s))
 		}
 		for _, d := range s.Degraded {
-			fmt.Fprintf(w, "    degraded: %s failing since %s: %s\n", d.Doc, d.Since.Format(time.RFC3339), d.Error)
+			fmt.Fprintf(w, "    degraded: %s failing since %s: %s\n", d.Doc, d.Since.Format(time.RFC3339), indentLines(d.Error, 14))
 		}
 		for _, d := range s.Warnings {
 			fmt.Fprintf(w, "    warning: %s: %s\n", d.Doc, d.Warning)
@@ -224,6 +225,12 @@ func (r *Report) nothingToFollow() bool {
 		}
 	}
 	return len(r.Sets) > 0
+}
+
+// indentLines indents the lines of s after the first by n spaces, under
+// the value of its field (an error of errors.Join has a line each).
+func indentLines(s string, n int) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+strings.Repeat(" ", n))
 }
 
 // timeOrNone is t in RFC 3339, or "none" for the zero time.

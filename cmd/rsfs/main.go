@@ -8,9 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fetch"
+	"rsfs/mountutil"
 )
 
+// envFixed is what main changed in the environment of a helper run by
+// mount(8) (mountutil.FixHelperEnv), which a mount logs.
+var envFixed []string
+
 func main() {
+	envFixed = mountutil.FixHelperEnv()
 	fetch.Version = readBuildInfo().UserAgent()
 	root := rootCmd()
 	err := rewriteHelperArgs(root)
@@ -52,7 +58,7 @@ audit: 0 no drift, 1 drift, 2 trouble.`,
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(flagError(err)) })
 	root.SetVersionTemplate("{{.Version}}")
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), auditCmd(), cacheCmd(), versionCmd())
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), pollCmd(), auditCmd(), cacheCmd(), versionCmd())
 	usageArgs(root)
 	addCompletions(root)
 	return root

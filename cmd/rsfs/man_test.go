@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -153,4 +154,27 @@ func TestManPagesDeterministic(t *testing.T) {
 	}
 	assert.Contains(t, string(a["rsfs-mount.1"]), `your uid`)
 	assert.Contains(t, string(a["rsfs-mount.1"]), `"Jan 2020"`)
+}
+
+// TestManPagesFormatAt80Columns formats every page as man(1) does on an
+// 80-column terminal: troff warns of nothing (a word longer than the line
+// makes "cannot adjust line").
+func TestManPagesFormatAt80Columns(t *testing.T) {
+	if _, err := exec.LookPath("man"); err != nil {
+		t.Skip("skipping: no man(1)")
+	}
+	if _, err := exec.LookPath("groff"); err != nil {
+		t.Skip("skipping: no groff")
+	}
+	pages, err := filepath.Glob(filepath.Join(manDir, "*.1"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	for _, page := range pages {
+		cmd := exec.Command("man", "-l", page)
+		cmd.Env = append(os.Environ(), "MANWIDTH=80", "MANPAGER=cat", "PAGER=cat")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Run(), "man -l %s: %s", page, stderr.String())
+		assert.Empty(t, stderr.String(), "man -l %s at 80 columns", filepath.Base(page))
+	}
 }

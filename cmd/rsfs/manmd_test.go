@@ -38,6 +38,7 @@ var manSections = map[string][]manSection{
 	"rsfs-mount.1":       {{"`rsfs mount URL DIR`", "DETAILS"}, fstabSection, {"What you see", "WHAT YOU SEE"}, {"Extended attributes", "EXTENDED ATTRIBUTES"}, logsSection, filesSection, exitSection},
 	"rsfs-inspect.1":     {{"`rsfs inspect URL`", "DETAILS"}, exitSection},
 	"rsfs-status.1":      {{"`rsfs status DIR`", "DETAILS"}, exitSection},
+	"rsfs-poll.1":        {{"`rsfs poll DIR`", "DETAILS"}, exitSection},
 	"rsfs-hold.1":        {holdSection, filesSection, exitSection},
 	"rsfs-release.1":     {holdSection, filesSection, exitSection},
 	"rsfs-audit.1":       {{"`rsfs audit URL|DIR`", "DETAILS"}, filesSection, exitSection},

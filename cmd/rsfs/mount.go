@@ -171,10 +171,10 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	// A background mount logs to its file from the start; the terminal
 	// keeps only the progress display, and the parent prints any error. A
 	// foreground one logs to stderr, or to --log-file if given.
-	term := os.Stderr
+	term, out := os.Stderr, os.Stdout
 	if mountutil.InBackground() {
 		var err error
-		if term, err = detachLogs(mf.logFile, dir); err != nil {
+		if term, out, err = detachLogs(mf.logFile, dir); err != nil {
 			mountutil.ReportReady(err)
 			// Its stderr is still the parent's, which prints err: say
 			// nothing, or the terminal would show it twice.
@@ -200,6 +200,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
 	failAttrs = []any{"source", rawURL, "mount", dir} // the final error's, too
+	if len(envFixed) > 0 {
+		slog.Info("environment completed, as mount(8) runs a helper without PATH or the user's HOME", "set", envFixed)
+	}
 	// From here until the process ends, SIGINT and SIGTERM are held: one
 	// during loading stops it, one after the mount is made unmounts; held
 	// before the state directory is taken, so that a mount stopped while it
@@ -245,11 +248,14 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
 		if logFile, _ := logOut.toward(); logFile || term != os.Stderr {
 			// The terminal is not the log, which has the line above.
-			fmt.Fprintln(term, mountedLine(m.src.Catalog().Len(), rawURL, dir, logOut.file()))
+			fmt.Fprintln(out, mountedLine(m.src.Catalog().Len(), rawURL, dir, logOut.file()))
 		}
 	}
 	if term != os.Stderr {
 		term.Close()
+	}
+	if out != os.Stdout {
+		out.Close()
 	}
 	if err != nil {
 		return mountFailed(err, lock)
@@ -377,6 +383,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors, reach)
 	f := fs.New(fs.Config{
 		Status:      stat.JSON,
+		Poll:        pollNow(stat, src),
 		ReadErrors:  readErrors,
 		ExplainRead: explainRead,
 		Catalog:     src.Catalog(),
@@ -445,26 +452,33 @@ func newCache(mf *mountFlags, stateDir string, inFlight func() int) (*cache.Cach
 	return c, nil
 }
 
-// detachLogs sends a background mount's output to its log file (path, or
-// one named after the mount point dir) and returns a duplicate of the
-// original stderr, for the progress display while the Source loads.
-func detachLogs(path, dir string) (*os.File, error) {
+// detachLogs sends a background mount's logs to their file (--log-file,
+// or the mount point's default one) and returns copies of the terminal
+// it was started from, its stderr and stdout: the stderr for progress and
+// warnings while it loads, the stdout for the line that says it mounted.
+func detachLogs(path, dir string) (term, out *os.File, err error) {
 	if path == "" {
-		var err error
 		if path, err = defaultLogFile(dir); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	fd, err := syscall.Dup(2)
+	errFD, err := syscall.Dup(2)
 	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
+		return nil, nil, fmt.Errorf("log file: %w", err)
 	}
-	term := os.NewFile(uintptr(fd), "terminal")
+	term = os.NewFile(uintptr(errFD), "terminal")
+	outFD, err := syscall.Dup(1)
+	if err != nil {
+		term.Close()
+		return nil, nil, fmt.Errorf("log file: %w", err)
+	}
+	out = os.NewFile(uintptr(outFD), "stdout")
 	if err := logOut.toFile(path, true); err != nil {
 		term.Close()
-		return nil, err
+		out.Close()
+		return nil, nil, err
 	}
-	return term, nil
+	return term, out, nil
 }
 
 // pusher is a follower that also applies pushed notifications: a

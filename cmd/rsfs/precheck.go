@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"rsfs/mountutil"
@@ -27,6 +29,9 @@ func precheck(mf *mountFlags, dir string) error {
 		return err
 	}
 	if err := checkMountPoint(dir); err != nil {
+		return err
+	}
+	if err := checkFUSEOptions(mf.allowOther, fuseConf); err != nil {
 		return err
 	}
 	if err := checkLogFile(mf, dir); err != nil {
@@ -70,6 +75,70 @@ func checkFUSE() error {
 		return fmt.Errorf("FUSE: %s is not setuid root (mode %v), so it cannot mount for a user who is not root: an administrator can restore it (chmod u+s %s, owned by root), or mount as root", bin, st.Mode(), bin)
 	}
 	return nil
+}
+
+// fuseConf is fuse's configuration, which fusermount3 reads.
+const fuseConf = "/etc/fuse.conf"
+
+// checkFUSEOptions refuses the options fusermount3 would refuse this user
+// once the Source is loaded: the mount passes ro, default_permissions,
+// fsname and subtype, which it takes from anyone, and allow_other, which
+// it takes from a user who is not root only with user_allow_other in
+// conf. (It also refuses a user past mount_max FUSE mounts.)
+func checkFUSEOptions(allowOther bool, conf string) error {
+	if os.Geteuid() == 0 {
+		return nil
+	}
+	data, err := os.ReadFile(conf)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("FUSE: %w", err)
+	}
+	userAllowOther, mountMax := parseFuseConf(string(data))
+	if allowOther && !userAllowOther {
+		return fmt.Errorf("--allow-other: fusermount3 lets a user who is not root use allow_other only with a line user_allow_other in %s: an administrator can add it, or mount without --allow-other (only you will see the files), or as root", conf)
+	}
+	if n := fuseMounts(); n >= mountMax {
+		return fmt.Errorf("FUSE: %d FUSE mounts already, and %s allows %d (mount_max) to a user who is not root: unmount one, or have an administrator raise mount_max", n, conf, mountMax)
+	}
+	return nil
+}
+
+// parseFuseConf reads fuse.conf as fusermount3 does: a line (comments
+// from # dropped, blanks trimmed) user_allow_other, and mount_max = N
+// (1000 by default).
+func parseFuseConf(data string) (userAllowOther bool, mountMax int) {
+	mountMax = 1000
+	for _, line := range strings.Split(data, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		line = strings.TrimSpace(line)
+		if line == "user_allow_other" {
+			userAllowOther = true
+		}
+		if v, ok := strings.CutPrefix(line, "mount_max"); ok {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(v), "="); ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n >= 0 {
+					mountMax = n
+				}
+			}
+		}
+	}
+	return userAllowOther, mountMax
+}
+
+// fuseMounts counts the FUSE mounts in this mount namespace, as
+// fusermount3 counts them against mount_max.
+func fuseMounts() int {
+	data, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 2 && (f[2] == "fuse" || strings.HasPrefix(f[2], "fuse.")) {
+			n++
+		}
+	}
+	return n
 }
 
 // checkMountPoint refuses a mount point fusermount3 would: a user who is

@@ -148,8 +148,8 @@ func lastJSONLine(t *testing.T, path string) map[string]any {
 	return obj
 }
 
-// A mount that works says so, on one line: how many resources, from
-// where, at which mount point, and where its log is. The state directory
+// A mount that works says so, on one line of stdout: how many resources,
+// from where, at which mount point, and where its log is. The state directory
 // it loaded is kept, and once it is unmounted its lock names no process.
 func TestAMountThatWorkedSaysSo(t *testing.T) {
 	needFUSE(t)
@@ -160,7 +160,8 @@ func TestAMountThatWorkedSaysSo(t *testing.T) {
 	require.NoError(t, err, stderr)
 	m := &mounted{url: src.URL(), dir: dir, logFile: logFile}
 	t.Cleanup(func() { m.unmount(t) })
-	assert.Equal(t, "mounted 1,013 resources from "+src.URL()+" at "+dir+" (log: "+logFile+")\n", stdout+stderr)
+	assert.Equal(t, "mounted 1,013 resources from "+src.URL()+" at "+dir+" (log: "+logFile+")\n", stdout, "on stdout")
+	assert.Empty(t, stderr)
 
 	m.unmount(t)
 	kept := stateDirs(t, cacheDir)
@@ -353,6 +354,14 @@ func TestAReadErrorNamesTheFix(t *testing.T) {
 	st := readStatus(t, m.dir)
 	require.NotEmpty(t, st.ReadErrors.Latest)
 	assert.Equal(t, want, st.ReadErrors.Latest[0].Reason)
+	// One read, listed once: the kernel's retry of it is not another.
+	assert.Len(t, st.ReadErrors.Latest, 1, "%+v", st.ReadErrors)
+	assert.Equal(t, 1, st.ReadErrors.InWindow)
+	// Another reader's read is another.
+	_, _, err = run(t, 10*time.Second, "cat", m.path(path))
+	require.Error(t, err)
+	st = readStatus(t, m.dir)
+	assert.Equal(t, 2, st.ReadErrors.InWindow, "%+v", st.ReadErrors)
 	log, err := os.ReadFile(m.logFile)
 	require.NoError(t, err)
 	var line string

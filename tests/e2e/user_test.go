@@ -205,3 +205,24 @@ func TestUserMountLifecycle(t *testing.T) {
 	waitFor(t, 30*time.Second, "rsfs to exit after umount", func() bool { return exited(pid) })
 	u.requireCleanlyGone(t)
 }
+
+// TestUserAllowOtherIsCheckedFirst: a user's --allow-other without
+// user_allow_other in /etc/fuse.conf, which fusermount3 would refuse once
+// the Source is loaded, fails before anything is downloaded and names the
+// fix.
+func TestUserAllowOtherIsCheckedFirst(t *testing.T) {
+	u := newUserEnv(t)
+	conf, _ := os.ReadFile("/etc/fuse.conf")
+	for _, l := range strings.Split(string(conf), "\n") {
+		if l, _, _ = strings.Cut(l, "#"); strings.TrimSpace(l) == "user_allow_other" {
+			t.Skip("skipping: /etc/fuse.conf has user_allow_other here")
+		}
+	}
+	src := startSource(t, sourcetest.Config{Resources: 20})
+	_, stderr, err := u.run(t, time.Minute, u.bin, "mount", src.URL(), u.mnt, "--allow-other", "--cache-dir", u.cache, "--log-file", u.logFile)
+	t.Logf("stderr: %s", stderr)
+	require.Error(t, err)
+	assert.Contains(t, stderr, "rsfs: --allow-other: fusermount3 lets a user who is not root use allow_other only with a line user_allow_other in /etc/fuse.conf")
+	assert.Zero(t, src.Counters().Docs(), "documents fetched before the check")
+	assert.False(t, isMountPoint(u.mnt))
+}
