@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/cache"
+	"rsfs/catalog"
 	"rsfs/fetch"
 	"rsfs/follow"
 	"rsfs/fs"
@@ -382,6 +383,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Catalog:     src.Catalog(),
 		Cache:       blocks,
 		Fetcher:     src.Fetcher,
+		Length:      headLength(src.Client()),
 		Batch:       src.Batch(),
 		Network:     networkOf(client),
 		UID:         uint32(mf.uid),
@@ -413,6 +415,19 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
+}
+
+// headLength learns a resource's length by HEAD (or a one-byte range when
+// HEAD gives none), through client's per-origin limits: for the files
+// whose list gave no length, when a lookup needs it.
+func headLength(client *fetch.Client) func(context.Context, *catalog.Resource) (int64, error) {
+	return func(ctx context.Context, r *catalog.Resource) (int64, error) {
+		meta, err := client.Head(ctx, r.URI)
+		if err != nil {
+			return -1, err
+		}
+		return meta.Length, nil
+	}
 }
 
 // networkOf is the round trip and bandwidth client measured to the host

@@ -44,7 +44,7 @@ func (p *progress) update(pr source.Progress) {
 	p.shown = true
 	fmt.Fprintf(p.w, "\rloading: %d lists read, %d resources", pr.Lists, pr.Resources)
 	if pr.Missing > 0 {
-		fmt.Fprintf(p.w, ", %d/%d lengths learned", pr.Learned, pr.Missing)
+		fmt.Fprintf(p.w, " (%d without a length)", pr.Missing)
 	}
 }
 
