@@ -266,6 +266,7 @@ func (c *Catalog) newFile(a *addition) NodeID {
 	f.suffix = c.arena.addPrefixed(a.suffix)
 	f.ino = a.h
 	f.mtime = noTime
+	f.size = resourcesync.NoLength // no length learned before (setVersion)
 	c.setVersion(id, a)
 	c.indexURI(a.h, id)
 	c.live++

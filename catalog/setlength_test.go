@@ -19,6 +19,7 @@ func TestSetLengthOnlyOnTheVersionWithoutOne(t *testing.T) {
 	a, _ := c.Attr(id)
 	assert.True(t, a.NoSize)
 	assert.Zero(t, a.Size)
+	assert.Equal(t, 1, c.Unsized())
 
 	_, ok = c.SetLength(id, a.Gen+1, 9)
 	assert.False(t, ok, "another version is not changed")
@@ -28,6 +29,7 @@ func TestSetLengthOnlyOnTheVersionWithoutOne(t *testing.T) {
 	assert.Equal(t, int64(9), now.Size)
 	assert.NotEqual(t, a.Gen, now.Gen)
 	assert.Equal(t, int64(9), c.Stats().Bytes)
+	assert.Zero(t, c.Unsized())
 	_, ok = c.SetLength(id, now.Gen, 10)
 	assert.False(t, ok, "a known length is not replaced")
 
@@ -41,4 +43,17 @@ func TestSetLengthOnlyOnTheVersionWithoutOne(t *testing.T) {
 	newer, _ := c.Attr(id)
 	assert.True(t, newer.NoSize)
 	assert.Zero(t, c.Stats().Bytes)
+}
+
+func TestANewFileWithoutLengthOrLastmodHasNoSize(t *testing.T) {
+	c := New(Options{Origin: testOrigin})
+	require.NoError(t, c.Add(&Resource{URI: testOrigin + "/listed", Length: resourcesync.NoLength}))
+	require.NoError(t, c.Seal())
+	c.Upsert(&Resource{URI: testOrigin + "/changed", Length: resourcesync.NoLength})
+	for _, u := range []string{"/listed", "/changed"} {
+		id, ok := c.ByURI(testOrigin + u)
+		require.True(t, ok)
+		a, _ := c.Attr(id)
+		assert.True(t, a.NoSize, u)
+	}
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"rsfs/catalog"
+	"rsfs/priority"
 )
 
 // A resource whose list gave no length is in the tree from the start, with
@@ -18,6 +20,11 @@ import (
 // and reads, clipped by the kernel at that size, read the file to its end.
 // A length that cannot be learned now fails that lookup (EIO) and nothing
 // else: the file stays in the tree, and the next lookup tries again.
+//
+// Once the mount serves, LearnLengths learns the others in the background,
+// in the order a tree walk (ls -lR, grep -r, rsync) reaches them, a few at
+// a time, as requests that give way to any a reader waits on (package
+// priority), until a lookup joins one.
 
 // errNoLength is a lookup of a file whose length could not be learned.
 var errNoLength = errors.New("its length is not published and could not be learned")
@@ -30,7 +37,7 @@ type learning struct {
 
 type learnCall struct {
 	done   chan struct{}
-	joined int // lookups waiting on it; under learning.mu
+	joined atomic.Int32 // lookups waiting on it
 	a      catalog.Attr
 	err    error
 }
@@ -38,6 +45,12 @@ type learnCall struct {
 // known returns a, file id's attributes, with its length learned if a has
 // none: one request per file however many lookups wait on it.
 func (f *FS) known(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
+	return f.knownAs(ctx, id, a, false)
+}
+
+// knownAs is known; background marks a request of LearnLengths, deferrable
+// until a lookup waits on it.
+func (f *FS) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, background bool) (catalog.Attr, error) {
 	if a.Dir || !a.NoSize {
 		return a, nil
 	}
@@ -54,6 +67,9 @@ func (f *FS) known(ctx context.Context, id catalog.NodeID, a catalog.Attr) (cata
 		c = &learnCall{done: make(chan struct{})}
 		l.m[id] = c
 		l.mu.Unlock()
+		if background {
+			ctx = priority.Deferrable(ctx, func() bool { return c.joined.Load() > 0 })
+		}
 		c.a, c.err = f.learn(ctx, id, a)
 		l.mu.Lock()
 		delete(l.m, id)
@@ -61,8 +77,11 @@ func (f *FS) known(ctx context.Context, id catalog.NodeID, a catalog.Attr) (cata
 		close(c.done)
 		return c.a, c.err
 	}
-	c.joined++
 	l.mu.Unlock()
+	if background {
+		return a, nil // a lookup asks for it already
+	}
+	c.joined.Add(1)
 	select {
 	case <-c.done:
 		if c.err != nil && ctx.Err() == nil {
@@ -115,4 +134,62 @@ func (f *FS) uriOf(id catalog.NodeID) string {
 		return r.URI
 	}
 	return ""
+}
+
+// LearnLengths learns the lengths of the files that have none, parallel at
+// a time, in the tree's depth-first order (each directory's files in name
+// order, then its subdirectories), and returns how many it learned and how
+// many failed (a later lookup asks for those again), once all are tried
+// or ctx ends.
+func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed int64) {
+	if f.cfg.Length == nil {
+		return 0, 0
+	}
+	ctx, stop := f.opContext(ctx)
+	defer stop()
+	ids := make(chan catalog.NodeID)
+	var wg sync.WaitGroup
+	var ok, bad atomic.Int64
+	for range max(parallel, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range ids {
+				a, found := f.cfg.Catalog.Attr(id)
+				if !found || !a.NoSize {
+					continue
+				}
+				if now, err := f.knownAs(ctx, id, a, true); err != nil {
+					bad.Add(1)
+				} else if !now.NoSize {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	f.walkUnsized(ctx, catalog.RootID, ids)
+	close(ids)
+	wg.Wait()
+	return ok.Load(), bad.Load()
+}
+
+// walkUnsized sends the files of dir and below that have no length, in
+// the tree's depth-first order, until ctx ends.
+func (f *FS) walkUnsized(ctx context.Context, dir catalog.NodeID, ids chan<- catalog.NodeID) {
+	entries, _ := f.cfg.Catalog.Children(dir)
+	for _, e := range entries {
+		if e.Attr.Dir || !e.Attr.NoSize {
+			continue
+		}
+		select {
+		case ids <- e.ID:
+		case <-ctx.Done():
+			return
+		}
+	}
+	for _, e := range entries {
+		if e.Attr.Dir && ctx.Err() == nil {
+			f.walkUnsized(ctx, e.ID, ids)
+		}
+	}
 }

@@ -120,7 +120,32 @@ func (f *FS) learningJoined() int {
 	defer f.learning.mu.Unlock()
 	n := 0
 	for _, c := range f.learning.m {
-		n += c.joined
+		n += int(c.joined.Load())
 	}
 	return n
+}
+
+func TestLearnLengthsInTheBackground(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	tf := unsizedFS(t, func(ctx context.Context, r *catalog.Resource) (int64, error) {
+		mu.Lock()
+		asked = append(asked, r.URI)
+		mu.Unlock()
+		if r.URI == cURI {
+			return int64(len(cBody)), nil
+		}
+		return -1, errors.New("HTTP 503")
+	})
+	require.NotEmpty(t, tf.cat.Upsert(&catalog.Resource{URI: topURI, Length: resourcesync.NoLength}))
+	learned, failed := tf.fs.LearnLengths(context.Background(), 4)
+	assert.Equal(t, int64(1), learned)
+	assert.Equal(t, int64(1), failed)
+	assert.ElementsMatch(t, []string{cURI, topURI}, asked, "each file without a length once, and no other")
+	sub := tf.dir(t, "data", "sub")
+	h := header(sub)
+	var out fuse.EntryOut
+	require.Equal(t, fuse.OK, tf.fs.Lookup(nil, &h, "c.txt", &out))
+	assert.Equal(t, uint64(len(cBody)), out.Attr.Size)
+	assert.Len(t, asked, 2, "a length learned in the background costs the lookup nothing")
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -17,10 +18,11 @@ import (
 // A Resource List without lengths (Hyrax, WEKO, many small sites) costs
 // the Source no request per resource before the mount is ready: every
 // resource is in the tree, a listing asks nothing, and a file's length is
-// learned when a process looks it up, once.
+// learned when a process looks it up, once (here only then:
+// --learn-lengths=false).
 func TestNoLengthsNoRequestBeforeReady(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 200, OmitLength: true})
-	m := mount(t, src.URL())
+	m := mount(t, src.URL(), "--learn-lengths=false")
 	c := src.Counters()
 	assert.Zero(t, c.Heads, "HEADs before the mount was ready")
 	assert.Zero(t, c.ContentGets(), "content GETs before the mount was ready")
@@ -56,7 +58,7 @@ func TestAFailedHeadKeepsTheFile(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 20, OmitLength: true})
 	r := src.Resources()[3]
 	src.FailPrimary(r.URI, 403)
-	m := mount(t, src.URL())
+	m := mount(t, src.URL(), "--learn-lengths=false")
 	p := m.path(pathOf(src, r.URI))
 	_, err := os.Stat(p)
 	assert.True(t, errors.Is(err, syscall.EIO), "stat while the Source refuses: %v", err)
@@ -75,4 +77,24 @@ func TestAFailedHeadKeepsTheFile(t *testing.T) {
 	require.NoError(t, err)
 	want, _ := src.Body(r.URI)
 	assert.Equal(t, want, body)
+}
+
+// By default the lengths are learned in the background once the mount is
+// ready, each once: a tree walk then stats every file with no request.
+func TestLengthsLearnedInTheBackground(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 300, OmitLength: true})
+	m := mount(t, src.URL())
+	eventually(t, "every length learned in the background", func() bool {
+		log, _ := os.ReadFile(m.logFile)
+		return strings.Contains(string(log), "learned in the background the lengths the lists did not give")
+	})
+	heads := src.Counters().Heads
+	assert.Equal(t, int64(300), heads, "one HEAD per file")
+	for _, r := range src.Resources() {
+		st, err := os.Stat(m.path(pathOf(src, r.URI)))
+		require.NoError(t, err)
+		assert.Equal(t, r.Size, st.Size(), r.URI)
+	}
+	assert.Equal(t, heads, src.Counters().Heads, "a stat after the background learned asks nothing")
+	checkTree(t, src, m)
 }
