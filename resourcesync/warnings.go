@@ -44,6 +44,8 @@ const (
 	WarnNotCapabilityList
 	warnPackageAsDump
 	warnNoChange
+	warnRepeatedMD
+	warnConflictingMD
 	warnCount
 )
 
@@ -116,6 +118,10 @@ var warnTable = [warnCount]warnSpec{
 	warnNoChange: {"change entry without a change attribute",
 		"§12.1, §13.2: each entry's rs:md has change (created, updated or deleted)",
 		"its resource is asked: created or updated if it answers, deleted if 404 or 410"},
+	warnRepeatedMD: {"rs:md twice in one element",
+		"§7 Table 2: one rs:md in each <url> or <sitemap>, and one before them at the root", "merged: each attribute either gives is kept"},
+	warnConflictingMD: {"an attribute given different values by two rs:md of one element",
+		"§7 Table 2: one rs:md in each <url> or <sitemap>, and one before them at the root", "the first value kept"},
 }
 
 // PackageAsDump is the warning for a Resource Dump or Change Dump URL that
