@@ -87,16 +87,21 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	l := &loader{s: s, progress: progress, tolerant: tolerant}
 	l.dumps.number, l.dumps.docs = s.SetNumber, s.Docs
 	s.lists.reset()
-	dumps := 0
+	dumps, changes, noBaseline := 0, 0, true
 	for _, set := range s.Sets() {
+		noBaseline = noBaseline && s.NoBaseline(set)
 		docs := s.AllDocs(set)
 		for _, u := range docs[resourcesync.CapResourceList] {
 			l.seeds = append(l.seeds, listDoc{u, set})
 		}
 		dumps += len(docs[resourcesync.CapResourceDump]) + len(docs[resourcesync.CapChangeDump])
+		changes += len(docs[resourcesync.CapChangeList])
 	}
-	if len(l.seeds) == 0 && dumps == 0 {
-		return nil, fmt.Errorf("load: %w (no Resource List or Resource Dump in any resource set)", ErrNotFound)
+	if len(l.seeds) == 0 && dumps == 0 && changes == 0 {
+		return nil, fmt.Errorf("load: %w (no Resource List, Resource Dump or Change List in any resource set)", ErrNotFound)
+	}
+	if noBaseline && tolerant {
+		s.log.Warn(NoBaselineWarning)
 	}
 	// Dump manifests first, so each listed resource learns its dump copies
 	// as it streams past; the dump-only ones are added at the end.
@@ -146,6 +151,11 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	}
 	return st, nil
 }
+
+// NoBaselineWarning is said of a Source that publishes Change Lists and
+// no Resource List or Resource Dump: its tree starts empty, and holds
+// what the Change Lists say exists.
+const NoBaselineWarning = "no baseline: the Source publishes no Resource List or Resource Dump, only Change Lists; the tree holds only the resources the Change Lists name (created or updated, and not deleted since)"
 
 type loader struct {
 	s        *Source

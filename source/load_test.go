@@ -142,3 +142,40 @@ func TestLoadNamesTheListThatFillsTheCatalog(t *testing.T) {
 	assert.Contains(t, err.Error(), base+"c", "the resource refused")
 	assert.Contains(t, err.Error(), "2 resources")
 }
+
+// A Source of Change Lists alone loads an empty tree (the follower fills
+// it) and says it has no baseline, where it was refused.
+func TestLoadChangeListsAlone(t *testing.T) {
+	base := site(t, map[string]page{
+		"/caps.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}/cl.xml</loc><rs:md capability="changelist"/></url>
+</urlset>`},
+		"/cl.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{base}/caps.xml"/>
+  <rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+  <url><loc>{base}/a</loc><lastmod>2024-01-02T00:00:00Z</lastmod><rs:md change="created" length="1"/></url>
+</urlset>`},
+	})
+	s, cat, st, err := load(t, base+"caps.xml")
+	require.NoError(t, err)
+	assert.Zero(t, st.Resources)
+	assert.Zero(t, cat.Len())
+	require.Len(t, s.Sets(), 1)
+	assert.True(t, s.NoBaseline(s.Sets()[0]))
+}
+
+func TestLoadRefusesASourceOfNothing(t *testing.T) {
+	base := site(t, map[string]page{
+		"/caps.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+</urlset>`},
+	})
+	s, err := discover(t, base+"caps.xml")
+	if err != nil {
+		assert.ErrorIs(t, err, ErrNotFound)
+		return
+	}
+	_, err = s.Load(context.Background(), catalog.New(catalog.Options{Origin: s.Origin}), nil)
+	assert.ErrorIs(t, err, ErrNotFound)
+}
