@@ -78,3 +78,20 @@ func TestTwoRootMDAreMerged(t *testing.T) {
 	require.Len(t, d.Entries, 1)
 	warningOf(t, d, "rs:md twice in one element")
 }
+
+// resync-client's dump fixture: completed earlier than at.
+func TestCompletedBeforeAtIsAWarning(t *testing.T) {
+	d, err := Parse(strings.NewReader(docStart+`<rs:md capability="resourcedump" at="2015-05-22T16:06:04Z" completed="2015-05-05T16:23:20Z"/>
+<url><loc>http://a/p.zip</loc><rs:md length="1334"/></url>
+</urlset>`), testURL, Options{})
+	require.NoError(t, err)
+	w := warningOf(t, d, "completed earlier than at")
+	assert.Equal(t, "completed earlier than at: at 2015-05-22T16:06:04Z, completed 2015-05-05T16:23:20Z", w.Msg)
+	assert.Contains(t, w.Clause, "Table 4")
+	assert.Equal(t, time.Date(2015, 5, 22, 16, 6, 4, 0, time.UTC), d.Header.MD.At.UTC(), "at kept as given")
+
+	d, err = Parse(strings.NewReader(docStart+`<rs:md capability="resourcedump" at="2015-05-05T00:00:00Z" completed="2015-05-22T00:00:00Z"/>
+</urlset>`), testURL, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, d.Warnings, "completed after at is as it should be")
+}

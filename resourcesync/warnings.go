@@ -46,6 +46,7 @@ const (
 	warnNoChange
 	warnRepeatedMD
 	warnConflictingMD
+	warnInvertedRange
 	warnCount
 )
 
@@ -122,6 +123,8 @@ var warnTable = [warnCount]warnSpec{
 		"§7 Table 2: one rs:md in each <url> or <sitemap>, and one before them at the root", "merged: each attribute either gives is kept"},
 	warnConflictingMD: {"an attribute given different values by two rs:md of one element",
 		"§7 Table 2: one rs:md in each <url> or <sitemap>, and one before them at the root", "the first value kept"},
+	warnInvertedRange: {"completed earlier than at",
+		"§7 and Appendix A Table 4: at is when making the document began, completed when it ended", "each kept as given: the document speaks for at"},
 }
 
 // PackageAsDump is the warning for a Resource Dump or Change Dump URL that

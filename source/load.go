@@ -141,7 +141,7 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		l.resources.Add(1)
 	}
 	if n := l.dumps.dropped; n > 0 {
-		s.log.Info("dump copies of resources deleted since, or older than the Resource Lists that leave them out, not mounted", "resources", n)
+		s.log.Warn("dump copies of resources deleted since, or older than the Resource Lists (or Resource Dumps) that leave them out, not mounted", "resources", n)
 	}
 	l.warnForeign()
 	l.report() // the last report is final, whatever order the workers' reached the callback in
