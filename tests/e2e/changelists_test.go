@@ -57,3 +57,17 @@ func TestChangeListsAloneAreASource(t *testing.T) {
 		})
 	}
 }
+
+// The CDIF discovery profile's example: two top-level rs:md in each
+// document, merged with a warning, where each was refused.
+func TestTwoTopLevelMDAreMerged(t *testing.T) {
+	c, err := publishers.NewCDIF(5)
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	m := mount(t, c.URL()+"/", "--poll-interval", "0")
+	pubSameTree(t, m, c.State, pubWithin, "the CDIF datasets")
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "tolerated: rs:md twice in one element")
+	assert.Contains(t, string(log), "§7 Table 2")
+}
