@@ -174,22 +174,28 @@ func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed in
 }
 
 // walkUnsized sends the files of dir and below that have no length, in
-// the tree's depth-first order, until ctx ends.
+// the tree's depth-first order, until ctx ends. A directory is read in the
+// catalog's batches, so a million files in one cost no copy of its
+// listing.
 func (f *FS) walkUnsized(ctx context.Context, dir catalog.NodeID, ids chan<- catalog.NodeID) {
-	entries, _ := f.cfg.Catalog.Children(dir)
-	for _, e := range entries {
-		if e.Attr.Dir || !e.Attr.NoSize {
-			continue
+	var subdirs []catalog.NodeID
+	f.cfg.Catalog.ReadDir(dir, func(_ string, id catalog.NodeID, a catalog.Attr) bool {
+		switch {
+		case a.Dir:
+			subdirs = append(subdirs, id)
+		case a.NoSize:
+			select {
+			case ids <- id:
+			case <-ctx.Done():
+				return false
+			}
 		}
-		select {
-		case ids <- e.ID:
-		case <-ctx.Done():
+		return true
+	})
+	for _, d := range subdirs {
+		if ctx.Err() != nil {
 			return
 		}
-	}
-	for _, e := range entries {
-		if e.Attr.Dir && ctx.Err() == nil {
-			f.walkUnsized(ctx, e.ID, ids)
-		}
+		f.walkUnsized(ctx, d, ids)
 	}
 }
