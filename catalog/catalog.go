@@ -76,11 +76,14 @@ const DirSize = 4096
 
 // Attr is what getattr needs about a node.
 type Attr struct {
-	Ino   uint64
-	Dir   bool
-	Size  int64 // 0 for a file of unknown length
-	Mtime time.Time
-	Nlink uint32
+	Ino  uint64
+	Dir  bool
+	Size int64 // 0 for a file of unknown length
+	// NoSize: the file's length is not known yet (its list gave none);
+	// the file system learns it when asked (SetLength).
+	NoSize bool
+	Mtime  time.Time
+	Nlink  uint32
 	// Gen names the file's version: it changes whenever the length, the
 	// lastmod or the hashes do, so the file system can give each version
 	// an inode of its own (0 for directories).
@@ -263,6 +266,7 @@ func (c *Catalog) newFile(a *addition) NodeID {
 	f.suffix = c.arena.addPrefixed(a.suffix)
 	f.ino = a.h
 	f.mtime = noTime
+	f.size = resourcesync.NoLength // no length learned before (setVersion)
 	c.setVersion(id, a)
 	c.indexURI(a.h, id)
 	c.live++
@@ -288,9 +292,13 @@ func (c *Catalog) setVersion(id NodeID, a *addition) bool {
 	f.set = r.Set
 	changed := false
 	mt, tz := timeNanos(r.Lastmod), zoneMinutes(r.Lastmod)
-	if f.size != r.Length || f.mtime != mt || f.tzMin != tz {
-		c.liveBytes += max(r.Length, 0) - max(f.size, 0)
-		f.size, f.mtime, f.tzMin = r.Length, mt, tz
+	length := r.Length
+	if length < 0 && f.size >= 0 && f.mtime == mt && c.sameHashes(f, a.blob) {
+		length = f.size // a length learned (SetLength) stays while the version does
+	}
+	if f.size != length || f.mtime != mt || f.tzMin != tz {
+		c.liveBytes += max(length, 0) - max(f.size, 0)
+		f.size, f.mtime, f.tzMin = length, mt, tz
 		changed = true
 	}
 	if c.setHashes(f, a.blob) {
@@ -308,13 +316,17 @@ func (c *Catalog) setVersion(id NodeID, a *addition) bool {
 	return changed
 }
 
+// sameHashes reports whether f's hash blob is blob.
+func (c *Catalog) sameHashes(f *fileRec, blob []byte) bool {
+	if f.hash == 0 {
+		return len(blob) == 0
+	}
+	old := c.arena.tail(f.hash)
+	return len(blob) == hashBlobLen(old) && string(blob) == string(old[:len(blob)])
+}
+
 func (c *Catalog) setHashes(f *fileRec, blob []byte) bool {
-	if f.hash != 0 {
-		old := c.arena.tail(f.hash)
-		if len(blob) == hashBlobLen(old) && string(blob) == string(old[:len(blob)]) {
-			return false
-		}
-	} else if len(blob) == 0 {
+	if c.sameHashes(f, blob) {
 		return false
 	}
 	f.hash = 0

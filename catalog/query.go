@@ -62,7 +62,27 @@ func (c *Catalog) attrOf(id NodeID) (Attr, bool) {
 }
 
 func (c *Catalog) fileAttr(f *fileRec) Attr {
-	return Attr{Ino: f.ino, Size: max(f.size, 0), Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}
+	return Attr{Ino: f.ino, Size: max(f.size, 0), NoSize: f.size < 0, Mtime: mtimeUTC(f.mtime), Nlink: 1, Gen: c.genOf(f)}
+}
+
+// SetLength records the length learned of a file whose list gave none, if
+// the catalog still holds the version gen of it with no length; it returns
+// the file's attributes as they now are. The new length makes a new Gen:
+// the file system gives the version an inode only once its length is
+// known, so no inode the kernel holds changes.
+func (c *Catalog) SetLength(id NodeID, gen uint64, length int64) (Attr, bool) {
+	if length < 0 {
+		return Attr{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := c.liveFile(id)
+	if f == nil || f.size >= 0 || c.genOf(f) != gen {
+		return Attr{}, false
+	}
+	f.size = length
+	c.liveBytes += length
+	return c.fileAttr(f), true
 }
 
 // genOf is the version number of a file: FNV-1a 64 over its length, its

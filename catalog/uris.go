@@ -13,3 +13,16 @@ func (c *Catalog) URIs() []string {
 	}
 	return out
 }
+
+// Unsized counts the live files whose length is not known (resourcesync.NoLength).
+func (c *Catalog) Unsized() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	n := 0
+	for id := NodeID(1); c.files.valid(id); id++ {
+		if f := c.files.at(id); f.flags&flagDeleted == 0 && f.size < 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -104,9 +104,11 @@ func (f *Follower) repairDrift(ctx context.Context) error {
 	}
 	for _, uri := range append(append([]string(nil), d.Created...), d.Updated...) {
 		res := resourceAt(truth, uri)
-		if res == nil || res.Length < 0 {
-			continue // its length could not be learned: the next check tries again
+		if res == nil {
+			continue
 		}
+		// A resource whose length is not known (its list gives none) goes
+		// in without one: the file system learns it when it is looked up.
 		f.s.AllowMirrors(res.Links)
 		eff, err := f.cat.TryUpsert(res)
 		if err != nil {

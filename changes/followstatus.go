@@ -36,7 +36,7 @@ func (f *Follower) Status() status.Follow {
 	for _, set := range sets {
 		pos := f.positions[set]
 		ss := status.Set{Set: f.s.SetKey(set), Newest: f.st.newest[set], Resources: counts[f.s.SetNumber(set)],
-			NothingToFollow: nothing[set]}
+			NothingToFollow: nothing[set], NoBaseline: f.s.NoBaseline(set)}
 		if pos != nil {
 			ss.Position = pos.Time
 		}

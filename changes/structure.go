@@ -79,6 +79,11 @@ func (f *Follower) isDescription(u string) bool {
 		if set.URL == u || set.URL == "" {
 			return false
 		}
+		for _, docs := range f.s.AllDocs(set) {
+			if slices.Contains(docs, u) {
+				return false // the URL given was one of the set's documents (a Change List): polled as such
+			}
+		}
 	}
 	return true
 }

@@ -20,7 +20,7 @@ import (
 //
 // It is what a fresh mount would show once it has caught up: the Resource
 // Lists are loaded as Load loads them (src.LoadEach: dump copies attached,
-// missing lengths learned by HEAD, dump-only resources added), the catalog
+// lengths the lists omit left unknown, dump-only resources added), the catalog
 // is sealed, and then, set by set, every change document the Capability
 // List names now is walked as the follower's first poll after a load walks
 // it, but read whole (an unconditional GET): from the set's list time, an

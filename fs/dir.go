@@ -27,6 +27,18 @@ func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *
 	if !a.Dir {
 		f.statters.mark(h.Caller.Pid)
 	}
+	if a.NoSize {
+		ctx, stop := f.opContext(ctxOf(cancel, h.Caller))
+		defer stop()
+		var err error
+		if a, err = f.known(ctx, id, a); err != nil {
+			if ctx.Err() != nil {
+				return fuse.EINTR
+			}
+			f.readFailed(h.Caller.Pid, 0, f.uriOf(id), f.cfg.Catalog.Path(id), 0, err) // no inode yet: the path tells retries apart
+			return fuse.EIO
+		}
+	}
 	f.entry(id, a, out)
 	return fuse.OK
 }
@@ -138,7 +150,7 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 		if !e.id.IsDir() && !files {
 			continue
 		}
-		if a, ok := f.cfg.Catalog.Attr(e.id); ok {
+		if a, ok := f.cfg.Catalog.Attr(e.id); ok && !a.NoSize { // a file of unknown length: its name alone (lengths.go)
 			f.entry(e.id, a, eo)
 		}
 	}

@@ -28,6 +28,10 @@ type Config struct {
 	// Batch, if set, reads several small resources at once where the
 	// Source can (adjacent dump members); it returns nil for the others.
 	Batch func(ctx context.Context, rs []*catalog.Resource) [][]byte
+	// Length, if set, learns the length of a resource whose list gave
+	// none (a HEAD through the Source's limits), when a lookup needs it
+	// (lengths.go).
+	Length func(ctx context.Context, r *catalog.Resource) (int64, error)
 	// Network, if set, is the Source's measured round trip and bandwidth,
 	// which size the warm window (window.go); else it has fixed bounds.
 	Network NetworkFunc
@@ -79,6 +83,9 @@ type FS struct {
 	polled     pollResult
 	statters   statters
 	inodes     inodes
+	learning   learning
+	// lengthsLearned counts the lengths lookups learned (lengths.go).
+	lengthsLearned atomic.Int64
 }
 
 // New returns a file system over cfg's catalog.

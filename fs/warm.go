@@ -203,11 +203,21 @@ type warmWindow struct {
 	dirs      []catalog.NodeID // the directories reached, in order
 	places    []int            // per item, its directory's index in dirs
 	names     []string         // per item, its name
+	// unsized is the file of unknown length the window stopped at
+	// (lengths.go), and unsizedPlace its directory's index in dirs: the
+	// reader's reaching it asks for the next fill, by when its length,
+	// and those after it, may be known.
+	unsized      string
+	unsizedPlace int
 }
 
 // take adds a small file of the last directory reached to the window; it
 // reports whether there is room for more.
 func (w *warmWindow) take(name string, cid catalog.NodeID, a catalog.Attr) bool {
+	if !a.Dir && a.NoSize && cid != w.reading {
+		w.unsized, w.unsizedPlace = name, len(w.dirs)-1
+		return false
+	}
 	if w.room() && !a.Dir && a.Size > 0 && cid != w.reading && w.f.oneBlock(a.Size) {
 		if v, ok := w.f.cfg.Catalog.Version(cid); ok {
 			w.resources = append(w.resources, v.Resource)
@@ -291,6 +301,8 @@ func (f *FS) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
 	case len(win.items) > 0 && (cross || len(win.items) >= warmRefill):
 		mid := len(win.items) / 2
 		w.dueOrd, w.dueName = ords[win.places[mid]], win.names[mid]
+	case win.unsized != "":
+		w.dueOrd, w.dueName = ords[win.unsizedPlace], win.unsized
 	case cross && next.dir != 0:
 		w.dueOrd = w.ord // nothing to warm: reaching the last directory asks for more
 	}

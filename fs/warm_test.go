@@ -36,13 +36,23 @@ type warmTree struct {
 func warmBody(uri string) []byte { return []byte("body of " + uri) }
 
 func newWarmTree(t *testing.T, paths []string, withBatch bool) *warmTree {
+	return newWarmTreeUnsized(t, paths, withBatch, nil)
+}
+
+// newWarmTreeUnsized is newWarmTree with the paths unsized listed without
+// a length.
+func newWarmTreeUnsized(t *testing.T, paths []string, withBatch bool, unsized map[string]bool) *warmTree {
 	cat := catalog.New(catalog.Options{Origin: testOrigin})
 	origin := newMemOrigin()
 	for _, p := range paths {
 		uri := testOrigin + "/" + p
 		body := warmBody(uri)
 		origin.set(uri, body)
-		cat.Add(&catalog.Resource{URI: uri, Length: int64(len(body)),
+		length := int64(len(body))
+		if unsized[p] {
+			length = resourcesync.NoLength
+		}
+		cat.Add(&catalog.Resource{URI: uri, Length: length,
 			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}})
 	}
 	cat.Seal()
@@ -292,4 +302,35 @@ func TestWarmWindowStopsWithItsReader(t *testing.T) {
 	assert.Greater(t, last, stop, "the window ran ahead of the reader")
 	assert.Less(t, last, stop+2*warmAhead, "the window stopped within one refill of the reader")
 	assert.Equal(t, claimed, w.blocks.Stats().Warms, "nothing claimed once the reader stopped")
+}
+
+// A window stops at a file of unknown length, and the reader's reaching it
+// fills the next: once the lengths are learned (in the background), the
+// files after it are warmed as any are.
+func TestWarmResumesAfterAFileOfUnknownLength(t *testing.T) {
+	var paths []string
+	unsized := map[string]bool{}
+	for i := range 40 {
+		p := fmt.Sprintf("d/f%03d.txt", i)
+		paths = append(paths, p)
+		if i >= 10 {
+			unsized[p] = true
+		}
+	}
+	w := newWarmTreeUnsized(t, paths, true, unsized)
+	w.tf.fs.cfg.Length = func(_ context.Context, r *catalog.Resource) (int64, error) {
+		return int64(len(warmBody(r.URI))), nil
+	}
+	w.read(t, paths[0])
+	waitFor(t, "the known files to be warmed", func() bool { return w.askedOf(paths[9]) == 1 })
+	assert.Zero(t, w.askedOf(paths[10]), "one of unknown length is not")
+	learned, failed := w.tf.fs.LearnLengths(context.Background(), 4)
+	require.Equal(t, int64(30), learned)
+	require.Zero(t, failed)
+	for _, p := range paths[1:11] {
+		w.read(t, p)
+	}
+	waitFor(t, "the files after it to be warmed once their lengths are known", func() bool { return w.askedOf(paths[39]) == 1 })
+	assert.Equal(t, 1, w.askedOf(paths[20]))
+	assert.Zero(t, w.askedOf(paths[10]), "the reader read it itself")
 }

@@ -34,6 +34,10 @@ func (r *Reader) checkHeader() {
 	}
 	d.headerDone = true
 	md := &r.header.MD
+	if !md.At.IsZero() && !md.Completed.IsZero() && md.Completed.Before(md.At) {
+		r.warn.add(warnInvertedRange, r.url, d.mdLine, fmt.Sprintf("at %s, completed %s",
+			md.At.UTC().Format(time.RFC3339Nano), md.Completed.UTC().Format(time.RFC3339Nano)))
+	}
 	switch md.Capability {
 	case CapResourceList, CapResourceDump, CapResourceDumpManifest:
 		if md.At.IsZero() {

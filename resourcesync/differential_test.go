@@ -378,8 +378,13 @@ func (p *refParser) rootChildren(doc *Document) error {
 			doc.Entries = append(doc.Entries, e)
 			continue
 		case kind == "md" && !inEntries:
-			if sawMD {
-				return refReject("second root rs:md")
+			if sawMD { // merged, as the reader does (mergeMD)
+				more, err := p.md(t.attrs)
+				if err != nil {
+					return err
+				}
+				mergeMD(&doc.Header.MD, &more)
+				break
 			}
 			sawMD = true
 			if doc.Header.MD, err = p.md(t.attrs); err != nil {
@@ -482,8 +487,17 @@ func (p *refParser) entry() (Entry, error) {
 				return e, err
 			}
 		case "md":
-			if haveMD {
-				return e, refReject("second rs:md")
+			if haveMD { // merged, as the reader does (mergeMD)
+				more, err := p.md(t.attrs)
+				if err != nil {
+					return e, err
+				}
+				mergeMD(&e.MD, &more)
+				err = p.skipElement()
+				if err != nil {
+					return e, err
+				}
+				continue
 			}
 			haveMD = true
 			if e.MD, err = p.md(t.attrs); err != nil {

@@ -129,7 +129,10 @@ func (r *Reader) readHeader() error {
 			return r.checkCapability()
 		case elMD:
 			if r.headerMD {
-				return r.errorHere("second root rs:md", ErrStructure)
+				if err := r.readMoreMD(&r.header.MD); err != nil {
+					return err
+				}
+				continue // readMoreMD skipped past it
 			}
 			r.headerMD = true
 			r.dev.mdLine, _ = r.sc.position(r.sc.tokOff)

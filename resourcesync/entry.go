@@ -3,6 +3,7 @@ package resourcesync
 import (
 	"fmt"
 	"rsfs/origin"
+	"slices"
 	"strings"
 	"time"
 )
@@ -71,11 +72,12 @@ func (r *Reader) readEntry() (*Entry, error) {
 		case elChangefreq:
 			err = r.readChangefreq(e)
 		case elMD:
-			if haveMD {
-				return nil, r.errorHere("second rs:md in an entry", ErrStructure)
-			}
-			if !haveLoc {
+			if !haveLoc && !haveMD {
 				r.warnHere(warnMDBeforeLoc, "")
+			}
+			if haveMD {
+				err = r.readMoreMD(&e.MD)
+				break
 			}
 			haveMD = true
 			err = r.readMDElement(&e.MD)
@@ -149,6 +151,73 @@ func (r *Reader) readMDElement(md *MD) error {
 		return err
 	}
 	return r.skip()
+}
+
+// readMoreMD reads a second (or later) rs:md of one element into md: an
+// attribute md lacks is taken, one md has keeps its value, with a warning
+// naming both where they differ (Kanazawa Bunko's Change Lists give one
+// rs:md for hash, length and type and another for change).
+func (r *Reader) readMoreMD(md *MD) error {
+	r.warnHere(warnRepeatedMD, "")
+	more := MD{Length: NoLength}
+	if err := r.readMD(&more); err != nil {
+		return err
+	}
+	for _, c := range mergeMD(md, &more) {
+		r.warnHere(warnConflictingMD, c)
+	}
+	return r.skip()
+}
+
+// mergeMD fills what md lacks from more and returns, for each attribute
+// both give with different values, "name: first (kept), then second".
+func mergeMD(md, more *MD) []string {
+	var conflicts []string
+	str := func(name string, dst *string, v string) {
+		switch {
+		case *dst == "":
+			*dst = v
+		case v != "" && v != *dst:
+			conflicts = append(conflicts, fmt.Sprintf("%s: %q kept, %q ignored", name, *dst, v))
+		}
+	}
+	tm := func(name string, dst *time.Time, v time.Time) {
+		switch {
+		case dst.IsZero():
+			*dst = v
+		case !v.IsZero() && !v.Equal(*dst):
+			conflicts = append(conflicts, fmt.Sprintf("%s: %s kept, %s ignored", name, dst.Format(time.RFC3339Nano), v.Format(time.RFC3339Nano)))
+		}
+	}
+	capability, change := string(md.Capability), string(md.Change)
+	str("capability", &capability, string(more.Capability))
+	str("change", &change, string(more.Change))
+	md.Capability, md.Change = Capability(capability), Change(change)
+	str("type", &md.Type, more.Type)
+	str("path", &md.Path, more.Path)
+	str("encoding", &md.Encoding, more.Encoding)
+	tm("at", &md.At, more.At)
+	tm("completed", &md.Completed, more.Completed)
+	tm("from", &md.From, more.From)
+	tm("until", &md.Until, more.Until)
+	tm("modified", &md.Modified, more.Modified)
+	tm("datetime", &md.Datetime, more.Datetime)
+	switch {
+	case md.Length == NoLength:
+		md.Length = more.Length
+	case more.Length != NoLength && more.Length != md.Length:
+		conflicts = append(conflicts, fmt.Sprintf("length: %d kept, %d ignored", md.Length, more.Length))
+	}
+	for _, h := range more.Hashes {
+		i := slices.IndexFunc(md.Hashes, func(o Hash) bool { return o.Alg == h.Alg })
+		switch {
+		case i < 0:
+			md.Hashes = append(slices.Clip(md.Hashes), h)
+		case md.Hashes[i].Value != h.Value:
+			conflicts = append(conflicts, fmt.Sprintf("hash %s: %s kept, %s ignored", h.Alg, md.Hashes[i].Value, h.Value))
+		}
+	}
+	return conflicts
 }
 
 func (r *Reader) readLinkElement(e *Entry) error {

@@ -44,6 +44,9 @@ const (
 	WarnNotCapabilityList
 	warnPackageAsDump
 	warnNoChange
+	warnRepeatedMD
+	warnConflictingMD
+	warnInvertedRange
 	warnCount
 )
 
@@ -116,6 +119,12 @@ var warnTable = [warnCount]warnSpec{
 	warnNoChange: {"change entry without a change attribute",
 		"§12.1, §13.2: each entry's rs:md has change (created, updated or deleted)",
 		"its resource is asked: created or updated if it answers, deleted if 404 or 410"},
+	warnRepeatedMD: {"rs:md twice in one element",
+		"§7 Table 2: one rs:md in each <url> or <sitemap>, and one before them at the root", "merged: each attribute either gives is kept"},
+	warnConflictingMD: {"an attribute given different values by two rs:md of one element",
+		"§7 Table 2: one rs:md in each <url> or <sitemap>, and one before them at the root", "the first value kept"},
+	warnInvertedRange: {"completed earlier than at",
+		"§7 and Appendix A Table 4: at is when making the document began, completed when it ended", "each kept as given: the document speaks for at"},
 }
 
 // PackageAsDump is the warning for a Resource Dump or Change Dump URL that

@@ -190,6 +190,9 @@ type dumpCopy struct {
 	entry resourcesync.Entry // the manifest entry, for dump-only resources
 	at    time.Time          // its change time (datetime), else lastmod
 	set   *Set
+	// resourceDump: a Resource Dump names its package (not only a Change
+	// Dump).
+	resourceDump bool
 }
 
 // changeTime is a manifest entry's datetime, else its lastmod.
@@ -235,7 +238,9 @@ func (d *dumpCopies) noteDeleted(uri string, at time.Time) {
 // are strictly newer than the dump and do not name it (an archived dump must not bring
 // back a resource deleted since). A set with no Resource List is listed by
 // its Resource Dumps: a Change Dump's copy older than they are, which they
-// do not name (it would be newer), was deleted since too.
+// do not name (it would be newer), was deleted since too; a Resource
+// Dump's own copies are what lists it, whatever times its documents give
+// (resync-client's fixture dates its manifest before the dump's at).
 func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 	if del, ok := d.deleted[uri]; ok && !del.Before(c.at) {
 		return true
@@ -245,7 +250,10 @@ func (d *dumpCopies) stale(uri string, c *dumpCopy) bool {
 	if set == nil || listed.IsZero() || !c.at.Before(listed) || d.docs == nil {
 		return false
 	}
-	return len(d.docs(set, resourcesync.CapResourceList)) > 0 || len(d.docs(set, resourcesync.CapResourceDump)) > 0
+	if len(d.docs(set, resourcesync.CapResourceList)) > 0 {
+		return true
+	}
+	return len(d.docs(set, resourcesync.CapResourceDump)) > 0 && !c.resourceDump
 }
 
 func (d *dumpCopies) add(uri string, c dumpCopy) {
@@ -528,7 +536,7 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 		link := resourcesync.Link{Rel: copies.DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
 			Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type}
 		p := l.pkgs[url]
-		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header, p.at), set: p.set})
+		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header, p.at), set: p.set, resourceDump: p.resourceDump})
 	}
 	return nil
 }

@@ -35,3 +35,26 @@ func TestDumpOnlyCopiesNeverBringBackDeletedResources(t *testing.T) {
 	assert.Equal(t, []string{"deleted-earlier", "newer-than-list"}, got)
 	assert.Equal(t, 2, d.dropped)
 }
+
+// A set listed by its Resource Dumps alone keeps their copies whatever
+// their times say (resync-client's fixture dates its manifest before the
+// dump's at); a Change Dump's copy older than the Resource Dumps, which
+// they leave out, was deleted since.
+func TestAResourceDumpsOwnCopiesAreNeverStale(t *testing.T) {
+	day := func(d int) time.Time { return time.Date(2024, 1, d, 0, 0, 0, 0, time.UTC) }
+	set := &Set{Docs: map[resourcesync.Capability][]string{resourcesync.CapResourceDump: {"rd"}, resourcesync.CapChangeDump: {"cd"}}}
+	d := dumpCopies{listedAt: map[*Set]time.Time{set: day(22)},
+		docs: func(s *Set, c resourcesync.Capability) []string { return s.Docs[c] }}
+	add := func(uri string, at time.Time, resourceDump bool) {
+		d.add(uri, dumpCopy{link: resourcesync.Link{Rel: copies.DumpRel, Href: "p.zip", Path: uri, Length: 1, Modified: at},
+			entry: resourcesync.Entry{Loc: uri, Lastmod: at}, at: at, set: set, resourceDump: resourceDump})
+	}
+	add("in-the-resource-dump", day(5), true)
+	add("in-an-old-change-dump", day(5), false)
+	var got []string
+	for _, r := range d.unlisted() {
+		got = append(got, r.URI)
+	}
+	assert.Equal(t, []string{"in-the-resource-dump"}, got)
+	assert.Equal(t, 1, d.dropped)
+}

@@ -62,18 +62,21 @@ func (r *Report) Settle() {
 
 // SetReport describes one resource set.
 type SetReport struct {
-	CapabilityList string          `json:"capability_list"`
-	Documents      []DocReport     `json:"documents"`
-	Resources      int64           `json:"resources"`
-	Bytes          int64           `json:"bytes"`
-	NoLength       int64           `json:"resources_without_length"`
-	DumpPackages   int64           `json:"dump_packages"`
-	DumpBytes      int64           `json:"dump_bytes"`
-	Changes        int64           `json:"changes"`
-	NewestChange   *time.Time      `json:"newest_change,omitempty"` // filled with Follow (changes.Inspect)
-	ListedAt       *time.Time      `json:"listed_at,omitempty"`     // the oldest time the Resource Lists speak for
-	Channels       []Channel       `json:"channels,omitempty"`
-	Packages       []PackageReport `json:"packages,omitempty"`
+	CapabilityList string      `json:"capability_list"`
+	Documents      []DocReport `json:"documents"`
+	Resources      int64       `json:"resources"`
+	Bytes          int64       `json:"bytes"`
+	NoLength       int64       `json:"resources_without_length"`
+	// NoBaseline: the set publishes no Resource List nor Resource Dump,
+	// only changes: a mount's tree holds only what they name.
+	NoBaseline   bool            `json:"no_baseline"`
+	DumpPackages int64           `json:"dump_packages"`
+	DumpBytes    int64           `json:"dump_bytes"`
+	Changes      int64           `json:"changes"`
+	NewestChange *time.Time      `json:"newest_change,omitempty"` // filled with Follow (changes.Inspect)
+	ListedAt     *time.Time      `json:"listed_at,omitempty"`     // the oldest time the Resource Lists speak for
+	Channels     []Channel       `json:"channels,omitempty"`
+	Packages     []PackageReport `json:"packages,omitempty"`
 	// Links counts the rs:ln links of the set's resources by relation, as
 	// published, in its Resource Lists, Change Lists and dump manifests.
 	Links  map[string]*LinkReport `json:"links,omitempty"`
@@ -165,7 +168,7 @@ type DocReport struct {
 func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 	rep := &Report{Origin: s.Origin, Entry: s.Entry, Failed: s.Failed, Warnings: s.Warnings}
 	for _, set := range s.Sets() {
-		sr := SetReport{CapabilityList: set.URL, Channels: s.Hubs(set)}
+		sr := SetReport{CapabilityList: set.URL, Channels: s.Hubs(set), NoBaseline: s.NoBaseline(set)}
 		docs := s.AllDocs(set)
 		in := &inspection{}
 		caps := make([]string, 0, len(docs))

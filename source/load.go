@@ -19,8 +19,10 @@ import (
 type Progress struct {
 	Lists     int64 // Resource List documents read
 	Resources int64 // entries added
-	Missing   int64 // entries without a length, to be learned by HEAD
-	Learned   int64 // lengths learned so far
+	// Missing are the entries without a length: they are in the tree
+	// with no request made for them, their length learned when a process
+	// looks them up (package fs, lengths.go).
+	Missing int64
 	// Docs are the Resource Lists and indexes known so far (the sets'
 	// and those the indexes read name), Started those requested, Done
 	// those read whole.
@@ -34,7 +36,6 @@ type Progress struct {
 // LoadStats says what Load did.
 type LoadStats struct {
 	Progress
-	Dropped int64 // resources left out because their length could not be learned
 	// SkippedPackages are dump packages left out because they could not be
 	// opened or read (each is logged with its URL).
 	SkippedPackages int64
@@ -49,8 +50,8 @@ type LoadStats struct {
 // Load reads every Resource List (and Resource List Index) of every set into
 // cat and seals it. Lists are fetched and parsed in parallel, streaming, so
 // memory is the catalog plus a few documents. Resources without a length
-// are completed by HEAD (bounded parallelism) before the catalog is sealed;
-// one whose length cannot be learned is left out and logged.
+// are added as they are (resourcesync.NoLength): no request is made for
+// them before the mount is ready.
 func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(Progress)) (*LoadStats, error) {
 	st, err := s.loadChecked(ctx, cat.Add, cat.AddAll, progress, true)
 	if err != nil {
@@ -94,16 +95,21 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	l := &loader{s: s, progress: progress, tolerant: tolerant}
 	l.dumps.number, l.dumps.docs = s.SetNumber, s.Docs
 	s.lists.reset()
-	dumps := 0
+	dumps, changes, noBaseline := 0, 0, true
 	for _, set := range s.Sets() {
+		noBaseline = noBaseline && s.NoBaseline(set)
 		docs := s.AllDocs(set)
 		for _, u := range docs[resourcesync.CapResourceList] {
 			l.seeds = append(l.seeds, listDoc{u, set})
 		}
 		dumps += len(docs[resourcesync.CapResourceDump]) + len(docs[resourcesync.CapChangeDump])
+		changes += len(docs[resourcesync.CapChangeList])
 	}
-	if len(l.seeds) == 0 && dumps == 0 {
-		return nil, fmt.Errorf("load: %w (no Resource List or Resource Dump in any resource set)", ErrNotFound)
+	if len(l.seeds) == 0 && dumps == 0 && changes == 0 {
+		return nil, fmt.Errorf("load: %w (no Resource List, Resource Dump or Change List in any resource set)", ErrNotFound)
+	}
+	if noBaseline && tolerant {
+		s.log.Warn(NoBaselineWarning)
 	}
 	// Dump manifests first, so each listed resource learns its dump copies
 	// as it streams past; the dump-only ones are added at the end.
@@ -135,10 +141,6 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		return nil, err
 	}
 	l.dumps.listedAt = l.listed
-	dropped, err := l.learnLengths(ctx)
-	if err != nil {
-		return nil, err
-	}
 	for _, r := range l.dumps.unlisted() {
 		s.AllowMirrors(r.Links)
 		if err := sink(r); err != nil {
@@ -147,16 +149,21 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		l.resources.Add(1)
 	}
 	if n := l.dumps.dropped; n > 0 {
-		s.log.Info("dump copies of resources deleted since, or older than the Resource Lists that leave them out, not mounted", "resources", n)
+		s.log.Warn("dump copies of resources deleted since, or older than the Resource Lists (or Resource Dumps) that leave them out, not mounted", "resources", n)
 	}
 	l.warnForeign()
 	l.report() // the last report is final, whatever order the workers' reached the callback in
-	st := &LoadStats{Progress: l.snapshot(), Dropped: dropped, SkippedPackages: l.skipped.Load(), SkippedResourceDumpPackages: l.skippedResource.Load(), Duration: time.Since(start), listed: l.listed}
+	st := &LoadStats{Progress: l.snapshot(), SkippedPackages: l.skipped.Load(), SkippedResourceDumpPackages: l.skippedResource.Load(), Duration: time.Since(start), listed: l.listed}
 	if st.Missing > 0 {
-		s.log.Info("learned lengths the Resource Lists omitted", "missing", st.Missing, "learned", st.Learned, "dropped", dropped)
+		s.log.Info("resources without a published length: in the tree, their length learned when first looked up", "resources", st.Missing)
 	}
 	return st, nil
 }
+
+// NoBaselineWarning is said of a Source that publishes Change Lists and
+// no Resource List or Resource Dump: its tree starts empty, and holds
+// what the Change Lists say exists.
+const NoBaselineWarning = "no baseline: the Source publishes no Resource List or Resource Dump, only Change Lists; the tree holds only the resources the Change Lists name (created or updated, and not deleted since)"
 
 type loader struct {
 	s        *Source
@@ -168,23 +175,16 @@ type loader struct {
 
 	unreadLists map[string]unreadDoc // the lists left out, by URL; under mu
 
-	lists, resources, learned atomic.Int64
+	lists, resources, missing atomic.Int64
 	docs, started, done       atomic.Int64
 	bytes, expected           atomic.Int64
 	skipped                   atomic.Int64 // dump packages left out
 	skippedResource           atomic.Int64 // of them, those a Resource Dump names
 	mu                        sync.Mutex
-	missing                   []missingLength
 	foreign                   map[string]int // resources by origin, other than the Source's
 	dumps                     dumpCopies
 	pkgs                      map[string]dumpPackage // the dump packages, by URL
 	listed                    map[*Set]time.Time
-}
-
-// missingLength is a resource whose length its list did not give.
-type missingLength struct {
-	res *catalog.Resource
-	doc string // the list that named it
 }
 
 // listDoc is a Resource List (or index) to read, and the set it belongs to.
@@ -229,10 +229,7 @@ func (l *loader) warnForeign() {
 }
 
 func (l *loader) snapshot() Progress {
-	l.mu.Lock()
-	missing := int64(len(l.missing))
-	l.mu.Unlock()
-	return Progress{Lists: l.lists.Load(), Resources: l.resources.Load(), Missing: missing, Learned: l.learned.Load(),
+	return Progress{Lists: l.lists.Load(), Resources: l.resources.Load(), Missing: l.missing.Load(),
 		Docs: l.docs.Load(), Started: l.started.Load(), Done: l.done.Load(), Bytes: l.bytes.Load(), Expected: l.expected.Load()}
 }
 
@@ -377,11 +374,9 @@ func (l *loader) readEntries(r *resourcesync.Reader, doc string, fallback time.T
 			l.noteForeign(res.URI)
 		}
 		if res.Length == resourcesync.NoLength {
-			l.mu.Lock()
-			l.missing = append(l.missing, missingLength{res, doc})
-			l.mu.Unlock()
-			l.resources.Add(1)
-		} else if batch = append(batch, res); len(batch) == loadBatch {
+			l.missing.Add(1)
+		}
+		if batch = append(batch, res); len(batch) == loadBatch {
 			if err := flush(); err != nil {
 				return err
 			}
@@ -477,34 +472,4 @@ func (s *Source) AllowMirrors(links []resourcesync.Link) {
 			s.policy.Admit(ln.Href, fetch.ReasonMirror)
 		}
 	}
-}
-
-// learnLengths HEADs the resources the lists gave no length, in parallel,
-// and adds them to the catalog.
-func (l *loader) learnLengths(ctx context.Context) (dropped int64, err error) {
-	if len(l.missing) == 0 {
-		return 0, nil
-	}
-	var drop atomic.Int64
-	err = fetch.HeadEach(ctx, l.s.opts.Client, l.missing, fetch.HeadParallel,
-		func(m missingLength) string { return m.res.URI },
-		func(m missingLength, meta *fetch.Meta, err error) error {
-			res := m.res
-			if err != nil || meta.Length < 0 {
-				drop.Add(1)
-				l.s.log.Error("resource left out: its length is not published and could not be learned",
-					"uri", res.URI, "err", err)
-				return nil
-			}
-			res.Length = meta.Length
-			if err := l.sink(res); err != nil {
-				return fmt.Errorf("read resource list %s: %s: %w", m.doc, res.URI, err)
-			}
-			if l.learned.Add(1)%1000 == 0 {
-				l.report()
-			}
-			return nil
-		})
-	l.report()
-	return drop.Load(), err
 }

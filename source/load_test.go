@@ -47,21 +47,24 @@ func TestLoadIndexInParallel(t *testing.T) {
 	}
 }
 
-func TestLoadLearnsLengths(t *testing.T) {
-	src := startTestSource(t, sourcetest.Config{Resources: 300, OmitLength: true, NoHEAD: true})
+func TestLoadAddsWhatHasNoLengthWithNoRequest(t *testing.T) {
+	src := startTestSource(t, sourcetest.Config{Resources: 300, OmitLength: true})
 	_, cat, st, err := load(t, src.URL())
 	require.NoError(t, err)
 	assert.Equal(t, int64(300), st.Missing)
-	assert.Equal(t, int64(300), st.Learned)
-	assert.Zero(t, st.Dropped)
+	assert.Equal(t, int64(300), st.Resources)
+	c := src.Counters()
+	assert.Zero(t, c.Heads+c.ContentGets(), "no request for a resource before the mount is ready")
+	assert.Equal(t, 300, cat.Len())
 	for _, r := range src.Resources() {
-		id, _ := cat.ByURI(r.URI)
+		id, ok := cat.ByURI(r.URI)
+		require.True(t, ok, r.URI)
 		a, _ := cat.Attr(id)
-		assert.Equal(t, r.Size, a.Size)
+		assert.True(t, a.NoSize, r.URI)
 	}
 }
 
-func TestLoadDropsWhatCannotBeSized(t *testing.T) {
+func TestLoadKeepsWhatHasNoLength(t *testing.T) {
 	base := site(t, map[string]page{
 		"/rl.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:md capability="resourcelist" at="2024-01-02T03:04:05Z"/>
@@ -71,11 +74,17 @@ func TestLoadDropsWhatCannotBeSized(t *testing.T) {
 	})
 	_, cat, st, err := load(t, base+"rl.xml")
 	require.NoError(t, err)
-	assert.Equal(t, int64(1), st.Dropped)
-	assert.Equal(t, 1, cat.Len())
-	id, ok := cat.ByURI(base + "known.txt")
+	assert.Equal(t, int64(1), st.Missing)
+	assert.Equal(t, 2, cat.Len(), "a resource whose length is not published is in the tree")
+	id, ok := cat.ByURI(base + "gone.txt")
 	require.True(t, ok)
 	a, _ := cat.Attr(id)
+	assert.True(t, a.NoSize)
+	id, ok = cat.ByURI(base + "known.txt")
+	require.True(t, ok)
+	a, _ = cat.Attr(id)
+	assert.False(t, a.NoSize)
+	assert.Equal(t, int64(7), a.Size)
 	assert.Equal(t, time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC), a.Mtime.UTC(), "the list's at stands in for a missing lastmod")
 }
 
@@ -132,4 +141,41 @@ func TestLoadNamesTheListThatFillsTheCatalog(t *testing.T) {
 	assert.Contains(t, err.Error(), "read resource list "+base+"rl.xml")
 	assert.Contains(t, err.Error(), base+"c", "the resource refused")
 	assert.Contains(t, err.Error(), "2 resources")
+}
+
+// A Source of Change Lists alone loads an empty tree (the follower fills
+// it) and says it has no baseline, where it was refused.
+func TestLoadChangeListsAlone(t *testing.T) {
+	base := site(t, map[string]page{
+		"/caps.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+  <url><loc>{base}/cl.xml</loc><rs:md capability="changelist"/></url>
+</urlset>`},
+		"/cl.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:ln rel="up" href="{base}/caps.xml"/>
+  <rs:md capability="changelist" from="2024-01-01T00:00:00Z"/>
+  <url><loc>{base}/a</loc><lastmod>2024-01-02T00:00:00Z</lastmod><rs:md change="created" length="1"/></url>
+</urlset>`},
+	})
+	s, cat, st, err := load(t, base+"caps.xml")
+	require.NoError(t, err)
+	assert.Zero(t, st.Resources)
+	assert.Zero(t, cat.Len())
+	require.Len(t, s.Sets(), 1)
+	assert.True(t, s.NoBaseline(s.Sets()[0]))
+}
+
+func TestLoadRefusesASourceOfNothing(t *testing.T) {
+	base := site(t, map[string]page{
+		"/caps.xml": {body: `<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
+  <rs:md capability="capabilitylist"/>
+</urlset>`},
+	})
+	s, err := discover(t, base+"caps.xml")
+	if err != nil {
+		assert.ErrorIs(t, err, ErrNotFound)
+		return
+	}
+	_, err = s.Load(context.Background(), catalog.New(catalog.Options{Origin: s.Origin}), nil)
+	assert.ErrorIs(t, err, ErrNotFound)
 }

@@ -71,6 +71,17 @@ func (s *Source) Docs(set *Set, c resourcesync.Capability) []string {
 	return slices.Clone(set.Docs[c])
 }
 
+// NoBaseline reports whether set publishes Change Lists (or Change Dumps)
+// and no Resource List nor Resource Dump: its resources are only those its
+// changes name, and a Destination has nothing to start from but them.
+func (s *Source) NoBaseline(set *Set) bool {
+	s.setsMu.Lock()
+	defer s.setsMu.Unlock()
+	d := set.Docs
+	return len(d[resourcesync.CapResourceList])+len(d[resourcesync.CapResourceDump]) == 0 &&
+		len(d[resourcesync.CapChangeList])+len(d[resourcesync.CapChangeDump]) > 0
+}
+
 // AllDocs returns every document set's Capability List names now, by
 // capability (a copy).
 func (s *Source) AllDocs(set *Set) map[resourcesync.Capability][]string {

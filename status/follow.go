@@ -77,6 +77,9 @@ type Set struct {
 	// NothingToFollow: the set names no Change List nor Change Dump (a
 	// poll only reads its Capability List again, in case it names one).
 	NothingToFollow bool
+	// NoBaseline: the set publishes no Resource List nor Resource Dump,
+	// only changes: the tree holds only what they name.
+	NoBaseline bool
 	// Warnings are what the set's documents, as last read, depart from
 	// the standard in, where rsfs reads them otherwise than as written.
 	Warnings []DocWarning

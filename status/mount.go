@@ -108,8 +108,8 @@ func setReport(s Set, now, started time.Time) SetReport {
 	sr := SetReport{
 		Set: s.Set, Position: s.Position.UTC(), NewestChange: s.Newest.UTC(),
 		BehindSeconds: s.Behind(now, started).Seconds(), Resources: s.Resources,
-		NothingToFollow: s.NothingToFollow,
-		Degraded:        []DocReport{}, Warnings: []WarningReport{},
+		NothingToFollow: s.NothingToFollow, NoBaseline: s.NoBaseline,
+		Degraded: []DocReport{}, Warnings: []WarningReport{},
 	}
 	if !s.Complete.IsZero() {
 		c := s.Complete.UTC()

@@ -113,3 +113,21 @@ func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
 	fol.st.LastPoll, fol.st.LastPollErr = time.Now(), ""
 	assert.Nil(t, m.Report().Unreachable, "a poll that succeeds clears it")
 }
+
+// A set with Change Lists and no Resource List nor Resource Dump says it
+// has no baseline, in text and JSON.
+func TestReportSaysASetHasNoBaseline(t *testing.T) {
+	fol := &fakeFollower{Follow{Sets: []Set{{Set: "http://h/caps.xml", Resources: 3, NoBaseline: true}, {Set: "http://h/other.xml"}}}}
+	m := &Mount{URL: "http://h/", Dir: "/mnt/h", Started: time.Now(), Interval: time.Minute, Protocol: "resourcesync",
+		Follower: fol, Count: func() int { return 3 }, Cache: func() CacheReport { return CacheReport{} },
+		Fetched: func() []OriginReport { return nil }, Verification: (&Events{}).Since, ReadErrors: (&Events{}).Since,
+		HeldUntil: func(string) (time.Time, bool) { return time.Time{}, false }, Reach: &Reachability{}}
+	rep := m.Report()
+	require.Len(t, rep.Sets, 2)
+	assert.True(t, rep.Sets[0].NoBaseline)
+	assert.False(t, rep.Sets[1].NoBaseline)
+	var text strings.Builder
+	rep.WriteText(&text)
+	assert.Contains(t, text.String(), "  set http://h/caps.xml: 3 resources\n    "+NoBaselineText+"\n")
+	assert.Equal(t, 1, strings.Count(text.String(), "no baseline"), "only the set without one")
+}

@@ -37,6 +37,9 @@ type Report struct {
 	ReadErrors   Summary          `json:"read_errors"`
 }
 
+// NoBaselineText says what the tree of a set without a baseline holds.
+const NoBaselineText = "no baseline: the set publishes no Resource List or Resource Dump; the tree holds only what its Change Lists name"
+
 type SetReport struct {
 	Set           string    `json:"set"`
 	Position      time.Time `json:"position"`
@@ -49,6 +52,9 @@ type SetReport struct {
 	Degraded []DocReport `json:"degraded"` // empty: every document was read
 	// NothingToFollow: the set names no Change List nor Change Dump.
 	NothingToFollow bool `json:"nothing_to_follow"`
+	// NoBaseline: the set publishes no Resource List nor Resource Dump,
+	// only changes: the tree holds only what they name.
+	NoBaseline bool `json:"no_baseline"`
 	// Warnings: documents, as last read, that depart from the standard,
 	// and how they were read.
 	Warnings []WarningReport `json:"warnings"`
@@ -163,6 +169,9 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	for _, s := range r.Sets {
 		fmt.Fprintf(w, "  %s %s: %d resources\n", kind, s.Set, s.Resources)
+		if s.NoBaseline {
+			fmt.Fprintln(w, "    "+NoBaselineText)
+		}
 		if s.NothingToFollow {
 			fmt.Fprintln(w, "    nothing to follow: it names no Change List")
 		} else {

@@ -14,6 +14,7 @@ import (
 	"rsfs/discover"
 	"rsfs/protocol"
 	"rsfs/source"
+	"rsfs/status"
 )
 
 func inspectCmd() *cobra.Command {
@@ -182,6 +183,9 @@ func printDoc(w io.Writer, d source.DocReport) {
 }
 
 func printCounts(w io.Writer, s source.SetReport) {
+	if s.NoBaseline {
+		fmt.Fprintln(w, "  "+status.NoBaselineText)
+	}
 	fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, humanBytes(s.Bytes))
 	if s.NoLength > 0 {
 		fmt.Fprintf(w, "; %d without a length", s.NoLength)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/cache"
+	"rsfs/catalog"
 	"rsfs/fetch"
 	"rsfs/follow"
 	"rsfs/fs"
@@ -43,6 +44,7 @@ type mountFlags struct {
 	logFile       string
 	readyTimeout  time.Duration
 	pollInterval  time.Duration
+	learnLengths  bool
 	cacheDir      string
 	cacheMaxSize  string
 	cacheTotalMax string
@@ -136,6 +138,7 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
 	fl.StringVar(&mf.notifyURL, "notify-url", "", "the URL hubs reach --notify-addr at (default http://ADDR)")
 	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%): 0 disables following, else at least 100ms")
+	fl.BoolVar(&mf.learnLengths, "learn-lengths", true, "once the mount is ready, learn in the background (HEAD) the lengths the Resource Lists do not give; false: only when a process looks the file up")
 	return cmd
 }
 
@@ -296,6 +299,13 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 		defer close(following)
 		m.src.Run(ctx) // a fresh catalog, caught up, is saved before the loop's first poll
 	}()
+	learning := make(chan struct{})
+	go func() {
+		defer close(learning)
+		if mf.learnLengths {
+			m.learnLengths(ctx)
+		}
+	}()
 	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
 	sub, err := startPush(ctx, mf, follower)
 	if err != nil {
@@ -304,6 +314,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	m.serveUntilUnmounted(dir, signals, cancel)
 	stopSystemd()
 	<-following // every save of the loop is done, a fresh catalog's first one included
+	<-learning
 	m.blocks.Close()
 	if sub != nil {
 		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
@@ -312,6 +323,20 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 			slog.Warn("unsubscribing", "err", err)
 		}
 	}
+}
+
+// learnLengths learns in the background the lengths the lists did not
+// give (fs.LearnLengths), through the Source's per-origin limits.
+func (m *mountedFS) learnLengths(ctx context.Context) {
+	n := m.src.Catalog().Unsized()
+	if n == 0 {
+		return
+	}
+	slog.Info("learning in the background the lengths the lists did not give", "files", n)
+	start := time.Now()
+	learned, failed := m.fsys.LearnLengths(ctx, fetch.HeadParallel)
+	slog.Info("learned in the background the lengths the lists did not give", "learned", learned, "failed", failed,
+		"took", time.Since(start))
 }
 
 // serveUntilUnmounted serves until the file system is unmounted, then
@@ -389,6 +414,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		Catalog:     src.Catalog(),
 		Cache:       blocks,
 		Fetcher:     src.Fetcher,
+		Length:      headLength(src.Client()),
 		Batch:       src.Batch(),
 		Network:     networkOf(client),
 		UID:         uint32(mf.uid),
@@ -420,6 +446,19 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
 	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
+}
+
+// headLength learns a resource's length by HEAD (or a one-byte range when
+// HEAD gives none), through client's per-origin limits: for the files
+// whose list gave no length, when a lookup needs it.
+func headLength(client *fetch.Client) func(context.Context, *catalog.Resource) (int64, error) {
+	return func(ctx context.Context, r *catalog.Resource) (int64, error) {
+		meta, err := client.Head(ctx, r.URI)
+		if err != nil {
+			return -1, err
+		}
+		return meta.Length, nil
+	}
 }
 
 // networkOf is the round trip and bandwidth client measured to the host

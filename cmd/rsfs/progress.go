@@ -59,8 +59,7 @@ func (p *progress) update(pr source.Progress) {
 
 // progressLine is the loading line: "loading: [#####-----] 52% 3.6/6.9
 // MiB, 1.2 MiB/s; 1/3 lists, 4,422 resources" (no bar, nor percentage,
-// before the total is known), and the lengths learned when some were
-// missing.
+// before the total is known), and how many have no length yet.
 func progressLine(pr source.Progress, rate float64) string {
 	var b strings.Builder
 	b.WriteString("loading: ")
@@ -77,7 +76,7 @@ func progressLine(pr source.Progress, rate float64) string {
 	}
 	fmt.Fprintf(&b, "; %d/%d lists, %s resources", pr.Done, pr.Docs, thousands(int(pr.Resources)))
 	if pr.Missing > 0 {
-		fmt.Fprintf(&b, ", %d/%d lengths learned", pr.Learned, pr.Missing)
+		fmt.Fprintf(&b, " (%s without a length)", thousands(int(pr.Missing)))
 	}
 	return b.String()
 }

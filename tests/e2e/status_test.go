@@ -28,6 +28,7 @@ type status struct {
 		NewestChange  time.Time `json:"newest_change"`
 		BehindSeconds float64   `json:"behind_seconds"`
 		Resources     int       `json:"resources"`
+		NoBaseline    bool      `json:"no_baseline"`
 	} `json:"sets"`
 	Polls struct {
 		Count   int64      `json:"count"`

@@ -43,6 +43,10 @@ type server struct {
 	blobs map[string]File   // URL path → dump package (ranges served, not in the tree)
 
 	docRequests atomic.Int64
+	// fileRequests and fileHeads count the requests for resources (and
+	// dump packages), and of them the HEADs.
+	fileRequests, fileHeads atomic.Int64
+	delay                   atomic.Int64 // a time.Duration each answer waits
 }
 
 func newServer() (*server, error) {
@@ -64,6 +68,13 @@ func (s *server) Close() { s.srv.Close() }
 
 // DocRequests counts the GETs of documents answered so far.
 func (s *server) DocRequests() int64 { return s.docRequests.Load() }
+
+// FileRequests counts the requests for resources and dump packages so far,
+// and of them the HEADs.
+func (s *server) FileRequests() (all, heads int64) { return s.fileRequests.Load(), s.fileHeads.Load() }
+
+// SetDelay makes every answer wait d first (a distant Source; 0: none).
+func (s *server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
 
 // setDoc publishes (or replaces) the document at path, a copy of body.
 func (s *server) setDoc(path string, body []byte) {
@@ -124,10 +135,17 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		f, isFile = blob, true
 	}
 	s.mu.Unlock()
+	if d := time.Duration(s.delay.Load()); d > 0 {
+		time.Sleep(d)
+	}
 	switch {
 	case isDoc:
 		s.serveDoc(w, r, doc)
 	case isFile:
+		s.fileRequests.Add(1)
+		if r.Method == http.MethodHead {
+			s.fileHeads.Add(1)
+		}
 		w.Header().Set("ETag", `"`+md5hex(f.Body)+`"`)
 		http.ServeContent(w, r, "", f.Lastmod, bytes.NewReader(f.Body))
 	default:

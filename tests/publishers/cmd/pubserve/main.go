@@ -6,7 +6,10 @@
 //
 // With -update, the publisher also makes its changes once (DSpace's update
 // run, a Hyrax deposit, a POD upload, a resync round, a WEKO deposit), so
-// its change documents hold entries.
+// its change documents hold entries. With -delay, every answer waits that
+// long first (a distant Source). SIGUSR1 prints the requests answered so
+// far: documents=N files=N heads=N (files counts the resources' requests,
+// heads the HEADs among them).
 package main
 
 import (
@@ -14,16 +17,24 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
+	"time"
 
 	"rsfs/tests/publishers"
 )
 
-type source interface{ Close() }
+type source interface {
+	Close()
+	SetDelay(time.Duration)
+	DocRequests() int64
+	FileRequests() (all, heads int64)
+}
 
 func main() {
 	name := flag.String("publisher", "dspace", "dspace, hyrax, pod, resync or weko")
 	n := flag.Int("n", 12, "how many items (Hyrax: works) to start with")
 	update := flag.Bool("update", true, "make the publisher's changes once")
+	delay := flag.Duration("delay", 0, "every answer waits this long first")
 	flag.Parse()
 	url, src, err := start(*name, *n, *update)
 	if err != nil {
@@ -31,10 +42,17 @@ func main() {
 		os.Exit(1)
 	}
 	defer src.Close()
+	src.SetDelay(*delay)
 	fmt.Println(url)
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	<-sig
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	for s := range sig {
+		if s != syscall.SIGUSR1 {
+			return
+		}
+		files, heads := src.FileRequests()
+		fmt.Printf("documents=%d files=%d heads=%d\n", src.DocRequests(), files, heads)
+	}
 }
 
 func start(name string, n int, update bool) (string, source, error) {

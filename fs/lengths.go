@@ -1,0 +1,201 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"rsfs/catalog"
+	"rsfs/priority"
+)
+
+// A resource whose list gave no length is in the tree from the start, with
+// no request made for it: its length is learned when a process looks it up
+// by name (a stat, an open), by Config.Length (a HEAD through the Source's
+// per-origin limits), and recorded in the catalog (catalog.SetLength).
+// Until then the kernel is given no inode for it: a listing answers its
+// name alone (readDir), so every inode the kernel holds has its true size,
+// and reads, clipped by the kernel at that size, read the file to its end.
+// A length that cannot be learned now fails that lookup (EIO) and nothing
+// else: the file stays in the tree, and the next lookup tries again.
+//
+// Once the mount serves, LearnLengths learns the others in the background,
+// in the order a tree walk (ls -lR, grep -r, rsync) reaches them, a few at
+// a time, as requests that give way to any a reader waits on (package
+// priority), until a lookup joins one.
+
+// errNoLength is a lookup of a file whose length could not be learned.
+var errNoLength = errors.New("its length is not published and could not be learned")
+
+// learning coalesces the lookups of one file whose length is being learned.
+type learning struct {
+	mu sync.Mutex
+	m  map[catalog.NodeID]*learnCall
+}
+
+type learnCall struct {
+	done   chan struct{}
+	joined atomic.Int32 // lookups waiting on it
+	a      catalog.Attr
+	err    error
+}
+
+// known returns a, file id's attributes, with its length learned if a has
+// none: one request per file however many lookups wait on it.
+func (f *FS) known(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
+	return f.knownAs(ctx, id, a, false)
+}
+
+// knownAs is known; background marks a request of LearnLengths, deferrable
+// until a lookup waits on it.
+func (f *FS) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, background bool) (catalog.Attr, error) {
+	if a.Dir || !a.NoSize {
+		return a, nil
+	}
+	if f.cfg.Length == nil {
+		return a, nil // nothing can learn it: the file shows 0 bytes
+	}
+	l := &f.learning
+	l.mu.Lock()
+	c := l.m[id]
+	if c == nil {
+		if l.m == nil {
+			l.m = map[catalog.NodeID]*learnCall{}
+		}
+		c = &learnCall{done: make(chan struct{})}
+		l.m[id] = c
+		l.mu.Unlock()
+		if background {
+			ctx = priority.Deferrable(ctx, func() bool { return c.joined.Load() > 0 })
+		}
+		c.a, c.err = f.learn(ctx, id, a)
+		l.mu.Lock()
+		delete(l.m, id)
+		l.mu.Unlock()
+		close(c.done)
+		return c.a, c.err
+	}
+	l.mu.Unlock()
+	if background {
+		return a, nil // a lookup asks for it already
+	}
+	c.joined.Add(1)
+	select {
+	case <-c.done:
+		if c.err != nil && ctx.Err() == nil {
+			return f.known(ctx, id, a) // the first caller was interrupted, perhaps: try once more for this one
+		}
+		return c.a, c.err
+	case <-ctx.Done():
+		return a, ctx.Err()
+	}
+}
+
+// learn asks the Source for file id's length and records it.
+func (f *FS) learn(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
+	res, ok := f.cfg.Catalog.Resource(id)
+	if !ok {
+		return a, fmt.Errorf("%w: the file is gone", errNoLength)
+	}
+	n, err := f.cfg.Length(ctx, res)
+	if err == nil && n < 0 {
+		err = errors.New("the Source gave no length either")
+	}
+	if err != nil {
+		return a, fmt.Errorf("%w: %w", errNoLength, err)
+	}
+	if now, ok := f.cfg.Catalog.SetLength(id, a.Gen, n); ok {
+		f.lengthsLearned.Add(1)
+		return now, nil
+	}
+	// The follower moved the file on meanwhile: its version now is what
+	// the lookup answers (learned again if it has no length either).
+	now, ok := f.cfg.Catalog.Attr(id)
+	if !ok {
+		return a, fmt.Errorf("%w: the file is gone", errNoLength)
+	}
+	if now.NoSize && now.Gen == a.Gen {
+		return a, fmt.Errorf("%w: the catalog did not take it", errNoLength)
+	}
+	if now.NoSize {
+		return f.learn(ctx, id, now)
+	}
+	return now, nil
+}
+
+// LengthsLearned is how many lengths lookups have learned since the mount.
+func (f *FS) LengthsLearned() int64 { return f.lengthsLearned.Load() }
+
+// uriOf is file id's URI, "" if it is gone.
+func (f *FS) uriOf(id catalog.NodeID) string {
+	if r, ok := f.cfg.Catalog.Resource(id); ok {
+		return r.URI
+	}
+	return ""
+}
+
+// LearnLengths learns the lengths of the files that have none, parallel at
+// a time, in the tree's depth-first order (each directory's files in name
+// order, then its subdirectories), and returns how many it learned and how
+// many failed (a later lookup asks for those again), once all are tried
+// or ctx ends.
+func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed int64) {
+	if f.cfg.Length == nil {
+		return 0, 0
+	}
+	ctx, stop := f.opContext(ctx)
+	defer stop()
+	ids := make(chan catalog.NodeID)
+	var wg sync.WaitGroup
+	var ok, bad atomic.Int64
+	for range max(parallel, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range ids {
+				a, found := f.cfg.Catalog.Attr(id)
+				if !found || !a.NoSize {
+					continue
+				}
+				if now, err := f.knownAs(ctx, id, a, true); err != nil {
+					bad.Add(1)
+				} else if !now.NoSize {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	f.walkUnsized(ctx, catalog.RootID, ids)
+	close(ids)
+	wg.Wait()
+	return ok.Load(), bad.Load()
+}
+
+// walkUnsized sends the files of dir and below that have no length, in
+// the tree's depth-first order, until ctx ends. A directory is read in the
+// catalog's batches, so a million files in one cost no copy of its
+// listing.
+func (f *FS) walkUnsized(ctx context.Context, dir catalog.NodeID, ids chan<- catalog.NodeID) {
+	var subdirs []catalog.NodeID
+	f.cfg.Catalog.ReadDir(dir, func(_ string, id catalog.NodeID, a catalog.Attr) bool {
+		switch {
+		case a.Dir:
+			subdirs = append(subdirs, id)
+		case a.NoSize:
+			select {
+			case ids <- id:
+			case <-ctx.Done():
+				return false
+			}
+		}
+		return true
+	})
+	for _, d := range subdirs {
+		if ctx.Err() != nil {
+			return
+		}
+		f.walkUnsized(ctx, d, ids)
+	}
+}
