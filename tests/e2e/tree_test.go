@@ -18,12 +18,21 @@ import (
 	"rsfs/tests/sourcetest"
 )
 
+// getxattr reads an attribute, asking again after EINTR as package os
+// does for its own calls: a lookup that waits on the network (a length
+// learned by HEAD) is interrupted by the Go runtime's preemption signal,
+// and the file system honours interrupts.
 func getxattr(t *testing.T, path, name string) string {
 	t.Helper()
 	buf := make([]byte, 4096)
-	n, err := syscall.Getxattr(path, name, buf)
-	require.NoError(t, err, "getxattr %s %s", path, name)
-	return string(buf[:n])
+	for {
+		n, err := syscall.Getxattr(path, name, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		require.NoError(t, err, "getxattr %s %s", path, name)
+		return string(buf[:n])
+	}
 }
 
 // walkFiles returns every regular file below dir by its URI xattr.
