@@ -128,6 +128,7 @@ func TestInterruptWhileLoadingMountsNothing(t *testing.T) {
 	needFUSE(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel() // each watches its own mount directory for 6 s
 			url, asked := slowSource(t, 4*time.Second)
 			dir := mountDir(t)
 			cmd, stderr := startMount(t, url, dir)

@@ -36,10 +36,16 @@ var specDocsPerPoll = map[specsource.Layout]int64{
 
 func TestSpecSourceLayouts(t *testing.T) {
 	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate, specsource.ChangeDump} {
-		t.Run(layout.String(), func(t *testing.T) { followSpecSource(t, layout, false) })
+		t.Run(layout.String(), func(t *testing.T) {
+			t.Parallel() // each waits on its own mount's polls
+			followSpecSource(t, layout, false)
+		})
 	}
 	// The index named with the non-standard capability "changelistindex".
-	t.Run("changelistindex", func(t *testing.T) { followSpecSource(t, specsource.Index, true) })
+	t.Run("changelistindex", func(t *testing.T) {
+		t.Parallel()
+		followSpecSource(t, specsource.Index, true)
+	})
 }
 
 func followSpecSource(t *testing.T, layout specsource.Layout, nonStandard bool) {

@@ -131,6 +131,7 @@ func readStaleStatus(t *testing.T, dir string) (staleStatus, string) {
 func TestSilentStaleFailingChangeList(t *testing.T) {
 	for _, code := range []int{http.StatusInternalServerError, http.StatusNotFound} {
 		t.Run(http.StatusText(code), func(t *testing.T) {
+			t.Parallel()
 			src := startSpec(t, specsource.Config{Layout: specsource.TwoLists, Files: 12})
 			m := followSpec(t, src)
 			src.FailDoc("/changelist-1.xml", code)
@@ -270,6 +271,7 @@ func TestSilentStaleRotatingIndexReadsNoResourceList(t *testing.T) {
 func TestSilentStaleFutureChange(t *testing.T) {
 	for _, layout := range []specsource.Layout{specsource.Future, specsource.V10} {
 		t.Run(layout.String(), func(t *testing.T) {
+			t.Parallel()
 			src := startSpec(t, specsource.Config{Layout: layout, Files: 12})
 			m := followSpec(t, src)
 			src.CreateFuture("/data/future.txt", []byte("dated 9999-12-31\n"))
