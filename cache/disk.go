@@ -304,13 +304,16 @@ func (d *diskStore) write(w *diskWrite) error {
 		return nil
 	}
 	tmp := d.tempPath(w.dk)
-	hdr := blockFileHeader(w.key, d.blockSize, data)
+	buf := fileBufs.Get().(*[]byte)
+	defer fileBufs.Put(buf)
+	hdr := appendBlockFileHeader((*buf)[:0], w.key, d.blockSize, data)
 	size := int64(len(hdr) + len(data))
 	if len(data) <= oneWriteMax {
 		// One write: a system call costs more than copying a few KiB,
 		// and grep -r of small files writes a block file per file.
 		hdr, data = append(hdr, data...), nil
 	}
+	*buf = hdr
 	if err := writeTemp(tmp, hdr, data); err != nil {
 		return err
 	}
@@ -341,6 +344,10 @@ func (d *diskStore) write(w *diskWrite) error {
 	d.removeFiles(victims, &d.evictions)
 	return nil
 }
+
+// fileBufs holds the buffers block files are composed in (header, and the
+// data of a small block), so the writer allocates none per block.
+var fileBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 func (d *diskStore) isCancelled(w *diskWrite) bool {
 	d.mu.Lock()
