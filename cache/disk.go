@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -30,6 +31,9 @@ const (
 	// never pause (a long rsync) still fill the disk cache, at SCHED_IDLE.
 	diskMaxDefer = 5 * time.Second
 	maxDiskIDLen = 64 << 10 // contents with longer ids are not written to disk
+	// oneWriteMax is the largest block written to its file together with
+	// its header, in one write; larger ones are written from where they are.
+	oneWriteMax = 64 << 10
 )
 
 // diskStore is the disk cache: one file per block under dir/blocks, written
@@ -161,25 +165,50 @@ func (d *diskStore) read(k blockKey) ([]byte, bool) {
 	return data, true
 }
 
-// readBlockFile reads a whole file of at most maxSize bytes.
+// readBlockFile reads a whole file of at most maxSize bytes, with plain
+// system calls (see writeTemp).
 func readBlockFile(path string, maxSize int64) ([]byte, error) {
-	f, err := os.Open(path)
+	fd, err := openRead(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
 		return nil, fmt.Errorf("stat block file: %w", err)
 	}
-	if st.Size() > maxSize {
-		return nil, fmt.Errorf("%w: %d bytes", errBadBlockFile, st.Size())
+	if st.Size > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes", errBadBlockFile, st.Size)
 	}
-	buf := make([]byte, st.Size())
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("read block file: %w", err)
+	buf := make([]byte, st.Size)
+	for n := 0; n < len(buf); {
+		m, err := syscall.Read(fd, buf[n:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read block file: %w", err)
+		}
+		if m == 0 {
+			return nil, fmt.Errorf("read block file: %w", io.ErrUnexpectedEOF)
+		}
+		n += m
 	}
 	return buf, nil
+}
+
+// openRead opens path for reading.
+func openRead(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
 }
 
 // mayHold reports whether the index knows a file for block k (found by the
@@ -276,7 +305,16 @@ func (d *diskStore) write(w *diskWrite) error {
 		return nil
 	}
 	tmp := d.tempPath(w.dk)
-	hdr := blockFileHeader(w.key, d.blockSize, data)
+	buf := fileBufs.Get().(*[]byte)
+	defer fileBufs.Put(buf)
+	hdr := appendBlockFileHeader((*buf)[:0], w.key, d.blockSize, data)
+	size := int64(len(hdr) + len(data))
+	if len(data) <= oneWriteMax {
+		// One write: a system call costs more than copying a few KiB,
+		// and grep -r of small files writes a block file per file.
+		hdr, data = append(hdr, data...), nil
+	}
+	*buf = hdr
 	if err := writeTemp(tmp, hdr, data); err != nil {
 		return err
 	}
@@ -288,9 +326,11 @@ func (d *diskStore) write(w *diskWrite) error {
 	// A dropID meanwhile marks the write cancelled; the file is then
 	// removed again below instead of indexed.
 	path := d.path(w.dk)
-	if err := os.Rename(tmp, path); err != nil {
+	// syscall.Rename, not os.Rename, which first stats path to refuse a
+	// directory there: a block file's name is never a directory's.
+	if err := syscall.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("rename block file: %w", err)
+		return fmt.Errorf("rename block file %s: %w", tmp, err)
 	}
 	d.mu.Lock()
 	if w.cancelled {
@@ -298,7 +338,7 @@ func (d *diskStore) write(w *diskWrite) error {
 		os.Remove(path)
 		return nil
 	}
-	d.index.touch(w.dk, w.key, int64(len(hdr)+len(data)))
+	d.index.touch(w.dk, w.key, size)
 	victims := d.index.takeOldest(d.maxBytes)
 	d.mu.Unlock()
 	d.writes.Add(1)
@@ -306,34 +346,73 @@ func (d *diskStore) write(w *diskWrite) error {
 	return nil
 }
 
+// fileBufs holds the buffers block files are composed in (header, and the
+// data of a small block), so the writer allocates none per block.
+var fileBufs = sync.Pool{New: func() any { return new([]byte) }}
+
 func (d *diskStore) isCancelled(w *diskWrite) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return w.cancelled
 }
 
-// writeTemp writes hdr and data to a new file at path (its directory is
-// made again if it went away).
+// writeTemp writes hdr and data (if any) to a new file at path (its
+// directory is made again if it went away). It makes plain system calls:
+// an os.File would also register the file with the poller and set its
+// flags (four more calls per block file, which for a small file's block
+// cost more than its write).
 func writeTemp(path string, hdr, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	fd, err := createFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			f, err = os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			fd, err = createFile(path)
 		}
 	}
 	if err != nil {
 		return fmt.Errorf("create block file: %w", err)
 	}
-	_, err = f.Write(hdr)
-	if err == nil {
-		_, err = f.Write(data)
+	err = writeAll(fd, hdr)
+	if err == nil && len(data) > 0 {
+		err = writeAll(fd, data)
 	}
-	if cerr := f.Close(); err == nil {
+	if cerr := syscall.Close(fd); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("write block file: %w", err)
+		return fmt.Errorf("write block file %s: %w", path, err)
+	}
+	return nil
+}
+
+// createFile opens path for writing, created or truncated.
+func createFile(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
+		}
+		return fd, nil
+	}
+}
+
+// writeAll writes all of b to fd.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := syscall.Write(fd, b)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrShortWrite
+		}
+		b = b[n:]
 	}
 	return nil
 }

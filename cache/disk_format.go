@@ -71,7 +71,15 @@ func parseDiskKey(name string) (diskKey, bool) {
 
 // blockFileHeader returns the header of block k (of blockSize) holding data.
 func blockFileHeader(k blockKey, blockSize int, data []byte) []byte {
-	hdr := make([]byte, blockFileFixed+len(k.id))
+	return appendBlockFileHeader(nil, k, blockSize, data)
+}
+
+// appendBlockFileHeader appends the header of block k (of blockSize)
+// holding data to dst.
+func appendBlockFileHeader(dst []byte, k blockKey, blockSize int, data []byte) []byte {
+	n := len(dst)
+	dst = append(dst, make([]byte, blockFileFixed+len(k.id))...)
+	hdr := dst[n:]
 	copy(hdr, blockFileMagic)
 	hdr[4] = blockFileVersion
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(blockSize))
@@ -81,7 +89,7 @@ func blockFileHeader(k blockKey, blockSize int, data []byte) []byte {
 	binary.LittleEndian.PutUint64(rest, uint64(k.block))
 	binary.LittleEndian.PutUint32(rest[8:], uint32(len(data)))
 	binary.LittleEndian.PutUint32(rest[12:], crc32.Checksum(data, castagnoli))
-	return hdr
+	return dst
 }
 
 // decodeBlockFile returns the data of a block file's bytes if they hold

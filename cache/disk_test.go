@@ -97,6 +97,32 @@ func TestDiskBlocksSurviveANewCache(t *testing.T) {
 	assert.Equal(t, wantBytes, second.Stats().DiskBytes)
 }
 
+// Blocks up to oneWriteMax are written with their header in one write,
+// larger ones in two: both come back whole from a new cache.
+func TestDiskBlocksAboveAndBelowOneWriteSurviveANewCache(t *testing.T) {
+	dir := t.TempDir()
+	block := 2 * oneWriteMax
+	data := randomBytes(2*block+5000, 43)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
+	cfg := Config{ReadAhead: -1, BlockSize: block, MaxBytes: int64(8 * block)}
+
+	first, _ := newDiskCache(t, dir, cfg)
+	require.Equal(t, data, readContent(t, first, content, &memOrigin{data: data}))
+	first.Close()
+	assert.Equal(t, int64(len(data)+3*(blockFileFixed+len("v1"))), first.Stats().DiskBytes)
+	for b, n := range []int{block, block, 5000} {
+		st, err := os.Stat(blockPath(first, "v1", int64(b)))
+		require.NoError(t, err)
+		assert.Equal(t, int64(blockFileFixed+len("v1")+n), st.Size(), "block file %d", b)
+	}
+
+	second, _ := newDiskCache(t, dir, cfg)
+	again := &memOrigin{data: data}
+	assert.Equal(t, data, readContent(t, second, content, again))
+	assert.Equal(t, int64(0), again.calls.Load(), "every block comes from disk")
+	assert.Equal(t, uint64(3), second.Stats().DiskHits)
+}
+
 func TestDiskBadBlockFilesAreRefetchedNeverServed(t *testing.T) {
 	dir := t.TempDir()
 	data := randomBytes(6*testBlock, 41)
