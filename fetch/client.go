@@ -23,6 +23,7 @@ type Client struct {
 	traffic traffic
 	nets    networks
 	pace    pacers
+	health  healths
 	bw      *rate.Limiter // Options.BandwidthLimit; nil: none
 	onRetry atomic.Pointer[func(Retry)]
 }

@@ -33,6 +33,9 @@ type sourceFlags struct {
 	maxRate    float64
 	bwlimit    string
 	userAgent  string
+	// offlineWait, set by mount only, keeps the Source's offline state
+	// (fetch.Options.OfflineWait).
+	offlineWait time.Duration
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
@@ -106,6 +109,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 		MaxRate:          f.maxRate,
 		BandwidthLimit:   bwlimit,
 		UserAgent:        f.userAgent,
+		OfflineWait:      f.offlineWait,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)
