@@ -57,6 +57,7 @@ type diskStore struct {
 
 	mu      sync.Mutex
 	index   *diskIndex
+	pins    map[diskKey]bool // pin.go
 	pending map[diskKey]*diskWrite
 	closed  bool
 	scanned bool // the index holds every block file on disk: a key it does not know is not there
@@ -68,6 +69,9 @@ type diskStore struct {
 
 	hits, writes, evictions, errs, drops, cleaned atomic.Uint64
 	lastBusy                                      atomic.Int64 // time.Now().UnixNano() of the last enqueue, open or read
+	// hurry counts the Keeps waiting for their blocks: while one does,
+	// the writer writes at once instead of waiting for quiet.
+	hurry atomic.Int32
 }
 
 // diskWrite is one queued block write.
@@ -105,6 +109,9 @@ func openDiskStore(dir string, maxBytes int64, blockSize int, lookup func(blockK
 		writerDone: make(chan struct{}),
 		stopScan:   make(chan struct{}),
 		scanDone:   make(chan struct{}),
+	}
+	if err := d.loadPins(); err != nil {
+		log.Warn("disk cache: the pins of rsfs warm are lost", "err", err)
 	}
 	go d.writeLoop()
 	go d.scan()
@@ -250,7 +257,7 @@ func (d *diskStore) settle(queued time.Time) {
 	for {
 		quiet := time.Since(time.Unix(0, d.lastBusy.Load()))
 		waited := time.Since(queued)
-		if quiet >= d.quiet || waited >= d.maxDefer {
+		if quiet >= d.quiet || waited >= d.maxDefer || d.hurry.Load() > 0 {
 			return
 		}
 		t := time.NewTimer(min(d.quiet-quiet, d.maxDefer-waited))
@@ -298,7 +305,7 @@ func (d *diskStore) write(w *diskWrite) error {
 		return nil
 	}
 	d.index.touch(w.dk, w.key, int64(len(hdr)+len(data)))
-	victims := d.index.takeOldest(d.maxBytes)
+	victims := d.index.takeOldest(d.maxBytes, d.pinnedLocked)
 	d.mu.Unlock()
 	d.writes.Add(1)
 	d.removeFiles(victims, &d.evictions)

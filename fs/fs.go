@@ -65,6 +65,7 @@ type FS struct {
 	dirs     dirHandles
 	notes    notifier
 	warm     warmer
+	warmJobs warmJobs
 	versions versions
 	// noOpen: the kernel opens files without asking (Mounted).
 	noOpen atomic.Bool

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -76,13 +77,22 @@ func (f *FS) cachedText(id catalog.NodeID) string {
 // controlXattr answers the virtual attributes every node has (not listed):
 // XattrCached, and the warm requests (warmjob.go). ok: attr is one of them.
 func (f *FS) controlXattr(nid uint64, attr string, sizeQuery bool) (string, fuse.Status, bool) {
+	if attr != XattrCached && attr != XattrRelease && !strings.HasPrefix(attr, XattrWarmPrefix) {
+		return "", fuse.OK, false
+	}
+	if _, ok := f.nodes.get(nid); !ok && nid != fuse.FUSE_ROOT_ID {
+		return "", fuse.ENOENT, true
+	}
 	id := catalogID(nid)
 	switch {
 	case attr == XattrCached:
-		if _, ok := f.nodes.get(nid); !ok && nid != fuse.FUSE_ROOT_ID {
-			return "", fuse.ENOENT, true
-		}
 		return f.cachedText(id), fuse.OK, true
+	case strings.HasPrefix(attr, XattrWarmPrefix):
+		v, st := f.warmXattr(nid, strings.TrimPrefix(attr, XattrWarmPrefix))
+		return v, st, true
+	case attr == XattrRelease:
+		v, st := f.releaseXattr(nid)
+		return v, st, true
 	}
 	return "", fuse.OK, false
 }

@@ -33,7 +33,8 @@ func (r *Mount) CacheReport() status.CacheReport {
 	out := status.CacheReport{Memory: mem}
 	if r.DiskMax > 0 {
 		// The disk is asked on each memory miss.
-		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.DiskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.Misses}
+		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.DiskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.Misses,
+			Writes: cs.DiskWrites, Evictions: cs.DiskEvictions}
 		disk.HitRatio = ratio(disk.Hits, disk.Lookups)
 		out.Disk = &disk
 	}

@@ -123,12 +123,16 @@ type CacheReport struct {
 }
 
 type TierReport struct {
-	Bytes    int64   `json:"bytes"`
-	MaxBytes int64   `json:"max_bytes"`
-	Blocks   int     `json:"blocks"`
-	Hits     uint64  `json:"hits"`
-	Lookups  uint64  `json:"lookups"`
-	HitRatio float64 `json:"hit_ratio"`
+	Bytes    int64  `json:"bytes"`
+	MaxBytes int64  `json:"max_bytes"`
+	Blocks   int    `json:"blocks"`
+	Hits     uint64 `json:"hits"`
+	Lookups  uint64 `json:"lookups"`
+	// Writes and Evictions are the disk's block files written and evicted
+	// since the mount (0 for memory).
+	Writes    uint64  `json:"writes,omitempty"`
+	Evictions uint64  `json:"evictions,omitempty"`
+	HitRatio  float64 `json:"hit_ratio"`
 }
 
 // ThrottleReport is how an origin is paced now because it said "slow

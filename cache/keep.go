@@ -1,0 +1,254 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// keepChunk bounds the contents Keep fills before it waits for their blocks
+// to reach the disk; keepChunkBytes bounds their bytes (at most an eighth
+// of the memory cache, so none leaves memory before it is written).
+const (
+	keepChunk      = 512
+	keepDiskPoll   = 10 * time.Millisecond
+	keepDiskWaitMx = 2 * time.Minute
+)
+
+// ErrNoDisk: Keep needs a disk cache.
+var ErrNoDisk = errors.New("cache: no disk cache (--cache-dir none, or --cache-max-size 0)")
+
+// Keep fills every block of items not on disk into the disk cache, for
+// `rsfs warm`: small contents that batch can read together (dump members)
+// through WarmBatch's claims, the rest block by block; every fill is
+// background work (priority.Deferrable, as a Warm's) that gives way to the
+// reads users wait on, runs at most the warm workers' bound at once, and
+// gets the checks a reader's fill gets (the exact length; the published
+// hash, of a content of more than one block by a whole pass once its
+// blocks are in). Keep waits, chunk by chunk, until the blocks are
+// written, so that the memory cache never holds more of them than an
+// eighth of its size. done is called once per item, with nil when the
+// content is whole on disk. batch may be nil.
+func (c *Cache) Keep(ctx context.Context, items []WarmItem, batch func(ctx context.Context, which []int) [][]byte, done func(i int, fetched bool, err error)) {
+	if c.disk == nil {
+		for i := range items {
+			done(i, false, ErrNoDisk)
+		}
+		return
+	}
+	c.disk.hurry.Add(1) // the writer does not wait for quiet meanwhile
+	defer c.disk.hurry.Add(-1)
+	var small, large []int
+	for i, it := range items {
+		switch {
+		case c.OnDisk(it.Content) >= it.Content.Size:
+			done(i, false, nil)
+		case it.Content.Size <= int64(c.blockSize):
+			small = append(small, i)
+		default:
+			large = append(large, i)
+		}
+	}
+	budget := max(c.maxBytes/8, int64(c.blockSize))
+	for len(small) > 0 && ctx.Err() == nil {
+		n, bytes := 0, int64(0)
+		for n < len(small) && n < keepChunk && bytes+items[small[n]].Content.Size <= budget {
+			bytes += items[small[n]].Content.Size
+			n++
+		}
+		n = max(n, 1)
+		c.keepSmall(ctx, items, small[:n], batch, done)
+		small = small[n:]
+	}
+	for _, i := range large {
+		err := c.keepLarge(ctx, items[i], budget)
+		done(i, err == nil, err)
+	}
+	for _, i := range small { // ctx ended
+		done(i, false, ctx.Err())
+	}
+}
+
+// keepSmall fills a chunk of one-block contents: in a batch where batch
+// can read them, else one by one, then waits for the disk.
+func (c *Cache) keepSmall(ctx context.Context, items []WarmItem, chunk []int, batch func(context.Context, []int) [][]byte, done func(int, bool, error)) {
+	if batch != nil {
+		sub := make([]WarmItem, len(chunk))
+		for j, i := range chunk {
+			sub[j] = items[i]
+		}
+		claims := c.claimKeep(sub)
+		c.readBatch(ctx, sub, claims, func(ctx context.Context, which []int) [][]byte {
+			orig := make([]int, len(which))
+			for j, w := range which {
+				orig[j] = chunk[w]
+			}
+			return batch(ctx, orig)
+		})
+	}
+	errs := make([]error, len(chunk))
+	sem := make(chan struct{}, max(1, c.maxWarmWorkers()))
+	var wg sync.WaitGroup
+	for j, i := range chunk {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			file := c.Open(items[i].Content, items[i].Fetcher)
+			defer file.Close()
+			errs[j] = c.keepBlock(ctx, blockKey{items[i].Content.ID, 0}, file.fillBlock(0))
+		})
+	}
+	wg.Wait()
+	for j, i := range chunk {
+		if errs[j] == nil {
+			errs[j] = c.waitOnDisk(ctx, items[i].Content)
+		}
+		done(i, true, errs[j])
+	}
+}
+
+// claimKeep claims, as claimBatch does, the contents not in memory nor
+// being filled, whatever the warm budget (Keep bounds its own).
+func (c *Cache) claimKeep(items []WarmItem) []batchClaim {
+	var claims []batchClaim
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, it := range items {
+		k := blockKey{it.Content.ID, 0}
+		if it.Content.Size <= 0 || c.lru.contains(k) || c.flights[k] != nil {
+			continue
+		}
+		f := newFlight(func() {})
+		c.flights[k] = f
+		claims = append(claims, batchClaim{i, k, f})
+	}
+	return claims
+}
+
+// keepBlock makes sure block k is in memory or on disk, filling it with
+// fill (in the background, deferrable) unless it is cached or being
+// filled, and queues it for the disk.
+func (c *Cache) keepBlock(ctx context.Context, k blockKey, fill func(context.Context) ([]byte, error)) error {
+	for {
+		c.mu.Lock()
+		if c.lru.contains(k) {
+			c.mu.Unlock()
+			c.writeToDisk(k)
+			return nil
+		}
+		f := c.flights[k]
+		if f == nil {
+			f = c.startLocked(k, fill)
+		}
+		c.mu.Unlock()
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if !errors.Is(f.err, errReleased) {
+			return f.err // nil: stored, and queued for the disk unless it came from there
+		}
+	}
+}
+
+// keepLarge fills a content of several blocks, budget bytes of blocks at a
+// time, waiting for each group to reach the disk, then reads it whole
+// (from memory and disk) to verify its hash.
+func (c *Cache) keepLarge(ctx context.Context, it WarmItem, budget int64) error {
+	file := c.Open(it.Content, it.Fetcher)
+	defer file.Close()
+	bs := int64(c.blockSize)
+	per := max(budget/bs, 1)
+	sem := make(chan struct{}, max(1, c.maxWarmWorkers()))
+	for first := int64(0); first <= file.lastBlock; first += per {
+		last := min(first+per-1, file.lastBlock)
+		errs := make([]error, last-first+1)
+		var wg sync.WaitGroup
+		for b := first; b <= last; b++ {
+			k := blockKey{it.Content.ID, b}
+			if c.disk.mayHold(k) {
+				continue
+			}
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				errs[b-first] = c.keepBlock(ctx, k, file.fillBlock(b))
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		for b := first; b <= last; b++ {
+			if err := c.waitBlockOnDisk(ctx, blockKey{it.Content.ID, b}); err != nil {
+				return err
+			}
+		}
+	}
+	if file.hasDigest {
+		return c.verifyPass(ctx, file)
+	}
+	return nil
+}
+
+// verifyPass reads file whole, which verifies its published hash.
+func (c *Cache) verifyPass(ctx context.Context, file *File) error {
+	bs := int64(c.blockSize)
+	buf := make([]byte, bs)
+	for off := int64(0); off < file.content.Size; off += bs {
+		n := min(bs, file.content.Size-off)
+		if _, err := file.ReadAt(ctx, buf[:n], off); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitOnDisk waits until every block of ct is written to disk.
+func (c *Cache) waitOnDisk(ctx context.Context, ct Content) error {
+	bs := int64(c.blockSize)
+	for b := int64(0); b*bs < ct.Size; b++ {
+		if err := c.waitBlockOnDisk(ctx, blockKey{ct.ID, b}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// waitBlockOnDisk waits until block k's file is written; a block that left
+// memory before its turn (its write dropped) is not waited for long.
+func (c *Cache) waitBlockOnDisk(ctx context.Context, k blockKey) error {
+	dk := c.disk.key(k)
+	deadline := time.Now().Add(keepDiskWaitMx)
+	for {
+		c.disk.mu.Lock()
+		written, pending := c.disk.index.knows(dk), c.disk.pending[dk] != nil
+		c.disk.mu.Unlock()
+		if written {
+			return nil
+		}
+		if !pending {
+			c.mu.Lock()
+			inMemory := c.lru.contains(k)
+			c.mu.Unlock()
+			if !inMemory {
+				return fmt.Errorf("cache: %s block %d left memory before it was written to disk", k.id, k.block)
+			}
+			c.writeToDisk(k)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("cache: %s block %d not written to disk within %s", k.id, k.block, keepDiskWaitMx)
+		}
+		t := time.NewTimer(keepDiskPoll)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+	}
+}
