@@ -83,6 +83,9 @@ type Options struct {
 	// for an origin that does not answer, retries included; 0: no state,
 	// every request retries as Retries says.
 	OfflineWait time.Duration
+	// Offline: the Client sends nothing; every request fails at once with
+	// an *OfflineError (rsfs mount --offline).
+	Offline bool
 }
 
 // ProjectURL is where rsfs is described, named in the default User-Agent

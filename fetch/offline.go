@@ -32,10 +32,14 @@ type OfflineError struct {
 	Since  time.Time // the first of the failed attempts in a row
 	Hang   bool      // the last attempt connected and had no answer within Timeout
 	Last   error     // the last attempt's failure, if this request made one
+	Forced bool      // Options.Offline: nothing is sent
 }
 
 func (e *OfflineError) Error() string {
 	s := fmt.Sprintf("%s offline since %s", e.Origin, e.Since.UTC().Format(time.RFC3339))
+	if e.Forced {
+		s += " (mounted --offline)"
+	}
 	if e.Last != nil {
 		s += ": " + e.Last.Error()
 	}
@@ -159,6 +163,9 @@ func (c *Client) tracking() bool { return c.opts.OfflineWait > 0 }
 // Offline is the state of the Client's credential origin (zero when the
 // Client keeps none: Options.OfflineWait unset).
 func (c *Client) Offline() OfflineState {
+	if c.opts.Offline {
+		return OfflineState{Offline: true, Since: c.created, Err: "mounted --offline: the Source is not asked"}
+	}
 	if !c.tracking() || c.opts.CredentialOrigin == "" {
 		return OfflineState{}
 	}
@@ -170,6 +177,9 @@ func (c *Client) Offline() OfflineState {
 // less than one Timeout ago: an offline origin is probed once a Timeout
 // at most, and a poll of many documents waits for one of them.
 func (c *Client) offlineErr(ctx context.Context, origin string, last error) error {
+	if c.opts.Offline {
+		return &OfflineError{Origin: origin, Since: c.created, Forced: true}
+	}
 	if !c.tracking() {
 		return nil
 	}

@@ -52,6 +52,8 @@ func (r *Reachability) report(p Polling, off Offline) *UnreachableReport {
 	}
 	u := &UnreachableReport{Since: since.UTC(), Error: cause, Offline: off.Offline, Hang: off.Hang}
 	switch {
+	case off.Forced:
+		u.Fix = "mounted --offline: nothing is asked of the Source; remount without --offline to reach it"
 	case off.Hang:
 		u.Fix = fmt.Sprintf("the Source accepts connections but sends no answer within --timeout (%s): a hung server, or a proxy or firewall holding connections; have the server or the network path fixed (raising --timeout only makes each wait longer); files on disk are served meanwhile", off.Timeout)
 	case off.Offline && strings.Contains(cause, "refused"):

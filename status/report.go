@@ -81,6 +81,7 @@ type Offline struct {
 	Hang    bool
 	Err     string
 	Timeout time.Duration // --timeout
+	Forced  bool          // mounted --offline
 }
 
 // DocReport is a document that failed at the last poll.

@@ -36,6 +36,7 @@ type sourceFlags struct {
 	// offlineWait, set by mount only, keeps the Source's offline state
 	// (fetch.Options.OfflineWait).
 	offlineWait time.Duration
+	offline     bool // mount --offline: the client sends nothing
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
@@ -110,6 +111,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 		BandwidthLimit:   bwlimit,
 		UserAgent:        f.userAgent,
 		OfflineWait:      f.offlineWait,
+		Offline:          f.offline,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)

@@ -135,6 +135,7 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
 	fl.StringVar(&mf.notifyURL, "notify-url", "", "the URL hubs reach --notify-addr at (default http://ADDR)")
+	fl.BoolVar(&mf.offline, "offline", false, "mount what was remembered of the Source (its snapshot and the disk cache) without asking it anything: files on disk read, others fail with EIO at once; no polls")
 	fl.DurationVar(&mf.offlineWait, "offline-wait", 0, "how long a read waits for a Source that does not answer before it fails (default: one --timeout); once the Source has not answered for one --timeout the mount is offline, and a read that needs the network fails at once")
 	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%): 0 disables following, else at least 100ms")
 	return cmd
@@ -362,7 +363,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	}
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
 	src, err := mountsrc.Open(fetch.Probe(cmd.Context()), mountsrc.Options{
-		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
+		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update, Offline: mf.offline,
 	})
 	client.OnRetry(nil)
 	prog.done()
@@ -391,7 +392,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	stat.OnDisk = f.OnDisk
 	stat.Offline = func() status.Offline {
 		st := client.Offline()
-		return status.Offline{Offline: st.Offline, Since: st.Since, Hang: st.Hang, Err: st.Err, Timeout: mf.timeout}
+		return status.Offline{Offline: st.Offline, Since: st.Since, Hang: st.Hang, Err: st.Err, Timeout: mf.timeout, Forced: mf.offline}
 	}
 	// The file system drops effects until it is mounted: the kernel holds
 	// nothing of the tree before (fs/notify.go).

@@ -110,6 +110,12 @@ func (mf *mountFlags) validate() error {
 	if mf.offlineWait < 0 {
 		return usagef("--offline-wait %s: want a duration above 0 (default: one --timeout)", mf.offlineWait)
 	}
+	if mf.offline {
+		mf.pollInterval = 0 // nothing is asked: no polls
+		if mf.notifyAddr != "" {
+			return usagef("--offline asks the Source nothing: no --notify-addr")
+		}
+	}
 	if mf.offlineWait == 0 {
 		mf.offlineWait = mf.timeout
 	}

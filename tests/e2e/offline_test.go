@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"syscall"
@@ -176,4 +177,40 @@ func TestOfflineHungSource(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, out, "fix:")
 	assert.NotContains(t, out, "(in -", "no next poll in the past")
+}
+
+// rsfs mount --offline mounts the snapshot and the disk cache without a
+// request to the Source, running or not: the whole tree, files on disk
+// read, others fail with EIO at once, and the status says so.
+func TestMountOffline(t *testing.T) {
+	src := startSource(t, sourcetest.Config{Resources: 200, Dumps: true, PerDump: 100})
+	base := t.TempDir()
+	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	m := mountAt(t, src.URL(), dir, cacheDir)
+	files := sortedFiles(walkFiles(t, m.dir))
+	warmed := filepath.Dir(files[0])
+	_, code := warmJSON(t, warmed)
+	require.Equal(t, 0, code)
+	want, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	m.unmount(t)
+
+	src.ResetCounters()
+	m = mountAt(t, src.URL(), dir, cacheDir, "--offline")
+	assert.Len(t, walkFiles(t, m.dir), len(files), "the whole tree, from the snapshot")
+	got, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	n, eio := grepAll(t, warmed)
+	assert.Positive(t, n)
+	assert.Zero(t, eio, "every warmed file reads")
+	_, took, err := timedRead(files[len(files)-1])
+	require.ErrorIs(t, err, syscall.EIO)
+	assert.Less(t, took, 300*time.Millisecond)
+	assert.Equal(t, sourcetest.Counters{}, src.Counters(), "nothing asked of the Source")
+	rep := report(t, m.dir)
+	require.NotNil(t, rep.Unreachable)
+	assert.True(t, rep.Unreachable.Offline)
+	assert.Contains(t, rep.Unreachable.Fix, "--offline")
 }
