@@ -9,13 +9,19 @@ import (
 	"time"
 )
 
-// keepChunk bounds the contents Keep fills before it waits for their blocks
-// to reach the disk; keepChunkBytes bounds their bytes (at most an eighth
-// of the memory cache, so none leaves memory before it is written).
+// keepChunk bounds the contents of a chunk: Keep waits for a chunk's blocks
+// to reach the disk before it counts it done, and holds at most half of
+// the memory cache in chunks, so no block leaves memory before it is
+// written.
 const (
-	keepChunk      = 512
-	keepDiskPoll   = 10 * time.Millisecond
-	keepDiskWaitMx = 2 * time.Minute
+	keepChunk = 512
+	// keepChunksAtOnce chunks are filled at once (their fills share the
+	// warm workers' bound), so one chunk's wait for the disk and the tail
+	// of its fills overlap the next one's requests; each is at most
+	// 1/(2 × keepChunksAtOnce) of the memory cache.
+	keepChunksAtOnce = 4
+	keepDiskPoll     = 10 * time.Millisecond
+	keepDiskWaitMx   = 2 * time.Minute
 )
 
 // ErrNoDisk: Keep needs a disk cache.
@@ -28,10 +34,12 @@ var ErrNoDisk = errors.New("cache: no disk cache (--cache-dir none, or --cache-m
 // reads users wait on, runs at most the warm workers' bound at once, and
 // gets the checks a reader's fill gets (the exact length; the published
 // hash, of a content of more than one block by a whole pass once its
-// blocks are in). Keep waits, chunk by chunk, until the blocks are
-// written, so that the memory cache never holds more of them than an
-// eighth of its size. done is called once per item, with nil when the
-// content is whole on disk. batch may be nil.
+// blocks are in). Small contents go in chunks, four at once, and Keep
+// waits for each chunk's blocks to be written, so that the memory cache
+// never holds more of them than half its size; a large content goes an
+// eighth of it at a time. done is called once per item (from several
+// goroutines), with nil when the content is whole on disk. batch may be
+// nil.
 func (c *Cache) Keep(ctx context.Context, items []WarmItem, batch func(ctx context.Context, which []int) [][]byte, done func(i int, fetched bool, err error)) {
 	if c.disk == nil {
 		for i := range items {
@@ -52,17 +60,25 @@ func (c *Cache) Keep(ctx context.Context, items []WarmItem, batch func(ctx conte
 			large = append(large, i)
 		}
 	}
-	budget := max(c.maxBytes/8, int64(c.blockSize))
+	budget := max(c.maxBytes/keepChunksAtOnce/2, int64(c.blockSize))
+	sem := make(chan struct{}, max(1, c.maxWarmWorkers())) // fills at once, across the chunks
+	slots := make(chan struct{}, keepChunksAtOnce)
+	var wg sync.WaitGroup
 	for len(small) > 0 && ctx.Err() == nil {
 		n, bytes := 0, int64(0)
 		for n < len(small) && n < keepChunk && bytes+items[small[n]].Content.Size <= budget {
 			bytes += items[small[n]].Content.Size
 			n++
 		}
-		n = max(n, 1)
-		c.keepSmall(ctx, items, small[:n], batch, done)
-		small = small[n:]
+		chunk := small[:max(n, 1)]
+		small = small[len(chunk):]
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			c.keepSmall(ctx, items, chunk, batch, done, sem)
+		})
 	}
+	wg.Wait()
 	for _, i := range large {
 		err := c.keepLarge(ctx, items[i], budget)
 		done(i, err == nil, err)
@@ -74,7 +90,7 @@ func (c *Cache) Keep(ctx context.Context, items []WarmItem, batch func(ctx conte
 
 // keepSmall fills a chunk of one-block contents: in a batch where batch
 // can read them, else one by one, then waits for the disk.
-func (c *Cache) keepSmall(ctx context.Context, items []WarmItem, chunk []int, batch func(context.Context, []int) [][]byte, done func(int, bool, error)) {
+func (c *Cache) keepSmall(ctx context.Context, items []WarmItem, chunk []int, batch func(context.Context, []int) [][]byte, done func(int, bool, error), sem chan struct{}) {
 	if batch != nil {
 		sub := make([]WarmItem, len(chunk))
 		for j, i := range chunk {
@@ -90,7 +106,6 @@ func (c *Cache) keepSmall(ctx context.Context, items []WarmItem, chunk []int, ba
 		})
 	}
 	errs := make([]error, len(chunk))
-	sem := make(chan struct{}, max(1, c.maxWarmWorkers()))
 	var wg sync.WaitGroup
 	for j, i := range chunk {
 		sem <- struct{}{}
