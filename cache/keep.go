@@ -151,7 +151,7 @@ func (c *Cache) keepBlock(ctx context.Context, k blockKey, fill func(context.Con
 		c.mu.Lock()
 		if c.lru.contains(k) {
 			c.mu.Unlock()
-			c.writeToDisk(k)
+			c.disk.writeNow(k)
 			return nil
 		}
 		f := c.flights[k]
@@ -165,7 +165,10 @@ func (c *Cache) keepBlock(ctx context.Context, k blockKey, fill func(context.Con
 			return ctx.Err()
 		}
 		if !errors.Is(f.err, errReleased) {
-			return f.err // nil: stored, and queued for the disk unless it came from there
+			if f.err == nil && !f.fromDisk {
+				c.disk.writeNow(k) // its queued write, taken over
+			}
+			return f.err
 		}
 	}
 }
@@ -253,7 +256,7 @@ func (c *Cache) waitBlockOnDisk(ctx context.Context, k blockKey) error {
 			if !inMemory {
 				return fmt.Errorf("cache: %s block %d left memory before it was written to disk", k.id, k.block)
 			}
-			c.writeToDisk(k)
+			c.disk.writeNow(k)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("cache: %s block %d not written to disk within %s", k.id, k.block, keepDiskWaitMx)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -195,4 +196,27 @@ func TestWarmDoesNotFitAndUsage(t *testing.T) {
 	assert.Contains(t, stderr, "is not inside an rsfs mount")
 	_, _, code = warm(t)
 	assert.Equal(t, 2, code)
+}
+
+// rsfs warm behind stock nginx limit_req (200 r/s, burst 100, 429): every
+// file on disk and exact, and as polite as every other request (at most
+// 5% refused, as TestThrottleNginxLimitReq asks of reads).
+func TestWarmBehindLimitReq(t *testing.T) {
+	needFUSE(t)
+	src := startLimitedNginx(t, 1500, http.StatusTooManyRequests)
+	m := mount(t, src.url)
+	j, code := warmJSON(t, m.dir)
+	require.Equal(t, 0, code, "%+v", j)
+	assert.Equal(t, 1500, j.Files)
+	total, byStatus := src.statuses(t)
+	refused := byStatus["429"]
+	t.Logf("nginx logged %d requests: %v; warm took %.2f s", total, byStatus, j.Took)
+	assert.LessOrEqual(t, refused*100, 5*total, "%d of %d refused", refused, total)
+	for p, want := range src.files {
+		got, err := os.ReadFile(m.path(p))
+		require.NoError(t, err, p)
+		require.Equal(t, want, got, p)
+	}
+	total2, _ := src.statuses(t)
+	assert.Equal(t, total, total2, "every file read from disk after the warm")
 }
