@@ -69,9 +69,6 @@ type diskStore struct {
 
 	hits, writes, evictions, errs, drops, cleaned atomic.Uint64
 	lastBusy                                      atomic.Int64 // time.Now().UnixNano() of the last enqueue, open or read
-	// hurry counts the Keeps waiting for their blocks: while one does,
-	// the writer writes at once instead of waiting for quiet.
-	hurry atomic.Int32
 }
 
 // diskWrite is one queued block write.
@@ -310,7 +307,7 @@ func (d *diskStore) settle(queued time.Time) {
 	for {
 		quiet := time.Since(time.Unix(0, d.lastBusy.Load()))
 		waited := time.Since(queued)
-		if quiet >= d.quiet || waited >= d.maxDefer || d.hurry.Load() > 0 {
+		if quiet >= d.quiet || waited >= d.maxDefer {
 			return
 		}
 		t := time.NewTimer(min(d.quiet-quiet, d.maxDefer-waited))

@@ -47,8 +47,6 @@ func (c *Cache) Keep(ctx context.Context, items []WarmItem, batch func(ctx conte
 		}
 		return
 	}
-	c.disk.hurry.Add(1) // the writer does not wait for quiet meanwhile
-	defer c.disk.hurry.Add(-1)
 	var small, large []int
 	for i, it := range items {
 		switch {
@@ -137,6 +135,7 @@ func (c *Cache) claimKeep(items []WarmItem) []batchClaim {
 			continue
 		}
 		f := newFlight(func() {})
+		f.keep = true
 		c.flights[k] = f
 		claims = append(claims, batchClaim{i, k, f})
 	}
@@ -157,6 +156,7 @@ func (c *Cache) keepBlock(ctx context.Context, k blockKey, fill func(context.Con
 		f := c.flights[k]
 		if f == nil {
 			f = c.startLocked(k, fill)
+			f.keep = true // finish runs after c.mu is let go
 		}
 		c.mu.Unlock()
 		select {

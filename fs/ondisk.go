@@ -3,6 +3,8 @@ package fs
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
 
@@ -34,8 +36,27 @@ func (f *FS) onDisk(id catalog.NodeID) status.Coverage {
 	return cov
 }
 
-// OnDisk is what of the whole tree the disk cache holds, for `rsfs status`.
-func (f *FS) OnDisk() status.Coverage { return f.onDisk(catalog.RootID) }
+// OnDisk is what of the whole tree the disk cache holds, for `rsfs status`:
+// a walk of the catalog (a hash per block), so it is taken again at most
+// once a second (onDiskEvery).
+func (f *FS) OnDisk() status.Coverage {
+	c := &f.onDiskMemo
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() || time.Since(c.at) > onDiskEvery {
+		c.cov, c.at = f.onDisk(catalog.RootID), time.Now()
+	}
+	return c.cov
+}
+
+const onDiskEvery = time.Second
+
+// onDiskMemo is the last OnDisk.
+type onDiskMemo struct {
+	mu  sync.Mutex
+	at  time.Time
+	cov status.Coverage
+}
 
 // eachFile calls fn with the version of each file under id (id itself if
 // it is a file), in tree order, until fn returns false; it reports whether
