@@ -108,10 +108,14 @@ func (c *Cache) keepSmall(ctx context.Context, items []WarmItem, chunk []int, ba
 	for j, i := range chunk {
 		sem <- struct{}{}
 		wg.Go(func() {
-			defer func() { <-sem }()
+			k := blockKey{items[i].Content.ID, 0}
 			file := c.Open(items[i].Content, items[i].Fetcher)
-			defer file.Close()
-			errs[j] = c.keepBlock(ctx, blockKey{items[i].Content.ID, 0}, file.fillBlock(0))
+			errs[j] = c.keepBlock(ctx, k, file.fillBlock(0))
+			file.Close()
+			<-sem // the write does not hold a request's place
+			if errs[j] == nil {
+				c.disk.writeNow(k)
+			}
 		})
 	}
 	wg.Wait()
@@ -144,13 +148,12 @@ func (c *Cache) claimKeep(items []WarmItem) []batchClaim {
 
 // keepBlock makes sure block k is in memory or on disk, filling it with
 // fill (in the background, deferrable) unless it is cached or being
-// filled, and queues it for the disk.
+// filled; the caller writes it (diskStore.writeNow).
 func (c *Cache) keepBlock(ctx context.Context, k blockKey, fill func(context.Context) ([]byte, error)) error {
 	for {
 		c.mu.Lock()
 		if c.lru.contains(k) {
 			c.mu.Unlock()
-			c.disk.writeNow(k)
 			return nil
 		}
 		f := c.flights[k]
@@ -165,9 +168,6 @@ func (c *Cache) keepBlock(ctx context.Context, k blockKey, fill func(context.Con
 			return ctx.Err()
 		}
 		if !errors.Is(f.err, errReleased) {
-			if f.err == nil && !f.fromDisk {
-				c.disk.writeNow(k) // its queued write, taken over
-			}
 			return f.err
 		}
 	}
@@ -193,8 +193,11 @@ func (c *Cache) keepLarge(ctx context.Context, it WarmItem, budget int64) error 
 			}
 			sem <- struct{}{}
 			wg.Go(func() {
-				defer func() { <-sem }()
 				errs[b-first] = c.keepBlock(ctx, k, file.fillBlock(b))
+				<-sem
+				if errs[b-first] == nil {
+					c.disk.writeNow(k)
+				}
 			})
 		}
 		wg.Wait()
