@@ -16,6 +16,9 @@ type walker struct {
 	desc string
 	cmd  func(t *peerTree) string
 	prep string // shell command run before the timing, SCRATCH replaced
+	// mountOnly: the walker needs an rsfs mount (not run on the served
+	// tree itself).
+	mountOnly bool
 }
 
 const resticPassword = "RESTIC_PASSWORD=rsfs-bench"
@@ -49,7 +52,7 @@ var warmBin = "rsfs"
 
 func init() {
 	walkers["warm"] = walker{name: "rsfs warm", desc: "`rsfs warm DIR/data` (issue 40): every file into the disk cache, exit status 0 only when every one is on disk; the again column is a second warm after a remount",
-		cmd: func(*peerTree) string { return warmBin + " warm DIR/data > /dev/null" }}
+		cmd: func(*peerTree) string { return warmBin + " warm DIR/data > /dev/null" }, mountOnly: true}
 }
 
 // parseWalkers reads -walkers' comma list.
