@@ -103,28 +103,23 @@ func (c *Cache) keepSmall(ctx context.Context, items []WarmItem, chunk []int, ba
 			return batch(ctx, orig)
 		})
 	}
-	errs := make([]error, len(chunk))
 	var wg sync.WaitGroup
-	for j, i := range chunk {
+	for _, i := range chunk {
 		sem <- struct{}{}
 		wg.Go(func() {
 			k := blockKey{items[i].Content.ID, 0}
 			file := c.Open(items[i].Content, items[i].Fetcher)
-			errs[j] = c.keepBlock(ctx, k, file.fillBlock(0))
+			err := c.keepBlock(ctx, k, file.fillBlock(0))
 			file.Close()
 			<-sem // the write does not hold a request's place
-			if errs[j] == nil {
+			if err == nil {
 				c.disk.writeNow(k)
+				err = c.waitOnDisk(ctx, items[i].Content) // at once, unless another write of it runs
 			}
+			done(i, true, err)
 		})
 	}
 	wg.Wait()
-	for j, i := range chunk {
-		if errs[j] == nil {
-			errs[j] = c.waitOnDisk(ctx, items[i].Content)
-		}
-		done(i, true, errs[j])
-	}
 }
 
 // claimKeep claims, as claimBatch does, the contents not in memory nor
