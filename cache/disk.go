@@ -61,6 +61,7 @@ type diskStore struct {
 
 	mu      sync.Mutex
 	index   *diskIndex
+	pins    map[diskKey]bool // pin.go
 	pending map[diskKey]*diskWrite
 	closed  bool
 	scanned bool // the index holds every block file on disk: a key it does not know is not there
@@ -80,6 +81,7 @@ type diskWrite struct {
 	dk        diskKey
 	queued    time.Time
 	cancelled bool // set by dropID; guarded by diskStore.mu
+	taken     bool // its write started (by the writer or writeNow); guarded by diskStore.mu
 }
 
 // openDiskStore prepares dir and starts the writer and the index scan. The
@@ -109,6 +111,9 @@ func openDiskStore(dir string, maxBytes int64, blockSize int, lookup func(blockK
 		writerDone: make(chan struct{}),
 		stopScan:   make(chan struct{}),
 		scanDone:   make(chan struct{}),
+	}
+	if err := d.loadPins(); err != nil {
+		log.Warn("disk cache: the pins of rsfs warm are lost", "err", err)
 	}
 	go d.writeLoop()
 	go d.scan()
@@ -263,14 +268,66 @@ func (d *diskStore) writeLoop() {
 	lockIdleThread()
 	for w := range d.queue {
 		d.settle(w.queued)
-		if err := d.write(w); err != nil {
-			d.errs.Add(1)
-			d.log.Warn("disk cache: write failed", "id", w.key.id, "block", w.key.block, "err", err)
+		if !d.take(w) {
+			continue // writeNow wrote it
 		}
-		d.mu.Lock()
-		delete(d.pending, w.dk)
-		d.mu.Unlock()
+		d.writeAndForget(w)
 	}
+}
+
+// take claims w's write; false if it was claimed already.
+func (d *diskStore) take(w *diskWrite) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w.taken {
+		return false
+	}
+	w.taken = true
+	return true
+}
+
+// writeAndForget writes w and ends its pending state.
+func (d *diskStore) writeAndForget(w *diskWrite) {
+	if err := d.write(w); err != nil {
+		d.errs.Add(1)
+		d.log.Warn("disk cache: write failed", "id", w.key.id, "block", w.key.block, "err", err)
+	}
+	d.mu.Lock()
+	if d.pending[w.dk] == w {
+		delete(d.pending, w.dk)
+	}
+	d.mu.Unlock()
+}
+
+// writeNow writes block k (held in memory) on the caller's goroutine, at
+// its priority, unless it is on disk or its write has started: the
+// writer's thread runs at SCHED_IDLE, which a busy machine starves, and
+// rsfs warm waits for its blocks (Cache.Keep). A queued write of k is
+// taken over. It reports whether the caller wrote it.
+func (d *diskStore) writeNow(k blockKey) bool {
+	if len(k.id) > maxDiskIDLen {
+		return false
+	}
+	dk := d.key(k)
+	d.mu.Lock()
+	if d.closed || d.index.holds(dk) {
+		d.mu.Unlock()
+		return false
+	}
+	w := d.pending[dk]
+	switch {
+	case w == nil:
+		w = &diskWrite{key: k, dk: dk, queued: time.Now(), taken: true}
+		d.pending[dk] = w
+	case w.taken:
+		d.mu.Unlock()
+		return false
+	default:
+		w.taken = true
+	}
+	d.mu.Unlock()
+	d.writeAndForget(w)
+	return true
 }
 
 // settle waits, while the store is open, until no block has been queued,
@@ -339,7 +396,7 @@ func (d *diskStore) write(w *diskWrite) error {
 		return nil
 	}
 	d.index.touch(w.dk, w.key, size)
-	victims := d.index.takeOldest(d.maxBytes)
+	victims := d.index.takeOldest(d.maxBytes, d.pinnedLocked)
 	d.mu.Unlock()
 	d.writes.Add(1)
 	d.removeFiles(victims, &d.evictions)

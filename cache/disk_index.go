@@ -83,9 +83,21 @@ func (ix *diskIndex) takeID(id string) []diskKey {
 }
 
 // takeOldest forgets the least recently used files until the total is
-// within maxBytes and returns their keys.
-func (ix *diskIndex) takeOldest(maxBytes int64) []diskKey {
+// within maxBytes and returns their keys. Pinned files (rsfs warm) are
+// passed over, moved to the most recent end as they are, and taken only
+// when the others are not enough.
+func (ix *diskIndex) takeOldest(maxBytes int64, pinned func(diskKey) bool) []diskKey {
 	var keys []diskKey
+	for seen := len(ix.entries); ix.bytes > maxBytes && seen > 0 && pinned != nil; seen-- {
+		e := ix.root.prev
+		if pinned(e.key) {
+			ix.unlink(e)
+			ix.insertAfter(e, &ix.root)
+			continue
+		}
+		keys = append(keys, e.key)
+		ix.removeEntry(e)
+	}
 	for ix.bytes > maxBytes && ix.root.prev != &ix.root {
 		e := ix.root.prev
 		keys = append(keys, e.key)

@@ -46,7 +46,7 @@ func (d *diskStore) scan() {
 		d.index.addScanned(f.key, f.size)
 	}
 	d.scanned = true
-	victims := d.index.takeOldest(d.maxBytes)
+	victims := d.index.takeOldest(d.maxBytes, d.pinnedLocked)
 	bytes := d.index.bytes
 	d.mu.Unlock()
 	d.removeFiles(victims, &d.evictions)

@@ -34,6 +34,9 @@ type flight struct {
 	fromDisk bool
 	// warmBytes is the size a Warm counted for this fill (0 for others).
 	warmBytes int64
+	// keep: a Keep (rsfs warm) fills it and writes it to disk itself, on
+	// its own goroutine, not through the disk writer's queue.
+	keep bool
 }
 
 func newFlight(cancel context.CancelFunc) *flight {
@@ -145,7 +148,7 @@ func (c *Cache) finish(k blockKey, f *flight, data []byte, err error) {
 	}
 	c.warm.pendingBytes -= f.warmBytes
 	c.mu.Unlock()
-	if store && !f.fromDisk {
+	if store && !f.fromDisk && !f.keep {
 		c.writeToDisk(k)
 	}
 	if err != nil && !errors.Is(err, errReleased) {

@@ -23,6 +23,8 @@ type Client struct {
 	traffic traffic
 	nets    networks
 	pace    pacers
+	health  healths
+	created time.Time
 	bw      *rate.Limiter // Options.BandwidthLimit; nil: none
 	onRetry atomic.Pointer[func(Retry)]
 }
@@ -62,8 +64,9 @@ type counters struct {
 func New(opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
-		opts: opts,
-		log:  opts.Logger,
+		opts:    opts,
+		log:     opts.Logger,
+		created: time.Now(),
 		http: &http.Client{
 			Transport: cacheControl{newTransport(opts)},
 			// Redirects are followed by follow, hop by hop, so that the host

@@ -78,6 +78,14 @@ type Options struct {
 	MaxRetryAfter time.Duration
 	// UserAgent names the client in every request. Default DefaultUserAgent().
 	UserAgent string
+	// OfflineWait, if set, has the Client keep each origin's offline state
+	// (offline.go) and bounds how long a request that is not a Probe waits
+	// for an origin that does not answer, retries included; 0: no state,
+	// every request retries as Retries says.
+	OfflineWait time.Duration
+	// Offline: the Client sends nothing; every request fails at once with
+	// an *OfflineError (rsfs mount --offline).
+	Offline bool
 }
 
 // ProjectURL is where rsfs is described, named in the default User-Agent

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"rsfs/origin"
 	"sync/atomic"
@@ -21,6 +22,12 @@ type request struct {
 // send performs r with retries. It returns the final response whatever its
 // status (a 5xx after the last retry too); the caller owns its body.
 func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
+	o := originOf(r.url)
+	if err := c.offlineErr(ctx, o, nil); err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", r.url, err)
+	}
+	deadline := c.readDeadline(ctx, time.Now())
+	ctx = withWaitDeadline(ctx, deadline)
 	for attempt := 0; ; attempt++ {
 		resp, err := c.follow(ctx, r)
 		cause := retryCause(resp, err)
@@ -31,6 +38,16 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 		if resp != nil {
 			wait = c.retryAfter(resp, wait)
 			discard(resp)
+		}
+		if noAnswer(ctx, err) && c.tracking() {
+			// Offline, a read fails now and a probe after one attempt;
+			// else a read waits for the origin until its deadline.
+			if oe := c.offlineErr(ctx, o, err); oe != nil {
+				return nil, fmt.Errorf("fetch %s: %w", r.url, oe)
+			}
+			if _, off := c.health.of(o).offline(c.opts.Timeout); off || !deadline.IsZero() && time.Now().Add(wait).After(deadline) {
+				return nil, err
+			}
 		}
 		c.stats.retries.Add(1)
 		c.log.Debug("fetch: retrying", "method", r.method, "url", r.url,
@@ -114,13 +131,19 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 	req.URL.User = nil
 	setHeaders(req, header, creds, c.opts.UserAgent)
 	key := TrafficKey{Origin: originOf(rawURL), Kind: kindOf(method, header)}
-	turn, err := c.pace.of(key.Origin).acquire(ctx)
+	turn, err := c.acquire(ctx, key.Origin)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("fetch %s %s: waiting for its turn at %s: %w", method, rawURL, key.Origin, err)
 	}
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(c.opts.Timeout, func() {
+	var timedOut, connected atomic.Bool
+	if c.tracking() {
+		req = req.WithContext(httptrace.WithClientTrace(actx, &httptrace.ClientTrace{
+			GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+		}))
+	}
+	wait := c.headerWait(ctx)
+	timer := time.AfterFunc(wait, func() {
 		timedOut.Store(true)
 		cancel()
 	})
@@ -136,12 +159,19 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 		if resp != nil {
 			_ = resp.Body.Close()
 		}
-		return nil, fmt.Errorf("fetch %s %s: no response within %v: %w", method, rawURL, c.opts.Timeout, ErrTimeout)
+		err = fmt.Errorf("fetch %s %s: no response within %v: %w", method, rawURL, wait, ErrTimeout)
+		c.noteFailure(ctx, key.Origin, sent, connected.Load(), err)
+		return nil, err
 	}
 	if err != nil {
 		turn.finish(signalNone, 0, 0)
 		cancel()
-		return nil, fmt.Errorf("fetch %s %s: %w", method, rawURL, unwrapURLError(err))
+		err = fmt.Errorf("fetch %s %s: %w", method, rawURL, unwrapURLError(err))
+		c.noteFailure(ctx, key.Origin, sent, false, err)
+		return nil, err
+	}
+	if c.tracking() {
+		c.health.of(key.Origin).answered()
 	}
 	switch {
 	case throttling(resp.StatusCode):
@@ -204,4 +234,24 @@ func allowHostHint(rawURL string) string {
 		return ""
 	}
 	return " (--allow-host " + o + " allows it)"
+}
+
+// acquire waits for a turn at origin; while the origin fails to answer, no
+// longer than the request's wait deadline (withWaitDeadline), if it has
+// one. An origin that answers is waited for as its pacer says.
+func (c *Client) acquire(ctx context.Context, origin string) (*ticket, error) {
+	if d, ok := ctx.Value(deadlineKey{}).(time.Time); ok && c.health.of(origin).failing() {
+		dctx, cancel := context.WithDeadline(ctx, d)
+		defer cancel()
+		return c.pace.of(origin).acquire(dctx)
+	}
+	return c.pace.of(origin).acquire(ctx)
+}
+
+// noteFailure records an attempt at origin sent at sent that got no
+// answer, unless its caller gave up first. connected: it had a connection.
+func (c *Client) noteFailure(ctx context.Context, origin string, sent time.Time, connected bool, err error) {
+	if c.tracking() && noAnswer(ctx, err) {
+		c.health.of(origin).failed(sent, connected && errors.Is(err, ErrTimeout), err)
+	}
 }

@@ -65,14 +65,16 @@ type FS struct {
 	cfg  Config
 	log  *slog.Logger
 	// closing is cancelled by Shutdown: reads in flight fail at once.
-	closing  context.Context
-	shutdown context.CancelFunc
-	server   atomic.Pointer[fuse.Server] // set by Init
-	nodes    nodeTable
-	dirs     dirHandles
-	notes    notifier
-	warm     warmer
-	versions versions
+	closing    context.Context
+	shutdown   context.CancelFunc
+	server     atomic.Pointer[fuse.Server] // set by Init
+	nodes      nodeTable
+	dirs       dirHandles
+	notes      notifier
+	warm       warmer
+	warmJobs   warmJobs
+	onDiskMemo onDiskMemo
+	versions   versions
 	// noOpen: the kernel opens files without asking (Mounted).
 	noOpen atomic.Bool
 	// readErrors are the reads that failed (EIO), for Status

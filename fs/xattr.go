@@ -97,6 +97,12 @@ func (f *FS) resource(ref fileRef) (*catalog.Resource, bool) {
 // GetXAttr answers a file's attributes, and XattrStatus on the root;
 // directories have no other attribute.
 func (f *FS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
+	if v, st, ok := f.controlXattr(h.NodeId, attr, len(dest) == 0); ok {
+		if st != fuse.OK {
+			return 0, st
+		}
+		return copyOut(dest, v)
+	}
 	if catalogID(h.NodeId).IsDir() {
 		switch {
 		case h.NodeId == fuse.FUSE_ROOT_ID && attr == XattrStatus && f.cfg.Status != nil:

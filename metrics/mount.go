@@ -34,7 +34,8 @@ func (r *Mount) CacheReport() status.CacheReport {
 	if r.DiskMax > 0 {
 		// The disk is asked by every fill, a memory miss's, a prefetch's
 		// or a warm's: its own count, so that hits never exceed lookups.
-		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.DiskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.DiskLookups}
+		disk := status.TierReport{Bytes: cs.DiskBytes, MaxBytes: r.DiskMax, Blocks: cs.DiskBlocks, Hits: cs.DiskHits, Lookups: cs.DiskLookups,
+			Writes: cs.DiskWrites, Evictions: cs.DiskEvictions}
 		disk.HitRatio = ratio(disk.Hits, disk.Lookups)
 		out.Disk = &disk
 	}

@@ -2,6 +2,8 @@ package mountsrc
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"rsfs/cache"
@@ -24,6 +26,9 @@ type Options struct {
 	Dir string
 	// URL is the URL the user gave.
 	URL string
+	// Offline: open what the state directory remembers, asking the
+	// Source nothing (rsfs mount --offline).
+	Offline bool
 	// Source configures discovery and loading; its Client and Parse limits
 	// serve an Atom-PMH feed too.
 	Source source.Options
@@ -74,6 +79,9 @@ type opened interface {
 // follower's effects reach exists, and CatchUp then brings it up to date
 // before the mount is ready.
 func Open(ctx context.Context, o Options) (*Source, error) {
+	if o.Offline {
+		return openOffline(o)
+	}
 	found, err := discover.At(ctx, o.URL, o.Source)
 	if err == nil && found.Protocol() == protocol.AtomPMH {
 		f, err := openFeed(ctx, o, found)
@@ -149,4 +157,23 @@ func (s *Source) CatchUp(ctx context.Context) error {
 func (s *Source) Run(ctx context.Context) {
 	s.saveFirst()
 	s.follower.Run(ctx)
+}
+
+// ErrOfflineMount is why a Source opened Offline was not asked.
+var ErrOfflineMount = errors.New("mounted --offline: the Source is not asked")
+
+// openOffline opens what the state directory remembers of o.URL without a
+// request: the feed state or the snapshot, whichever was saved last.
+func openOffline(o Options) (*Source, error) {
+	if f := restoreUnreachableFeed(o, ErrOfflineMount); f != nil {
+		return &Source{opened: f, unreachable: ErrOfflineMount}, nil
+	}
+	if readSnapshot(o.Dir) == nil {
+		return nil, fmt.Errorf("--offline: nothing is remembered of %s (in %s): mount it once while it answers", o.URL, o.Dir)
+	}
+	l, err := load(context.Background(), o.Dir, nil, ErrOfflineMount, o.Source, o.Progress)
+	if err != nil {
+		return nil, err
+	}
+	return &Source{opened: newResourceSync(l, o.Dir), unreachable: ErrOfflineMount}, nil
 }

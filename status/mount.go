@@ -32,7 +32,13 @@ type Mount struct {
 	LogFile  string // where the mount logs; "" for stderr
 	// Reach is since when the Source has failed to answer, if it has
 	// (nil: the polls alone say).
-	Reach    *Reachability
+	Reach *Reachability
+	// Offline is what the HTTP client knows of the Source's origin; nil:
+	// nothing (the polls alone say).
+	Offline func() Offline
+	// OnDisk is what of the tree's files the disk cache holds; nil: no
+	// disk cache.
+	OnDisk   func() Coverage
 	Follower Follower
 	Count    func() int // resources in the tree
 	// Cache is the cache's tiers now; Fetched what was fetched from where.
@@ -97,7 +103,15 @@ func (m *Mount) Report() *Report {
 	if reach == nil {
 		reach = &Reachability{}
 	}
-	rep.Unreachable = reach.report(st.Polling)
+	var off Offline
+	if m.Offline != nil {
+		off = m.Offline()
+	}
+	rep.Unreachable = reach.report(st.Polling, off)
+	if m.OnDisk != nil && rep.Cache.Disk != nil {
+		c := m.OnDisk()
+		rep.Cache.OnDisk = &c
+	}
 	if until, ok := m.HeldUntil(m.HoldFile); ok {
 		rep.Hold = &HoldReport{Until: until.UTC()}
 	}

@@ -1,6 +1,8 @@
 package status
 
 import (
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -35,15 +37,29 @@ func (r *Reachability) Observe(p Polling) {
 	r.observeLocked(p)
 }
 
-// report is what is recorded, p observed first. Nil: reachable.
-func (r *Reachability) report(p Polling) *UnreachableReport {
+// report is what is recorded, p observed first, with what the HTTP client
+// knows (off): offline, or failing since earlier. Nil: reachable.
+func (r *Reachability) report(p Polling, off Offline) *UnreachableReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.observeLocked(p)
-	if r.since.IsZero() {
+	since, cause := r.since, r.err
+	if !off.Since.IsZero() && (since.IsZero() || off.Since.Before(since) || off.Offline) {
+		since, cause = off.Since, off.Err
+	}
+	if since.IsZero() {
 		return nil
 	}
-	return &UnreachableReport{Since: r.since.UTC(), Error: r.err}
+	u := &UnreachableReport{Since: since.UTC(), Error: cause, Offline: off.Offline, Hang: off.Hang}
+	switch {
+	case off.Forced:
+		u.Fix = "mounted --offline: nothing is asked of the Source; remount without --offline to reach it"
+	case off.Hang:
+		u.Fix = fmt.Sprintf("the Source accepts connections but sends no answer within --timeout (%s): a hung server, or a proxy or firewall holding connections; have the server or the network path fixed (raising --timeout only makes each wait longer); files on disk are served meanwhile", off.Timeout)
+	case off.Offline && strings.Contains(cause, "refused"):
+		u.Fix = "nothing listens at the Source's address: check that its server runs; files on disk are served meanwhile"
+	}
+	return u
 }
 
 func (r *Reachability) observeLocked(p Polling) {

@@ -71,6 +71,24 @@ type WarningReport struct {
 type UnreachableReport struct {
 	Since time.Time `json:"since"`
 	Error string    `json:"error"`
+	// Offline: it has not answered for one --timeout or more; a read that
+	// needs the network fails at once, the polls keep trying.
+	Offline bool `json:"offline"`
+	// Hang: it accepts connections and does not answer within --timeout.
+	Hang bool `json:"hang"`
+	// Fix is what would help, when something is known to.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Offline is what the HTTP client knows of the Source's origin
+// (fetch.OfflineState).
+type Offline struct {
+	Offline bool
+	Since   time.Time // zero: the last attempt was answered
+	Hang    bool
+	Err     string
+	Timeout time.Duration // --timeout
+	Forced  bool          // mounted --offline
 }
 
 // DocReport is a document that failed at the last poll.
@@ -108,15 +126,21 @@ type HoldReport struct {
 type CacheReport struct {
 	Memory TierReport  `json:"memory"`
 	Disk   *TierReport `json:"disk"` // null: no disk cache
+	// OnDisk is what of the tree's files the disk cache holds.
+	OnDisk *Coverage `json:"on_disk"`
 }
 
 type TierReport struct {
-	Bytes    int64   `json:"bytes"`
-	MaxBytes int64   `json:"max_bytes"`
-	Blocks   int     `json:"blocks"`
-	Hits     uint64  `json:"hits"`
-	Lookups  uint64  `json:"lookups"`
-	HitRatio float64 `json:"hit_ratio"`
+	Bytes    int64  `json:"bytes"`
+	MaxBytes int64  `json:"max_bytes"`
+	Blocks   int    `json:"blocks"`
+	Hits     uint64 `json:"hits"`
+	Lookups  uint64 `json:"lookups"`
+	// Writes and Evictions are the disk's block files written and evicted
+	// since the mount (0 for memory).
+	Writes    uint64  `json:"writes,omitempty"`
+	Evictions uint64  `json:"evictions,omitempty"`
+	HitRatio  float64 `json:"hit_ratio"`
 }
 
 // ThrottleReport is how an origin is paced now because it said "slow
@@ -152,7 +176,19 @@ func (r *Report) WriteText(w io.Writer) {
 		fmt.Fprintln(w, "Log:        stderr")
 	}
 	if u := r.Unreachable; u != nil {
-		fmt.Fprintf(w, "Unreachable: since %s (%s ago): %s\n", u.Since.Format(time.RFC3339), ago(u.Since), indentLines(u.Error, 13))
+		if u.Offline {
+			line := fmt.Sprintf("Offline:    since %s (%s ago)", u.Since.Format(time.RFC3339), ago(u.Since))
+			if c := r.Cache.OnDisk; c != nil {
+				line = fmt.Sprintf("Offline:    offline since %s: %s; reads of the rest fail at once (EIO); polls keep trying", u.Since.Format(time.RFC3339), c.Text())
+			}
+			fmt.Fprintln(w, line)
+			fmt.Fprintf(w, "  cause:    %s\n", indentLines(u.Error, 12))
+		} else {
+			fmt.Fprintf(w, "Unreachable: since %s (%s ago): %s\n", u.Since.Format(time.RFC3339), ago(u.Since), indentLines(u.Error, 13))
+		}
+		if u.Fix != "" {
+			fmt.Fprintf(w, "  fix:      %s\n", u.Fix)
+		}
 	}
 	switch {
 	case r.PollInterval == "0s":
@@ -190,8 +226,10 @@ func (r *Report) WriteText(w io.Writer) {
 	} else {
 		fmt.Fprintln(w, "Last poll:  none")
 	}
-	if r.Polls.Next != nil {
-		fmt.Fprintf(w, "Next poll:  %s (in %s)\n", r.Polls.Next.Format(time.RFC3339), r.Polls.Next.Sub(r.Now).Round(time.Second))
+	if n := r.Polls.Next; n != nil && n.Before(r.Now) {
+		fmt.Fprintf(w, "Next poll:  due since %s (a poll is running)\n", n.Format(time.RFC3339))
+	} else if n != nil {
+		fmt.Fprintf(w, "Next poll:  %s (in %s)\n", n.Format(time.RFC3339), n.Sub(r.Now).Round(time.Second))
 	}
 	fmt.Fprintf(w, "Pushed:     %d notifications\n", r.Pushed)
 	for _, p := range r.Push {
@@ -212,6 +250,9 @@ func (r *Report) WriteText(w io.Writer) {
 	printTier(w, "Cache:      memory", r.Cache.Memory)
 	if r.Cache.Disk != nil {
 		printTier(w, "            disk", *r.Cache.Disk)
+		if c := r.Cache.OnDisk; c != nil {
+			fmt.Fprintf(w, "            on disk: %s\n", c.Text())
+		}
 	} else {
 		fmt.Fprintln(w, "            disk: none (--cache-dir none)")
 	}
@@ -313,4 +354,17 @@ func (t ThrottleReport) line(now time.Time) string {
 		s += " (--max-rate sets a lower rate from the start)"
 	}
 	return s
+}
+
+// Coverage is what of some files the disk cache holds.
+type Coverage struct {
+	Files       int   `json:"files"`
+	FilesOnDisk int   `json:"files_on_disk"`
+	Bytes       int64 `json:"bytes"`
+	BytesOnDisk int64 `json:"bytes_on_disk"`
+}
+
+// Text is "N of M files (X of Y) on disk".
+func (c Coverage) Text() string {
+	return fmt.Sprintf("%d of %d files (%s of %s) on disk", c.FilesOnDisk, c.Files, FormatSize(c.BytesOnDisk), FormatSize(c.Bytes))
 }

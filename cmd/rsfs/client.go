@@ -33,6 +33,10 @@ type sourceFlags struct {
 	maxRate    float64
 	bwlimit    string
 	userAgent  string
+	// offlineWait, set by mount only, keeps the Source's offline state
+	// (fetch.Options.OfflineWait).
+	offlineWait time.Duration
+	offline     bool // mount --offline: the client sends nothing
 }
 
 func (f *sourceFlags) register(cmd *cobra.Command) {
@@ -106,6 +110,8 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 		MaxRate:          f.maxRate,
 		BandwidthLimit:   bwlimit,
 		UserAgent:        f.userAgent,
+		OfflineWait:      f.offlineWait,
+		Offline:          f.offline,
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)

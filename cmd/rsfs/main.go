@@ -58,7 +58,7 @@ audit: 0 no drift, 1 drift, 2 trouble.`,
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(flagError(err)) })
 	root.SetVersionTemplate("{{.Version}}")
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), pollCmd(), auditCmd(), cacheCmd(), versionCmd())
+	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), pollCmd(), auditCmd(), cacheCmd(), warmCmd(), versionCmd())
 	usageArgs(root)
 	addCompletions(root)
 	return root

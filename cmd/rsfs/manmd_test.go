@@ -46,6 +46,7 @@ var manSections = map[string][]manSection{
 	"rsfs-cache-list.1":  {cacheSection, filesSection, exitSection},
 	"rsfs-cache-prune.1": {cacheSection, filesSection, exitSection},
 	"rsfs-version.1":     {{"`rsfs version` and `rsfs completion SHELL`", "DETAILS"}, exitSection},
+	"rsfs-warm.1":        {{"`rsfs warm PATH...`", "DETAILS"}, {"Offline", "OFFLINE"}, exitSection},
 }
 
 // addManual adds to each page the sections of usage.md manSections names,

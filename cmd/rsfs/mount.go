@@ -137,6 +137,8 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	fl.DurationVar(&mf.readyTimeout, "ready-timeout", 30*time.Minute, "how long to wait for a background mount to be ready")
 	fl.StringVar(&mf.notifyAddr, "notify-addr", "", "listen here (host:port) for pushed notifications from the hubs the Source advertises")
 	fl.StringVar(&mf.notifyURL, "notify-url", "", "the URL hubs reach --notify-addr at (default http://ADDR)")
+	fl.BoolVar(&mf.offline, "offline", false, "mount what was remembered of the Source (its snapshot and the disk cache) without asking it anything: files on disk read, others fail with EIO at once; no polls")
+	fl.DurationVar(&mf.offlineWait, "offline-wait", 0, "how long a read waits for a Source that does not answer before it fails (default: one --timeout); once the Source has not answered for one --timeout the mount is offline, and a read that needs the network fails at once")
 	fl.DurationVar(&mf.pollInterval, "poll-interval", time.Minute, "how often to poll the Change Lists (jittered by ±10%): 0 disables following, else at least 100ms")
 	fl.BoolVar(&mf.learnLengths, "learn-lengths", true, "once the mount is ready, learn in the background (HEAD) the lengths the Resource Lists do not give; false: only when a process looks the file up")
 	return cmd
@@ -297,7 +299,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 	following := make(chan struct{})
 	go func() {
 		defer close(following)
-		m.src.Run(ctx) // a fresh catalog, caught up, is saved before the loop's first poll
+		m.src.Run(fetch.Probe(ctx)) // a fresh catalog, caught up, is saved before the loop's first poll; polls probe an offline Source
 	}()
 	learning := make(chan struct{})
 	go func() {
@@ -307,7 +309,7 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 		}
 	}()
 	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
-	sub, err := startPush(ctx, mf, follower)
+	sub, err := startPush(fetch.Probe(ctx), mf, follower)
 	if err != nil {
 		slog.Error("push notifications", "err", err)
 	}
@@ -391,8 +393,8 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		prog = newProgress(nil) // stderr is the JSON log, which has each retry
 	}
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
-	src, err := mountsrc.Open(cmd.Context(), mountsrc.Options{
-		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update,
+	src, err := mountsrc.Open(fetch.Probe(cmd.Context()), mountsrc.Options{
+		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update, Offline: mf.offline,
 	})
 	client.OnRetry(nil)
 	prog.done()
@@ -420,6 +422,11 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		UID:         uint32(mf.uid),
 		GID:         uint32(mf.gid),
 	})
+	stat.OnDisk = f.OnDisk
+	stat.Offline = func() status.Offline {
+		st := client.Offline()
+		return status.Offline{Offline: st.Offline, Since: st.Since, Hang: st.Hang, Err: st.Err, Timeout: mf.timeout, Forced: mf.offline}
+	}
 	// The file system drops effects until it is mounted: the kernel holds
 	// nothing of the tree before (fs/notify.go).
 	src.Follow(f.Notify, follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
@@ -430,7 +437,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 			}
 		}})
 	mf.serveMetrics(cmd.Context(), mets)
-	if err := src.CatchUp(cmd.Context()); err != nil {
+	if err := src.CatchUp(fetch.Probe(cmd.Context())); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 		reach.Failed(time.Now(), err) // rsfs status says since when
 	}

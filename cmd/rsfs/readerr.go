@@ -34,7 +34,10 @@ func causes(err error) []error {
 	for {
 		var status *fetch.StatusError
 		var op *net.OpError
+		var off *fetch.OfflineError
 		switch {
+		case errors.As(err, &off) && err == error(off):
+			return []error{err}
 		case errors.As(err, &status) && errors.Unwrap(err) == nil:
 			return []error{errors.New("HTTP " + statusText(status))}
 		case errors.As(err, &op) && err == error(op):
@@ -79,6 +82,8 @@ func remedy(uri string, err error) string {
 		return "pass credentials with --header or --bearer-token-env"
 	case errors.As(err, &status) && (status.Code == http.StatusTooManyRequests || status.Code == http.StatusServiceUnavailable):
 		return "the Source kept refusing it as too many requests after every retry: mount with a lower --max-rate (rsfs slowed down already; --max-rate starts lower), or try again"
+	case errors.Is(err, fetch.ErrOffline):
+		return "the Source does not answer: files on disk are still served, and the polls keep trying; 'rsfs warm' fetches files to disk ahead while the Source answers"
 	case errors.Is(err, fetch.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
 		return "the host did not answer within --timeout: raise it, or try again"
 	}

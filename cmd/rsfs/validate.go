@@ -107,6 +107,18 @@ func (mf *mountFlags) validate() error {
 	if mf.pollInterval < 0 || (mf.pollInterval > 0 && mf.pollInterval < minPollInterval) {
 		return usagef("--poll-interval %s: want 0 (do not follow) or at least %s", mf.pollInterval, minPollInterval)
 	}
+	if mf.offlineWait < 0 {
+		return usagef("--offline-wait %s: want a duration above 0 (default: one --timeout)", mf.offlineWait)
+	}
+	if mf.offline {
+		mf.pollInterval = 0 // nothing is asked: no polls
+		if mf.notifyAddr != "" {
+			return usagef("--offline asks the Source nothing: no --notify-addr")
+		}
+	}
+	if mf.offlineWait == 0 {
+		mf.offlineWait = mf.timeout
+	}
 	if mf.readAhead < -1 {
 		return usagef("--read-ahead %d: want -1 (off), 0 (the default) or a number of blocks", mf.readAhead)
 	}

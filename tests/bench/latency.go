@@ -150,6 +150,9 @@ func (lb *latencyBench) runLayout(l layout) error {
 	defer p.srv.stop()
 	clients := lb.makeClients(srcs)
 	for _, w := range lb.cfg.walkers {
+		if w.mountOnly {
+			continue // rsfs warm: no mount to warm in the served tree
+		}
 		lb.measureLocal(p, w, cellKey{l.name, 0, "", localClient, w.name})
 	}
 	for _, d := range lb.cfg.delays {

@@ -63,7 +63,7 @@ func main() {
 	latencyRclone := flag.Bool("latency-rclone", true, "-latency: measure rclone mount too (false: as if -latency-clients left it out)")
 	latencyClients := flag.String("latency-clients", "rsfs,rsfs-dump,base,base-dump,rclone", "-latency: mounts to measure, comma separated: rsfs, rsfs-dump, base, base-dump (these two with -base), rclone; empty: only the local walks")
 	latencyLayouts := flag.String("layout", "flat", "-latency: layouts of the small files, comma separated: flat (200 files per directory), fanout (850 directories of about 6 files, two levels), items (BagIt-like items of 5 files)")
-	latencyWalkers := flag.String("walkers", "grep", "-latency: walkers, comma separated: grep, rsync, tar, restic")
+	latencyWalkers := flag.String("walkers", "grep", "-latency: walkers, comma separated: grep, rsync, tar, restic, warm (rsfs warm; rsfs clients only)")
 	latencyProtos := flag.String("protocols", "h1", "-latency: protocols, comma separated: h1 (HTTP/1.1), h2 (HTTPS with HTTP/2, through an nginx front)")
 	squidMounts := flag.Int("squid", 0, "measure N mounts behind one stock squid (shared-cache mode, docs/caches.md) instead of the above: Source requests while each greps -squid-files small files, then -squid-changes changes timed until every mount reads them (-base: the other binary too)")
 	squidFiles := flag.Int("squid-files", 2000, "-squid: small files in the tree")
@@ -168,6 +168,7 @@ func main() {
 			}
 		}
 		if err == nil {
+			warmBin = b.rsfs
 			err = runLatency(cfg, b.rsfs, b.tmp)
 		}
 		if err != nil {

@@ -16,6 +16,9 @@ type walker struct {
 	desc string
 	cmd  func(t *peerTree) string
 	prep string // shell command run before the timing, SCRATCH replaced
+	// mountOnly: the walker needs an rsfs mount (not run on the served
+	// tree itself).
+	mountOnly bool
 }
 
 const resticPassword = "RESTIC_PASSWORD=rsfs-bench"
@@ -44,13 +47,21 @@ var walkers = map[string]walker{
 		prep: resticPassword + " restic --repo SCRATCH/repo --no-cache init --quiet"},
 }
 
+// warmBin is the rsfs binary the "warm" walker runs (set by main).
+var warmBin = "rsfs"
+
+func init() {
+	walkers["warm"] = walker{name: "rsfs warm", desc: "`rsfs warm DIR/data` (issue 40): every file into the disk cache, exit status 0 only when every one is on disk; the again column is a second warm after a remount",
+		cmd: func(*peerTree) string { return warmBin + " warm DIR/data > /dev/null" }, mountOnly: true}
+}
+
 // parseWalkers reads -walkers' comma list.
 func parseWalkers(s string) ([]walker, error) {
 	var out []walker
 	for _, f := range strings.Split(s, ",") {
 		w, ok := walkers[strings.TrimSpace(f)]
 		if !ok {
-			return nil, fmt.Errorf("-walkers: unknown walker %q (grep, rsync, tar, restic)", f)
+			return nil, fmt.Errorf("-walkers: unknown walker %q (grep, rsync, tar, restic, warm)", f)
 		}
 		out = append(out, w)
 	}

@@ -1,0 +1,291 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
+
+	"rsfs/cache"
+	"rsfs/catalog"
+)
+
+// `rsfs warm PATH` asks the mount, through a getxattr of PATH, to fill the
+// disk cache with every file under PATH and to pin them there
+// (cache.Keep, cache.Pin):
+//
+//   - user.rsfs.warm.ID starts job ID (a fresh random name the command
+//     picks) for PATH's subtree, or, once started, answers its progress as
+//     JSON (WarmJob). A job is forgotten warmJobKept after its last
+//     question, or once warmJobsMax newer ones exist.
+//   - user.rsfs.release unpins the files under PATH and answers how many
+//     as JSON (WarmRelease).
+//
+// Neither is listed. Whoever can see a file can ask (as whoever can read
+// it can fetch it). The mount is read-only, so a setxattr would be refused
+// before it reached rsfs: a getxattr it is.
+const (
+	XattrWarmPrefix = "user.rsfs.warm."
+	XattrRelease    = "user.rsfs.release"
+	warmJobKept     = 10 * time.Minute
+	warmJobsMax     = 64
+	warmFailedMax   = 200 // failures named in a job's answer; the count is whole
+	// blockFileOverhead is what one block file takes beyond its bytes, for
+	// the fit check: header and id, rounded up.
+	blockFileOverhead = 512
+)
+
+// WarmJob is a warm job's state, as user.rsfs.warm.ID answers it.
+type WarmJob struct {
+	ID    string `json:"id"`
+	Path  string `json:"path"` // relative to the mount's root
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+	// OnDisk are the files (and their bytes) that were on disk already
+	// when the job started: nothing is fetched for them.
+	OnDiskFiles int   `json:"on_disk_files"`
+	OnDiskBytes int64 `json:"on_disk_bytes"`
+	DoneFiles   int   `json:"done_files"` // on disk now, or failed
+	DoneBytes   int64 `json:"done_bytes"`
+	// Fetched are the files the job filled (from dumps or one by one).
+	FetchedFiles int       `json:"fetched_files"`
+	FetchedBytes int64     `json:"fetched_bytes"`
+	FailedCount  int       `json:"failed_count"`
+	Failed       []Failure `json:"failed"`
+	// DiskMax is --cache-max-size; Needs, when the subtree does not fit
+	// it, how many more bytes it would need (and the job does nothing).
+	DiskMax  int64     `json:"disk_max"`
+	Needs    int64     `json:"needs,omitempty"`
+	Error    string    `json:"error,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished bool      `json:"finished"`
+	Took     float64   `json:"took_seconds"`
+}
+
+// Failure is a file a warm job could not put on disk.
+type Failure struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// WarmRelease is what user.rsfs.release answers.
+type WarmRelease struct {
+	Path  string `json:"path"`
+	Files int    `json:"files"`
+	Bytes int64  `json:"bytes"`
+}
+
+type warmJobs struct {
+	mu   sync.Mutex
+	jobs map[string]*warmJobRun
+}
+
+type warmJobRun struct {
+	mu    sync.Mutex
+	st    WarmJob
+	asked time.Time
+}
+
+func (j *warmJobRun) snapshot() []byte {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.asked = time.Now()
+	st := j.st
+	if !st.Finished {
+		st.Took = time.Since(st.Started).Seconds()
+	}
+	data, _ := json.Marshal(st)
+	return data
+}
+
+// warmXattr answers user.rsfs.warm.ID on node nid.
+func (f *FS) warmXattr(nid uint64, id string) (string, fuse.Status) {
+	if id == "" || strings.ContainsAny(id, "/\x00") {
+		return "", fuse.EINVAL
+	}
+	w := &f.warmJobs
+	w.mu.Lock()
+	j := w.jobs[id]
+	if j == nil {
+		w.forgetLocked()
+		j = &warmJobRun{st: WarmJob{ID: id, Started: time.Now().UTC(), Failed: []Failure{}}, asked: time.Now()}
+		if w.jobs == nil {
+			w.jobs = make(map[string]*warmJobRun)
+		}
+		w.jobs[id] = j
+		w.mu.Unlock()
+		f.startWarm(j, catalogID(nid))
+	} else {
+		w.mu.Unlock()
+	}
+	return string(j.snapshot()), fuse.OK
+}
+
+// forgetLocked drops jobs not asked about for warmJobKept, and the oldest
+// beyond warmJobsMax. w.mu must be held.
+func (w *warmJobs) forgetLocked() {
+	var oldest string
+	var oldestAt time.Time
+	for id, j := range w.jobs {
+		j.mu.Lock()
+		asked, done := j.asked, j.st.Finished
+		j.mu.Unlock()
+		if done && time.Since(asked) > warmJobKept {
+			delete(w.jobs, id)
+			continue
+		}
+		if oldest == "" || asked.Before(oldestAt) {
+			oldest, oldestAt = id, asked
+		}
+	}
+	if len(w.jobs) >= warmJobsMax {
+		delete(w.jobs, oldest)
+	}
+}
+
+// warmEntry is one file of a warm job.
+type warmEntry struct {
+	path string
+	v    catalog.FileVersion
+}
+
+// startWarm plans job j over the files under id: what is on disk, whether
+// the rest fits, then fills and pins them in the background.
+func (f *FS) startWarm(j *warmJobRun, id catalog.NodeID) {
+	var entries []warmEntry
+	f.eachFilePath(id, f.pathOf(id), func(p string, v catalog.FileVersion) bool {
+		entries = append(entries, warmEntry{p, v})
+		return true
+	})
+	_, diskMax := f.cfg.Cache.Bounds()
+	var total int64
+	contents := make([]cache.Content, len(entries))
+	for i, e := range entries {
+		contents[i] = contentOf(e.v)
+		total += e.v.Resource.Length
+	}
+	j.mu.Lock()
+	j.st.Path, j.st.Files, j.st.Bytes, j.st.DiskMax = f.pathOf(id), len(entries), total, diskMax
+	bs := int64(f.cfg.Cache.BlockSize())
+	var need int64
+	for _, e := range entries {
+		need += e.v.Resource.Length + (e.v.Resource.Length+bs-1)/bs*blockFileOverhead
+	}
+	switch {
+	case diskMax == 0:
+		j.st.Error, j.st.Finished = cache.ErrNoDisk.Error(), true
+	case need > diskMax:
+		j.st.Needs, j.st.Finished = need-diskMax, true
+		j.st.Error = "does not fit --cache-max-size"
+	}
+	done := j.st.Finished
+	j.mu.Unlock()
+	if done {
+		return
+	}
+	if err := f.cfg.Cache.Pin(contents); err != nil {
+		f.log.Warn("warm: pins not saved; they hold until unmount", "path", j.st.Path, "err", err)
+	}
+	go f.runWarm(j, entries, contents)
+}
+
+// runWarm fills the job's files into the disk cache and records each
+// outcome.
+func (f *FS) runWarm(j *warmJobRun, entries []warmEntry, contents []cache.Content) {
+	items := make([]cache.WarmItem, len(entries))
+	for i, e := range entries {
+		items[i] = cache.WarmItem{Content: contents[i], Fetcher: f.cfg.Fetcher(e.v.Resource)}
+	}
+	var batch func(ctx context.Context, which []int) [][]byte
+	if f.cfg.Batch != nil {
+		batch = func(ctx context.Context, which []int) [][]byte {
+			rs := make([]*catalog.Resource, len(which))
+			for k, i := range which {
+				rs[k] = entries[i].v.Resource
+			}
+			return f.cfg.Batch(ctx, rs)
+		}
+	}
+	f.log.Info("warm: started", "path", j.st.Path, "files", len(entries))
+	f.cfg.Cache.Keep(f.closing, items, batch, func(i int, fetched bool, err error) {
+		size := contents[i].Size
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		j.st.DoneFiles++
+		switch {
+		case err != nil:
+			j.st.FailedCount++
+			if len(j.st.Failed) < warmFailedMax {
+				j.st.Failed = append(j.st.Failed, Failure{Path: entries[i].path, Error: err.Error()})
+			}
+		case fetched:
+			j.st.FetchedFiles++
+			j.st.FetchedBytes += size
+			j.st.DoneBytes += size
+		default:
+			j.st.OnDiskFiles++
+			j.st.OnDiskBytes += size
+			j.st.DoneBytes += size
+		}
+	})
+	j.mu.Lock()
+	j.st.Finished, j.st.Took = true, time.Since(j.st.Started).Seconds()
+	st := j.st
+	j.mu.Unlock()
+	f.log.Info("warm: finished", "path", st.Path, "files", st.Files, "fetched", st.FetchedFiles,
+		"on_disk_before", st.OnDiskFiles, "failed", st.FailedCount, "took", time.Duration(st.Took*float64(time.Second)).Round(time.Millisecond))
+}
+
+// releaseXattr answers user.rsfs.release on node nid: the files under it
+// are no longer pinned.
+func (f *FS) releaseXattr(nid uint64) (string, fuse.Status) {
+	id := catalogID(nid)
+	rel := WarmRelease{Path: f.pathOf(id)}
+	var contents []cache.Content
+	f.eachFile(id, func(v catalog.FileVersion) bool {
+		ct := contentOf(v)
+		if f.cfg.Cache.Pinned(ct) {
+			rel.Files++
+			rel.Bytes += ct.Size
+		}
+		contents = append(contents, ct)
+		return true
+	})
+	if err := f.cfg.Cache.Unpin(contents); err != nil {
+		f.log.Warn("warm --release: pins not saved", "path", rel.Path, "err", err)
+	}
+	data, _ := json.Marshal(rel)
+	return string(data), fuse.OK
+}
+
+// eachFilePath is eachFile with each file's path (relative to the root).
+func (f *FS) eachFilePath(id catalog.NodeID, p string, fn func(string, catalog.FileVersion) bool) bool {
+	if !id.IsDir() {
+		v, ok := f.cfg.Catalog.Version(id)
+		return !ok || fn(p, v)
+	}
+	more := true
+	f.cfg.Catalog.ReadDir(id, func(name string, cid catalog.NodeID, a catalog.Attr) bool {
+		if a.Dir {
+			more = f.eachFilePath(cid, path.Join(p, name), fn)
+			return more
+		}
+		if v, ok := f.cfg.Catalog.Version(cid); ok {
+			more = fn(path.Join(p, name), v)
+		}
+		return more
+	})
+	return more
+}
+
+// pathOf is node id's path relative to the root ("." for the root).
+func (f *FS) pathOf(id catalog.NodeID) string {
+	if p := f.cfg.Catalog.Path(id); p != "" {
+		return p
+	}
+	return "."
+}
