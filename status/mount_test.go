@@ -101,6 +101,10 @@ func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
 	text.Reset()
 	joined.WriteText(&text)
 	assert.Contains(t, text.String(), " ago): load: no Resource List could be read:\n             http://h/rl1.xml: 404\n             http://h/rl2.xml: 404\n")
+	joined.Polls.Result = joined.Unreachable.Error // the last poll's error, the same lines
+	text.Reset()
+	joined.WriteText(&text)
+	assert.Contains(t, text.String(), ": load: no Resource List could be read:\n            http://h/rl1.xml: 404\n            http://h/rl2.xml: 404\nPushed:", "the last poll's error, indented")
 
 	later := failed.Add(30 * time.Second)
 	m.Reach.Observe(Polling{LastPoll: later, LastPollErr: "timeout"})

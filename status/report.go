@@ -222,7 +222,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	if r.Polls.Last != nil {
 		fmt.Fprintf(w, "Last poll:  %s (%s ago), took %s: %s\n", r.Polls.Last.Format(time.RFC3339), ago(*r.Polls.Last),
-			time.Duration(r.Polls.LastTook*float64(time.Second)).Round(time.Millisecond), r.Polls.Result)
+			time.Duration(r.Polls.LastTook*float64(time.Second)).Round(time.Millisecond), indentLines(r.Polls.Result, 12))
 	} else {
 		fmt.Fprintln(w, "Last poll:  none")
 	}
