@@ -71,6 +71,19 @@ func Probe(ctx context.Context) context.Context { return context.WithValue(ctx, 
 
 func isProbe(ctx context.Context) bool { v, _ := ctx.Value(probeKey{}).(bool); return v }
 
+type patientKey struct{}
+
+// Patient marks ctx's requests as ones a user waits for, as `rsfs mount`
+// loading the Source before the mount is ready: they go through their
+// retries whatever the origin's state (saying at each what they wait
+// for), and are not bounded by OfflineWait. Their failures still count
+// towards the state, which the mount has once it is ready.
+func Patient(ctx context.Context) context.Context {
+	return context.WithValue(ctx, patientKey{}, true)
+}
+
+func isPatient(ctx context.Context) bool { v, _ := ctx.Value(patientKey{}).(bool); return v }
+
 // health is one origin's run of failed attempts.
 type health struct {
 	mu       sync.Mutex
@@ -180,7 +193,7 @@ func (c *Client) offlineErr(ctx context.Context, origin string, last error) erro
 	if c.opts.Offline {
 		return &OfflineError{Origin: origin, Since: c.created, Forced: true}
 	}
-	if !c.tracking() {
+	if !c.tracking() || isPatient(ctx) {
 		return nil
 	}
 	h := c.health.of(origin)
@@ -195,7 +208,7 @@ func (c *Client) offlineErr(ctx context.Context, origin string, last error) erro
 // readDeadline is when a request that is not a probe, started at start,
 // stops waiting for an origin that does not answer; zero: never.
 func (c *Client) readDeadline(ctx context.Context, start time.Time) time.Time {
-	if !c.tracking() || isProbe(ctx) {
+	if !c.tracking() || isProbe(ctx) || isPatient(ctx) {
 		return time.Time{}
 	}
 	return start.Add(c.opts.OfflineWait)

@@ -118,3 +118,18 @@ func TestNoOfflineStateByDefault(t *testing.T) {
 	require.Equal(t, int64(2), c.Stats().Requests)
 	require.False(t, c.Offline().Offline)
 }
+
+// The load a user waits for at `rsfs mount` (Patient) goes through all its
+// retries at a Source that never answers, though the origin is offline
+// after the first: each attempt is sent, none is cut short by the state
+// or by OfflineWait; and the state is known afterwards.
+func TestPatientRequestsGoThroughTheirRetries(t *testing.T) {
+	srv, _ := hungServer(t)
+	c := New(Options{Timeout: 200 * time.Millisecond, OfflineWait: 200 * time.Millisecond, Retries: 2,
+		BackoffBase: time.Millisecond, BackoffMax: time.Millisecond, CredentialOrigin: srv.URL})
+	_, err := c.Get(Patient(Probe(context.Background())), srv.URL+"/.well-known/resourcesync", nil)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, ErrOffline, "a patient request is not cut short by the offline state")
+	require.EqualValues(t, 3, c.Stats().Requests, "every attempt of --retries 2 is sent")
+	require.True(t, c.Offline().Offline, "its failures count towards the state")
+}

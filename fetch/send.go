@@ -39,7 +39,7 @@ func (c *Client) send(ctx context.Context, r request) (*http.Response, error) {
 			wait = c.retryAfter(resp, wait)
 			discard(resp)
 		}
-		if noAnswer(ctx, err) && c.tracking() {
+		if noAnswer(ctx, err) && c.tracking() && !isPatient(ctx) {
 			// Offline, a read fails now and a probe after one attempt;
 			// else a read waits for the origin until its deadline.
 			if oe := c.offlineErr(ctx, o, err); oe != nil {

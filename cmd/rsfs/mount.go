@@ -393,7 +393,9 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 		prog = newProgress(nil) // stderr is the JSON log, which has each retry
 	}
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
-	src, err := mountsrc.Open(fetch.Probe(cmd.Context()), mountsrc.Options{
+	// Loading is what the user waits for: its requests go through their
+	// retries, saying what they wait for, whatever the offline state.
+	src, err := mountsrc.Open(fetch.Patient(cmd.Context()), mountsrc.Options{
 		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update, Offline: mf.offline,
 	})
 	client.OnRetry(nil)
@@ -437,7 +439,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 			}
 		}})
 	mf.serveMetrics(cmd.Context(), mets)
-	if err := src.CatchUp(fetch.Probe(cmd.Context())); err != nil {
+	if err := src.CatchUp(fetch.Patient(cmd.Context())); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 		reach.Failed(time.Now(), err) // rsfs status says since when
 	}
