@@ -8,9 +8,11 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -90,17 +92,30 @@ func TestConverge(t *testing.T) {
 	needFUSE(t)
 	seeds := convergeSeeds(t)
 	t.Logf("convergence seeds: %v (poll interval %s; each converges by the second poll after the Source stops)", seeds, convergePoll)
+	// The seeds run in parallel (each its own Source and mount, waiting on
+	// its own polls); the failing ones are said once they have all ended.
+	var mu sync.Mutex
 	var failed []int64
-	for _, seed := range seeds {
-		start := time.Now()
-		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { convergeSeed(t, seed) })
-		t.Logf("seed %d: %s in %s", seed, map[bool]string{true: "converged", false: "FAILED"}[ok], time.Since(start).Round(10*time.Millisecond))
-		if !ok {
-			failed = append(failed, seed)
+	t.Cleanup(func() {
+		if len(failed) > 0 {
+			slices.Sort(failed)
+			t.Logf("failing seeds: %v (rerun one with RSFS_CONVERGE_SEED=N)", failed)
 		}
-	}
-	if len(failed) > 0 {
-		t.Logf("failing seeds: %v (rerun one with RSFS_CONVERGE_SEED=N)", failed)
+	})
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			t.Cleanup(func() {
+				t.Logf("seed %d: %s in %s", seed, map[bool]string{false: "converged", true: "FAILED"}[t.Failed()], time.Since(start).Round(10*time.Millisecond))
+				if t.Failed() {
+					mu.Lock()
+					failed = append(failed, seed)
+					mu.Unlock()
+				}
+			})
+			convergeSeed(t, seed)
+		})
 	}
 }
 
@@ -326,6 +341,7 @@ func TestConvergeScenarios(t *testing.T) {
 	// only document with the change in between. Seen as seed 21 (a
 	// deletion lost, the file left in the tree).
 	t.Run("list-between-polls", func(t *testing.T) {
+		t.Parallel()
 		src, err := randsource.Start(randsource.Config{Seed: 1, Files: 4, Dating: randsource.Dating11})
 		if err != nil {
 			t.Fatal(err)
@@ -359,6 +375,7 @@ func TestConvergeScenarios(t *testing.T) {
 	// follow the new list. Seen as seed 33 (EIO and the old size and mtime
 	// 3 s after the change).
 	t.Run("reader-across-rotation", func(t *testing.T) {
+		t.Parallel()
 		src, err := randsource.Start(randsource.Config{Seed: 1, Files: 3, Dating: randsource.Dating10})
 		if err != nil {
 			t.Fatal(err)
@@ -385,6 +402,7 @@ func TestConvergeScenarios(t *testing.T) {
 	// mounted. Seen as seed 4 with the dump quirks (the file left in the
 	// tree for good).
 	t.Run("dump-only-republished", func(t *testing.T) {
+		t.Parallel()
 		src, err := randsource.Start(randsource.Config{Seed: 1, Files: 3, Dating: randsource.Dating11, DumpOnly: true})
 		if err != nil {
 			t.Fatal(err)
@@ -408,8 +426,8 @@ func TestConvergeScenarios(t *testing.T) {
 		src.Note("stopped")
 		convergeWait(t, m, src, "dump-only-republished", "go test ./tests/e2e -run 'TestConvergeScenarios/dump-only-republished' -v")
 	})
-	t.Run("removed-lists", func(t *testing.T) { removedLists(t, false) })
-	t.Run("removed-lists-behind-dump", func(t *testing.T) { removedLists(t, true) })
+	t.Run("removed-lists", func(t *testing.T) { t.Parallel(); removedLists(t, false) })
+	t.Run("removed-lists-behind-dump", func(t *testing.T) { t.Parallel(); removedLists(t, true) })
 }
 
 // removedLists publishes, on a Source whose Capability List names a
