@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,20 +76,10 @@ func sameMountNS(a, b int) bool {
 // returns its stdout, stderr and error.
 func (ns *fstabNS) runAs(t *testing.T, uid int, env []string, timeout time.Duration, name string, args ...string) (string, string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	argv := append([]string{"--target", strconv.Itoa(ns.pid), "--mount", "--",
 		"setpriv", "--reuid", strconv.Itoa(uid), "--regid", strconv.Itoa(uid), "--clear-groups",
 		"env", "-i"}, env...)
-	argv = append(argv, append([]string{name}, args...)...)
-	cmd := exec.CommandContext(ctx, "nsenter", argv...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("%s %v: timed out after %s: %w", name, args, timeout, ctx.Err())
-	}
-	return out.String(), errb.String(), err
+	return run(t, timeout, "nsenter", append(argv, append([]string{name}, args...)...)...)
 }
 
 // mounted reports whether dir is a mount point in the namespace.

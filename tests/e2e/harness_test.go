@@ -81,9 +81,18 @@ func startSource(t *testing.T, cfg sourcetest.Config) *sourcetest.Source {
 // run runs a command with a deadline and returns its stdout, stderr and error.
 func run(t *testing.T, timeout time.Duration, name string, args ...string) (string, string, error) {
 	t.Helper()
+	return runCmd(timeout, nil, name, args...)
+}
+
+// runCmd runs name with args and extra environment variables (none: the
+// test's own), killed after timeout, and returns its stdout and stderr.
+func runCmd(timeout time.Duration, env []string, name string, args ...string) (string, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

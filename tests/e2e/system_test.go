@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,17 +18,7 @@ import (
 // runEnv is run with extra environment variables.
 func runEnv(t *testing.T, timeout time.Duration, env []string, name string, args ...string) (string, string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		err = fmt.Errorf("%s %v: timed out after %s: %w", name, args, timeout, ctx.Err())
-	}
-	return out.String(), errb.String(), err
+	return runCmd(timeout, env, name, args...)
 }
 
 // mountType is the file system type of the mount at dir in
