@@ -68,7 +68,7 @@ func TestOfflineIsAStateNotAStall(t *testing.T) {
 	cached := files[0]
 	want, err := os.ReadFile(cached)
 	require.NoError(t, err)
-	waitFor(t, 15*time.Second, "the read file on disk", func() bool {
+	waitFor(t, hangBound, "the read file on disk", func() bool {
 		return getxattr(t, cached, "user.rsfs.cached") == fmt.Sprintf("whole %d bytes", len(want))
 	})
 	assert.Equal(t, "none", getxattr(t, files[len(files)-1], "user.rsfs.cached"))
@@ -77,7 +77,7 @@ func TestOfflineIsAStateNotAStall(t *testing.T) {
 	_, took, err := timedRead(files[len(files)-1])
 	require.ErrorIs(t, err, syscall.EIO)
 	assert.Less(t, took, 2*time.Second, "EIO within --offline-wait (1s) + 1 s")
-	waitFor(t, 15*time.Second, "the mount to be offline", func() bool { return offline(t, m.dir) })
+	waitFor(t, hangBound, "the mount to be offline", func() bool { return offline(t, m.dir) })
 
 	_, took, err = timedRead(files[len(files)-2])
 	require.ErrorIs(t, err, syscall.EIO)
@@ -108,7 +108,7 @@ func TestOfflineIsAStateNotAStall(t *testing.T) {
 
 	cfg.Addr = addr
 	startSource(t, cfg)
-	waitFor(t, 15*time.Second, "the first answer to end the offline state", func() bool { return !offline(t, m.dir) })
+	waitFor(t, hangBound, "the first answer to end the offline state", func() bool { return !offline(t, m.dir) })
 	got, err = os.ReadFile(files[len(files)-1])
 	require.NoError(t, err)
 	assert.NotEmpty(t, got)
@@ -159,13 +159,13 @@ func TestOfflineHungSource(t *testing.T) {
 	_, took, err := timedRead(files[len(files)-1])
 	require.ErrorIs(t, err, syscall.EIO)
 	assert.Less(t, took, 2*time.Second, "EIO within --offline-wait (1s) + 1 s")
-	waitFor(t, 15*time.Second, "the mount to be offline", func() bool { return offline(t, m.dir) })
+	waitFor(t, hangBound, "the mount to be offline", func() bool { return offline(t, m.dir) })
 	_, took, err = timedRead(files[len(files)-2])
 	require.ErrorIs(t, err, syscall.EIO)
 	assert.Less(t, took, 300*time.Millisecond)
 
 	var rep rstatus.Report
-	waitFor(t, 20*time.Second, "a poll that failed against the hung Source", func() bool {
+	waitFor(t, hangBound, "a poll that failed against the hung Source", func() bool {
 		rep = report(t, m.dir)
 		return rep.Polls.Last != nil && rep.Polls.Last.After(rep.Unreachable.Since) && rep.Polls.Result != "ok"
 	})
