@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -248,7 +247,7 @@ func (fl *Tree) learn(ctx context.Context, todo []atompmh.Change) (map[string]si
 		func(u string, m *fetch.Meta, err error) error {
 			s := sizeOf{err: err}
 			switch {
-			case isGone(err):
+			case fetch.IsGone(err):
 				s.gone = true
 			case err == nil && m.Length < 0:
 				s.err = errors.New("no length in the answer to HEAD or to a one-byte range")
@@ -266,10 +265,6 @@ func (fl *Tree) learn(ctx context.Context, todo []atompmh.Change) (map[string]si
 	return out, nil
 }
 
-func isGone(err error) bool {
-	var se *fetch.StatusError
-	return errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusGone)
-}
 
 // warnForeign warns once per origin about alternate links rsfs may not
 // fetch from (the host policy of ResourceSync resources): they are left

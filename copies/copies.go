@@ -176,19 +176,14 @@ func candidates(r *catalog.Resource, dumps bool) []copyRef {
 // resource changed, or gone (404, 410), tells the Reader's Changed.
 func (o *Fetcher) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	rc, toEnd, err := o.openRange(ctx, off, n)
-	if errors.Is(err, ErrVersionChanged) || gone(err) {
+	// A listed resource the Source no longer has (404, 410) was most likely
+	// deleted since, so the set is polled early, as for another version.
+	if errors.Is(err, ErrVersionChanged) || fetch.IsGone(err) {
 		o.tellChanged()
 	}
 	return rc, toEnd, err
 }
 
-// gone reports whether err holds a 404 or 410 answer: a listed resource
-// the Source no longer has was most likely deleted since, so the set is
-// polled early, as for another version.
-func gone(err error) bool {
-	var st *fetch.StatusError
-	return errors.As(err, &st) && (st.Code == http.StatusNotFound || st.Code == http.StatusGone)
-}
 
 func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	var errs []error
