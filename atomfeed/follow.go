@@ -265,7 +265,6 @@ func (fl *Tree) learn(ctx context.Context, todo []atompmh.Change) (map[string]si
 	return out, nil
 }
 
-
 // warnForeign warns once per origin about alternate links rsfs may not
 // fetch from (the host policy of ResourceSync resources): they are left
 // out of the tree until --allow-host allows their origin.

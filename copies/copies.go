@@ -184,7 +184,6 @@ func (o *Fetcher) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, b
 	return rc, toEnd, err
 }
 
-
 func (o *Fetcher) openRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
 	var errs []error
 	o.mu.Lock()
