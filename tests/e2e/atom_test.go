@@ -158,6 +158,7 @@ func mountAtom(t *testing.T, url string, extra ...string) *mounted {
 }
 
 func TestAtomMountAndFollow(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 3})
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
 		m.create(t, n, "xml", "txt")
@@ -212,6 +213,7 @@ func TestAtomMountAndFollow(t *testing.T) {
 }
 
 func TestAtomCompleteFeed(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{Complete: true})
 	for _, n := range []string{"a", "b", "c"} {
 		m.create(t, n, "xml", "txt")
@@ -228,6 +230,7 @@ func TestAtomCompleteFeed(t *testing.T) {
 // A broken chain and a cycle: a warning, what was read is mounted, and
 // nothing is lost once the chain is whole again.
 func TestAtomBrokenChainAndCycle(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 2})
 	for _, n := range []string{"a", "b", "c", "d", "e", "f", "g"} {
 		m.create(t, n, "xml")
@@ -262,6 +265,7 @@ func TestAtomBrokenChainAndCycle(t *testing.T) {
 }
 
 func TestAtomInspect(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 3})
 	for _, n := range []string{"a", "b", "c", "d"} {
 		m.create(t, n, "xml", "txt")
@@ -293,6 +297,7 @@ func TestAtomInspect(t *testing.T) {
 // another origin: each warned about, and every other representation
 // mounted, the rest of the record included.
 func TestAtomBadEntriesAndForeignOrigin(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 4})
 	m.create(t, "a", "xml")
 	m.src.Malformed("noid", "id", rep("application/xml", "xml", "x"))
@@ -327,6 +332,7 @@ func TestAtomBadEntriesAndForeignOrigin(t *testing.T) {
 // A page that links to the feed (<link rel="alternate"
 // type="application/atom+xml">) mounts the feed.
 func TestAtomDiscoveredFromPage(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{})
 	m.create(t, "a", "xml", "txt")
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -350,6 +356,7 @@ func TestAtomDiscoveredFromPage(t *testing.T) {
 // representation is asked for its size again, and the changes made while
 // nothing was mounted show before the mount is ready.
 func TestAtomRemountFromSnapshot(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 3})
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		m.create(t, n, "xml", "txt")
@@ -385,6 +392,7 @@ func TestAtomRemountFromSnapshot(t *testing.T) {
 // before from the disk cache, and one never read fails with EIO until the
 // feed is back.
 func TestAtomMountFromSnapshotWhileFeedIsDown(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 3})
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
 		m.create(t, n, "xml", "txt")
@@ -442,6 +450,7 @@ func atomPaths(t *testing.T, dir string) map[string]string {
 // representation each) across 100 archive documents and logs the ready
 // time, the peak RSS and the requests made. RSFS_MEASURE=1 runs it.
 func TestMeasureAtomScale(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("RSFS_MEASURE") == "" {
 		t.Skip("set RSFS_MEASURE=1 to measure")
 	}
@@ -470,6 +479,7 @@ func TestMeasureAtomScale(t *testing.T) {
 // it): the harvest that meets it changed walks on, with a warning, and the
 // records the producer put into older archives are mounted.
 func TestAtomArchiveChangedBetweenPolls(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 5})
 	for i := range 11 { // archives 1 and 2; the last record in the subscription document
 		m.create(t, fmt.Sprintf("r%02d", i), "xml")
@@ -493,6 +503,7 @@ func TestAtomArchiveChangedBetweenPolls(t *testing.T) {
 // the document discovery fetched. At a remount, that one fetch is also
 // all the catching up costs when the feed did not change.
 func TestAtomSubscriptionFetchedOnceAtMount(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 3})
 	for _, n := range []string{"a", "b", "c", "d"} {
 		m.create(t, n, "xml")
@@ -517,6 +528,7 @@ func TestAtomSubscriptionFetchedOnceAtMount(t *testing.T) {
 // A feed whose documents are gzip-compressed is mounted, not taken for a
 // Sitemap.
 func TestAtomGzipFeed(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 2, Gzip: true})
 	for _, n := range []string{"a", "b", "c"} {
 		m.create(t, n, "xml", "txt")
@@ -532,6 +544,7 @@ func TestAtomGzipFeed(t *testing.T) {
 // the feed's position is its harvest mark (the subscription document's
 // atom:updated), its polls and the change applied are counted.
 func TestAtomStatusAndMetrics(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 2})
 	for _, n := range []string{"a", "b", "c"} {
 		m.create(t, n, "xml")
@@ -591,6 +604,7 @@ func TestAtomStatusAndMetrics(t *testing.T) {
 // `rsfs hold` holds a feed's changes back, as a Source's, and the status
 // says so; after `rsfs release` they show.
 func TestAtomHold(t *testing.T) {
+	t.Parallel()
 	m := startAtom(t, atomsource.Config{PerDocument: 2})
 	for _, n := range []string{"a", "b"} {
 		m.create(t, n, "xml")

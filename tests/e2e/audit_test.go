@@ -61,6 +61,7 @@ func waitForSnapshot(t *testing.T, cacheDir string) {
 }
 
 func TestAuditConvergedMountHasNoDrift(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 300, PerList: 100})
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
@@ -88,6 +89,7 @@ func TestAuditConvergedMountHasNoDrift(t *testing.T) {
 }
 
 func TestAuditStaleSnapshotAndStaleMount(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 300, PerList: 100})
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
@@ -140,6 +142,7 @@ func TestAuditStaleSnapshotAndStaleMount(t *testing.T) {
 }
 
 func TestAuditWrongBytes(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 20, Hashes: []string{"md5", "sha-256"}})
 	m := mount(t, src.URL())
 	bad := src.Resources()[3]
@@ -166,6 +169,7 @@ func TestAuditWrongBytes(t *testing.T) {
 }
 
 func TestAuditErrors(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 5})
 	_, stderr, code := audit(t, src.URL(), "--cache-dir", t.TempDir())
 	assert.Equal(t, 2, code)

@@ -129,6 +129,7 @@ func countLines(log string, parts ...string) int {
 // its set's degraded documents in rsfs status, and tries them again at
 // each poll: once the 404 one appears, its set joins the tree.
 func TestCapabilityListThatCannotBeRead(t *testing.T) {
+	t.Parallel()
 	pages := threeSetsPages()
 	delete(pages, "/dataset2/capabilitylist.xml")
 	pages["/dataset3/capabilitylist.xml"] = truncatedCapabilityList
@@ -180,6 +181,7 @@ func TestCapabilityListThatCannotBeRead(t *testing.T) {
 // nothing is lost. A set whose Capability List was never read is
 // remembered as unread across the remount.
 func TestUnreadCapabilityListAcrossRemount(t *testing.T) {
+	t.Parallel()
 	pages := threeSetsPages()
 	pages["/dataset3/capabilitylist.xml"] = truncatedCapabilityList
 	h := startHandSource(t, pages)
@@ -219,6 +221,7 @@ func TestUnreadCapabilityListAcrossRemount(t *testing.T) {
 // When no Capability List the Source Description names can be read, the
 // mount fails, naming each one and its error, and leaves no mount behind.
 func TestNoCapabilityListCanBeRead(t *testing.T) {
+	t.Parallel()
 	pages := threeSetsPages()
 	delete(pages, "/dataset1/capabilitylist.xml")
 	pages["/dataset3/capabilitylist.xml"] = truncatedCapabilityList
@@ -247,6 +250,7 @@ func TestNoCapabilityListCanBeRead(t *testing.T) {
 // documents, and reads it again at each poll; once it reads, its
 // resources join the tree.
 func TestResourceListThatCannotBeRead(t *testing.T) {
+	t.Parallel()
 	pages := threeSetsPages()
 	delete(pages, "/dataset2/resourcelist.xml")
 	h := startHandSource(t, pages)
@@ -280,6 +284,7 @@ func TestResourceListThatCannotBeRead(t *testing.T) {
 // be read yet: the new set shows degraded, is tried again at each poll,
 // and joins the tree once its Capability List reads.
 func TestNewCapabilityListThatCannotBeReadYet(t *testing.T) {
+	t.Parallel()
 	pages := threeSetsPages()
 	oneSet := strings.Replace(threeSetsDescription, `  <url>
       <loc>{base}/dataset2/capabilitylist.xml</loc>

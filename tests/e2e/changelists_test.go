@@ -17,6 +17,7 @@ import (
 // every resource whose latest change is a creation or an update, following
 // works as ever, and rsfs status and rsfs inspect say there is no baseline.
 func TestChangeListsAloneAreASource(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ style, entry string }{
 		{"nii", "/"},                           // the Source Description at the well-known URI
 		{"nii", "/rs/changelist.xml"},          // the Change List given as the URL
@@ -61,6 +62,7 @@ func TestChangeListsAloneAreASource(t *testing.T) {
 // The CDIF discovery profile's example: two top-level rs:md in each
 // document, merged with a warning, where each was refused.
 func TestTwoTopLevelMDAreMerged(t *testing.T) {
+	t.Parallel()
 	c, err := publishers.NewCDIF(5)
 	require.NoError(t, err)
 	t.Cleanup(c.Close)

@@ -122,6 +122,7 @@ func exitCode(t *testing.T, err error) int {
 }
 
 func TestChangeWhileCopyingCp(t *testing.T) {
+	t.Parallel()
 	c := startChanging(t)
 	got, code := c.throughFIFO(t, 1<<20, "cp", c.path)
 	oneVersion(t, code, got, c.old)
@@ -129,6 +130,7 @@ func TestChangeWhileCopyingCp(t *testing.T) {
 }
 
 func TestChangeWhileCopyingTar(t *testing.T) {
+	t.Parallel()
 	c := startChanging(t)
 	got, code := c.throughFIFO(t, 1<<20, "tar", "-C", filepath.Dir(c.path), "-c", filepath.Base(c.path), "-f")
 	if code == 0 {
@@ -146,6 +148,7 @@ func TestChangeWhileCopyingTar(t *testing.T) {
 }
 
 func TestChangeWhileCopyingRsync(t *testing.T) {
+	t.Parallel()
 	c := startChanging(t)
 	dest := filepath.Join(t.TempDir(), "copy")
 	cmd := exec.Command("rsync", "--bwlimit=2000", c.path, dest) // ~4 s for 8 MiB
@@ -178,6 +181,7 @@ func TestChangeWhileCopyingRsync(t *testing.T) {
 // An open descriptor keeps reading its version after the change: its
 // size stays the old one, and it reads the old bytes to the end or fails.
 func TestOpenDescriptorKeepsItsVersion(t *testing.T) {
+	t.Parallel()
 	c := startChanging(t)
 	f, err := os.Open(c.path)
 	require.NoError(t, err)

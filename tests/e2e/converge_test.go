@@ -89,6 +89,7 @@ func convergeSeeds(t *testing.T) []int64 {
 }
 
 func TestConverge(t *testing.T) {
+	t.Parallel()
 	needFUSE(t)
 	seeds := convergeSeeds(t)
 	t.Logf("convergence seeds: %v (poll interval %s; each converges by the second poll after the Source stops)", seeds, convergePoll)
@@ -333,6 +334,7 @@ func convergeHead(b []byte) []byte {
 // Hand-picked sequences that exposed bugs the random seeds hit only when
 // the polls fell just so; each pins its timing with waits for the mount.
 func TestConvergeScenarios(t *testing.T) {
+	t.Parallel()
 	needFUSE(t)
 	// A Change List opened and closed between two polls, while the
 	// Capability List names the open Change List itself: the mount never

@@ -16,6 +16,7 @@ import (
 // inspect reads them as mount does, with one origin policy (issue 32 row
 // 5).
 func TestIndexChildrenOnAnotherOrigin(t *testing.T) {
+	t.Parallel()
 	cdn := startHandSource(t, map[string]string{
 		"/lists/part1.xml": `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -57,6 +58,7 @@ func TestIndexChildrenOnAnotherOrigin(t *testing.T) {
 // §10.3, 1.1 §9.2), so discovery follows it and admits its origin, as it
 // does the Source's own (issue 32 row 5).
 func TestPageLinksToAnotherHost(t *testing.T) {
+	t.Parallel()
 	src := startHandSource(t, handSet())
 	page := startHandSource(t, map[string]string{
 		"/": `<!DOCTYPE html>
@@ -87,6 +89,7 @@ func TestPageLinksToAnotherHost(t *testing.T) {
 // URL given redirects to another host, which a Source's documents do not
 // name.
 func TestRefusedHostNamesTheFlag(t *testing.T) {
+	t.Parallel()
 	src := startHandSource(t, handSet())
 	moved := httptest.NewServer(http.RedirectHandler(src.localhost()+"/set/caps.xml", http.StatusFound))
 	t.Cleanup(moved.Close)

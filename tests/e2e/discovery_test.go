@@ -127,6 +127,7 @@ func handSet() map[string]string {
 // A mount from a Resource List's URL climbs its up links to the Capability
 // List and follows the Change List it names.
 func TestDiscoveryMountFromResourceListFollows(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, handSet())
 	m := mount(t, h.base+"/set/rl.xml", "--poll-interval", "1s")
 	// Discovery reads the Resource List's header, its Capability List and
@@ -158,6 +159,7 @@ func TestDiscoveryMountFromResourceListFollows(t *testing.T) {
 // a URL spelled with localhost while its documents say 127.0.0.1, both sets
 // are at the root of the tree, not under @127.0.0.1:PORT.
 func TestDiscoveryDescriptionIndexAndOrigin(t *testing.T) {
+	t.Parallel()
 	pages := handSet()
 	pages["/.well-known/resourcesync"] = `<?xml version="1.0" encoding="UTF-8"?>
 <sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
@@ -191,6 +193,7 @@ func TestDiscoveryDescriptionIndexAndOrigin(t *testing.T) {
 // documents name: the remount reads its snapshot (no Resource List read),
 // and the paths stay.
 func TestDiscoveryRemountThroughLocalhost(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, handSet())
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
@@ -212,6 +215,7 @@ func TestDiscoveryRemountThroughLocalhost(t *testing.T) {
 // inspect reports a failing document on its own line and reads the rest;
 // it exits non-zero only when nothing could be discovered.
 func TestDiscoveryInspectReportsFailedDocuments(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, handSet())
 	h.fail("/set/cl.xml", http.StatusInternalServerError)
 	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", "--retries", "0", h.base+"/set/rl.xml")
@@ -256,6 +260,7 @@ func TestDiscoveryInspectReportsFailedDocuments(t *testing.T) {
 // robots.txt names a Resource List; inspect climbs to its Capability List
 // and plans to poll its Change List.
 func TestDiscoveryInspectFromRobots(t *testing.T) {
+	t.Parallel()
 	pages := handSet()
 	delete(pages, "/.well-known/resourcesync")
 	pages["/robots.txt"] = "User-agent: *\nDisallow: /tmp/\nSitemap: {base}/set/rl.xml\n"

@@ -12,6 +12,7 @@ import (
 )
 
 func TestDumpOnlySource(t *testing.T) {
+	t.Parallel()
 	for _, method := range []string{sourcetest.DumpMixed, sourcetest.DumpZstd} {
 		t.Run(method, func(t *testing.T) {
 			src := startSource(t, sourcetest.Config{Resources: 300, Dumps: true, DumpOnly: true, PerDump: 100, DumpMethod: method})
@@ -32,6 +33,7 @@ func TestDumpOnlySource(t *testing.T) {
 }
 
 func TestResourceUpdatedAfterDumpReadsItsURI(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 40, Dumps: true, PerDump: 20})
 	res := src.Resources()
 	require.NoError(t, src.Update(res[0].URI, []byte("newer than the dump\n")))

@@ -142,6 +142,7 @@ func startLateSource(t *testing.T, pages func(base string) map[string]string) *h
 // has no lastmod (row 3), the follower has nothing to poll and says so,
 // and inspect reads the same URL.
 func TestResourceDumpGivenAsTheURL(t *testing.T) {
+	t.Parallel()
 	h := startLateSource(t, func(base string) map[string]string {
 		return dumpOnlyPages(t, base, "/resourcedump.xml", exampleDump, "/resourcedump.zip", exampleManifest,
 			map[string]string{"resources/res1": "first bitstream\n", "resources/res2": "second one\n"})
@@ -175,6 +176,7 @@ func TestResourceDumpGivenAsTheURL(t *testing.T) {
 // A Change Dump given as the URL mounts the same way: its package's
 // members are the files, dated by their change's datetime.
 func TestChangeDumpGivenAsTheURL(t *testing.T) {
+	t.Parallel()
 	h := startLateSource(t, func(base string) map[string]string {
 		return dumpOnlyPages(t, base, "/changedump.xml", exampleChangeDump, "/20130101-changedump.zip", exampleChangeManifest,
 			map[string]string{"changes/res1": "created\n", "changes/res2": "updated!\n"})
@@ -266,6 +268,7 @@ func archivesPages() map[string]string {
 // List, warns once per dump naming it and the cause, shows them in rsfs
 // status, and tries them again at later polls (issue 32 row 6).
 func TestDumpsThatAnswer404(t *testing.T) {
+	t.Parallel()
 	pages := archivesPages()
 	h := startHandSource(t, pages)
 	m := mount(t, h.base+"/dataset1/capabilitylist.xml", "--poll-interval", "200ms", "--retries", "0")
@@ -362,6 +365,7 @@ func degradedDocs(t *testing.T, dir string) []string {
 // fixture's file resourcesync is served at the well-known URI, so its two
 // <loc>s gain a leading slash to name the same files.
 func TestResyncArchivesFixtures(t *testing.T) {
+	t.Parallel()
 	pages := map[string]string{
 		"/.well-known/resourcesync": `<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -470,6 +474,7 @@ func TestResyncArchivesFixtures(t *testing.T) {
 // A dump the first mount could not read is remembered with the snapshot:
 // the mount from it shows the dump degraded and tries it again.
 func TestUnreadDumpRememberedAcrossRemount(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, archivesPages())
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")

@@ -14,6 +14,7 @@ import (
 // Resource List, its completed earlier than its at and its manifest dated
 // before both. Its copies are mounted, and the inverted range is a warning.
 func TestDumpOnlySourceMountsItsCopiesWhateverItsTimes(t *testing.T) {
+	t.Parallel()
 	d, err := publishers.NewResyncClientDump()
 	require.NoError(t, err)
 	t.Cleanup(d.Close)

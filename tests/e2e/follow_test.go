@@ -36,6 +36,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func TestFollowUpdateCreateDelete(t *testing.T) {
+	t.Parallel()
 	for _, layout := range []sourcetest.Layout{sourcetest.Layout11, sourcetest.Layout10} {
 		t.Run(layout.String(), func(t *testing.T) { followUpdateCreateDelete(t, layout) })
 	}
@@ -116,6 +117,7 @@ func hashXattr(r sourcetest.Resource) string {
 }
 
 func TestFollowReloadsWhenChangeListSkipsPast(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 40})
 	m := mount(t, src.URL(), pollFlags...)
 	src.ResetCounters()
@@ -163,6 +165,7 @@ func startOpenRead(t *testing.T, flags ...string) *openRead {
 }
 
 func TestOpenFileWhileItChanges(t *testing.T) {
+	t.Parallel()
 	o := startOpenRead(t, "--read-ahead", "-1")
 	src, files, r, old, f := o.src, o.files, o.r, o.old, o.f
 	assert.Equal(t, old[:1<<20], o.head)
@@ -196,6 +199,7 @@ func TestOpenFileWhileItChanges(t *testing.T) {
 }
 
 func TestHoldChanges(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	m := mount(t, src.URL(), pollFlags...)
 	files := walkFiles(t, m.dir)
@@ -224,6 +228,7 @@ func TestHoldChanges(t *testing.T) {
 // fstat shows its size with no link, and its bytes come from rsfs (the
 // kernel's pages of it dropped here), not from the Source, which has none.
 func TestOpenFileReadsOnAfterItsResourceIsDeleted(t *testing.T) {
+	t.Parallel()
 	o := startOpenRead(t)
 	src, files, r, old, f, head := o.src, o.files, o.r, o.old, o.f, o.head
 

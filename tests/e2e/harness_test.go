@@ -29,6 +29,12 @@ var fuseDevice = "/dev/fuse"
 // fuseMissing is why no mount can be made here, or nil.
 var fuseMissing error
 
+// Which tests run in parallel: a test that waits on its own mount's polls
+// against its own Source calls t.Parallel first, so that their waits
+// overlap (issue 44: the suite's time). A test stays serial when it times a
+// server's limits (throttle, rates, offline), measures the machine (CPU at
+// rest, peak RSS), sets the environment (t.Setenv), shares a server or
+// package state (faults' matrix), or switches users and namespaces.
 func TestMain(m *testing.M) {
 	if dev := os.Getenv("RSFS_E2E_FUSE_DEVICE"); dev != "" {
 		fuseDevice = dev

@@ -49,6 +49,7 @@ func startHubAt(t *testing.T, addr string) *testHub {
 }
 
 func TestHubDownAtMountIsRetried(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()

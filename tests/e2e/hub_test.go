@@ -129,6 +129,7 @@ func linkRel(header, rel string) string {
 }
 
 func TestPushedNotificationShowsAtOnce(t *testing.T) {
+	t.Parallel()
 	hub := startHub(t)
 	src := startSource(t, sourcetest.Config{Resources: 20, Hub: hub.srv.URL + "/"})
 	m := mount(t, src.URL(), "--poll-interval", "1h", "--notify-addr", "127.0.0.1:0")

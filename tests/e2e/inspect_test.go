@@ -56,6 +56,7 @@ func number(t *testing.T, v map[string]any, key string) float64 {
 }
 
 func TestInspectJSON(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 1200, PerList: 500, Hub: "http://127.0.0.1:1/hub"})
 	res := src.Resources()
 	require.NoError(t, src.Update(res[0].URI, []byte("new bytes")))
@@ -122,6 +123,7 @@ func TestInspectJSON(t *testing.T) {
 }
 
 func TestInspectText(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 50, Layout: sourcetest.Layout10})
 	out, stderr, err := run(t, time.Minute, rsfsBin, "inspect", src.URL())
 	require.NoError(t, err, stderr)
@@ -133,6 +135,7 @@ func TestInspectText(t *testing.T) {
 }
 
 func TestInspectDumpPackages(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 120, Dumps: true, PerDump: 50})
 	rep := inspectJSON(t, src.URL())
 	set := array(t, rep, "sets")[0]

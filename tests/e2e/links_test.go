@@ -192,6 +192,7 @@ func xattrsOf(t *testing.T, p string) map[string]string {
 // href), from a Resource List, a dump manifest, and a Change List whose
 // update changes them; inspect names the relations.
 func TestEveryLinkIsVisible(t *testing.T) {
+	t.Parallel()
 	src := startLinksSource(t)
 	base := src.srv.URL
 

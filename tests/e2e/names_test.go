@@ -18,6 +18,7 @@ import (
 // one line per file; a <loc> with user:secret@ is fetched without an
 // Authorization header, and the secret is in no log line.
 func TestControlCharactersAndUserinfo(t *testing.T) {
+	t.Parallel()
 	needFUSE(t)
 	root := t.TempDir()
 	var mu sync.Mutex

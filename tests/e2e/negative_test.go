@@ -19,6 +19,7 @@ const lookups = `rsfs_fuse_operation_duration_seconds_count{op="lookup"}`
 // LOOKUP: the kernel keeps the negative entry for the entry timeout (an
 // hour), and every stat still sees ENOENT.
 func TestMissingNameCostsOneLookup(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	addr := freeAddr(t)
 	m := mount(t, src.URL(), "--metrics-addr", addr)
@@ -40,6 +41,7 @@ func TestMissingNameCostsOneLookup(t *testing.T) {
 // would itself be looked up missing first); the wait for that only bounds
 // a stalled machine.
 func TestCreatedFileShowsAfterItWasLookedUpMissing(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 10})
 	addr := freeAddr(t)
 	m := mount(t, src.URL(), append(pollFlags, "--metrics-addr", addr)...)

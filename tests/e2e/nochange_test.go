@@ -18,6 +18,7 @@ import (
 // that answers 404 leaves it. The log says so once for the document, and
 // `rsfs status` names it.
 func TestChangeListEntriesWithoutChange(t *testing.T) {
+	t.Parallel()
 	site := startHostileSite(t)
 	site.text("/files/kept.txt", "kept\n")
 	site.text("/files/gone.txt", "gone soon\n")

@@ -21,6 +21,7 @@ import (
 // learned when a process looks it up, once (here only then:
 // --learn-lengths=false).
 func TestNoLengthsNoRequestBeforeReady(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 200, OmitLength: true})
 	m := mount(t, src.URL(), "--learn-lengths=false")
 	c := src.Counters()
@@ -55,6 +56,7 @@ func TestNoLengthsNoRequestBeforeReady(t *testing.T) {
 // A HEAD that fails (here refused with 403) fails that stat, and nothing
 // else: the file stays in the tree, and the next stat asks again.
 func TestAFailedHeadKeepsTheFile(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 20, OmitLength: true})
 	r := src.Resources()[3]
 	src.FailPrimary(r.URI, 403)
@@ -82,6 +84,7 @@ func TestAFailedHeadKeepsTheFile(t *testing.T) {
 // By default the lengths are learned in the background once the mount is
 // ready, each once: a tree walk then stats every file with no request.
 func TestLengthsLearnedInTheBackground(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 300, OmitLength: true})
 	m := mount(t, src.URL())
 	eventually(t, "every length learned in the background", func() bool {

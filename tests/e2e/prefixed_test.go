@@ -56,6 +56,7 @@ var dspacePages = map[string]string{
 // prefix. Each of the Source's URLs is discovered; the Resource List's
 // mounts.
 func TestPrefixedSitemapNamespace(t *testing.T) {
+	t.Parallel()
 	pages := map[string]string{}
 	for p, body := range dspacePages {
 		pages[p] = withMD5(body)

@@ -101,6 +101,7 @@ func firstLines(s string, n int) string {
 // Hyrax: a Change List with only from, newest first, no hashes, no .xml in
 // any URL. A new work and edited works show within a poll or so.
 func TestPublisherHyrax(t *testing.T) {
+	t.Parallel()
 	h, err := publishers.NewHyrax(12)
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
@@ -116,6 +117,7 @@ func TestPublisherHyrax(t *testing.T) {
 // Hyrax with nothing public yet: the Change List's from is 1970-01-01 and it
 // has no entries; the first works deposited show.
 func TestPublisherHyraxEmpty(t *testing.T) {
+	t.Parallel()
 	h, err := publishers.NewHyrax(0)
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
@@ -129,6 +131,7 @@ func TestPublisherHyraxEmpty(t *testing.T) {
 // Hyrax's Change List of 50,000 entries and no index (24,999 works, as
 // many file sets, two collections).
 func TestPublisherHyrax50000(t *testing.T) {
+	t.Parallel()
 	h, err := publishers.NewHyrax(24_999)
 	require.NoError(t, err)
 	t.Cleanup(h.Close)
@@ -154,6 +157,7 @@ func TestPublisherHyrax50000(t *testing.T) {
 // items, replaced bitstreams and a withdrawal show after each run, and
 // after a rebase.
 func TestPublisherDSpace(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		entry string
 		dumps bool
@@ -201,6 +205,7 @@ func TestPublisherDSpace(t *testing.T) {
 // Capability Lists, Resource List Indexes, and no Change List: an upload
 // and a delta dump change only the Resource Lists.
 func TestPublisherPOD(t *testing.T) {
+	t.Parallel()
 	p, err := publishers.NewPOD()
 	require.NoError(t, err)
 	t.Cleanup(p.Close)
@@ -215,6 +220,7 @@ func TestPublisherPOD(t *testing.T) {
 // base64, microsecond times, the same loc once per change, undated
 // deletions, a Resource List sorted by URI.
 func TestPublisherResync(t *testing.T) {
+	t.Parallel()
 	r, err := publishers.NewResync(20)
 	require.NoError(t, err)
 	t.Cleanup(r.Close)
@@ -230,6 +236,7 @@ func TestPublisherResync(t *testing.T) {
 // Resource Dump of one package per item, each pointing at its own manifest
 // with rel="contents". A new deposit and a replaced file show.
 func TestPublisherWEKO(t *testing.T) {
+	t.Parallel()
 	w, err := publishers.NewWEKO(8)
 	require.NoError(t, err)
 	t.Cleanup(w.Close)

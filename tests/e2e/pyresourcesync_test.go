@@ -55,6 +55,7 @@ const (
 // The undated deletion, superseded in its own list by the re-creation, is
 // never applied: b.txt stays, with the re-creation's bytes.
 func TestPyResourceSyncUndatedDeletionThenRecreation(t *testing.T) {
+	t.Parallel()
 	site := startHostileSite(t)
 	site.text("/files/a.txt", "hello")
 	site.text("/files/b.txt", "hello2")

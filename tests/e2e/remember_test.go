@@ -29,6 +29,7 @@ func mountAt(t *testing.T, url, dir, cacheDir string, extra ...string) *mounted 
 }
 
 func TestRemountFromSnapshotCatchesUp(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 2000, PerList: 500})
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
@@ -63,6 +64,7 @@ func TestRemountFromSnapshotCatchesUp(t *testing.T) {
 }
 
 func TestMountFromSnapshotWhileSourceIsDown(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 300})
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")
@@ -92,6 +94,7 @@ func TestMountFromSnapshotWhileSourceIsDown(t *testing.T) {
 }
 
 func TestRemountFromSnapshotKeepsMirrors(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 20, Mirror: true})
 	base := t.TempDir()
 	dir, cacheDir := filepath.Join(base, "mnt"), filepath.Join(base, "cache")

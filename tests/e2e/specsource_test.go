@@ -35,6 +35,7 @@ var specDocsPerPoll = map[specsource.Layout]int64{
 }
 
 func TestSpecSourceLayouts(t *testing.T) {
+	t.Parallel()
 	for _, layout := range []specsource.Layout{specsource.Index, specsource.Today, specsource.NoFrom, specsource.Undated, specsource.Future, specsource.CapRotate, specsource.ChangeDump} {
 		t.Run(layout.String(), func(t *testing.T) {
 			t.Parallel() // each waits on its own mount's polls
@@ -167,6 +168,7 @@ func trim(b []byte) []byte {
 // poll at once: with a 60 s poll interval the new version shows within
 // seconds.
 func TestReadOfChangedFilePollsEarly(t *testing.T) {
+	t.Parallel()
 	src, err := specsource.Start(specsource.Config{Layout: specsource.Index, Files: 4})
 	require.NoError(t, err)
 	t.Cleanup(src.Close)
@@ -190,6 +192,7 @@ func TestReadOfChangedFilePollsEarly(t *testing.T) {
 // 100,000 changes at one instant are applied once, and the polls after
 // them stay cheap.
 func TestHundredThousandChangesAtOneInstant(t *testing.T) {
+	t.Parallel()
 	src, err := specsource.Start(specsource.Config{Layout: specsource.Undated, Files: 4})
 	require.NoError(t, err)
 	t.Cleanup(src.Close)

@@ -52,6 +52,7 @@ func getStatus(t *testing.T, url string) int {
 // and until in rs:md, entries dated only by lastmod. Its changes must be
 // followed.
 func TestSilentStaleV10ChangeList(t *testing.T) {
+	t.Parallel()
 	src := startSpec(t, specsource.Config{Layout: specsource.V10, Files: 12})
 	m := followSpec(t, src)
 	mixedChanges(t, src, "after", 6)
@@ -64,6 +65,7 @@ func TestSilentStaleV10ChangeList(t *testing.T) {
 // 2. py-resourcesync's resourcelist run deletes the Change List (404) and
 // the Capability List names a new one: changes in it must reach the tree.
 func TestSilentStaleDeletedChangeList(t *testing.T) {
+	t.Parallel()
 	src := startSpec(t, specsource.Config{Layout: specsource.Rebase, Files: 12})
 	m := followSpec(t, src)
 	old := src.PathOf(0)
@@ -129,6 +131,7 @@ func readStaleStatus(t *testing.T, dir string) (staleStatus, string) {
 // the other one's changes are applied, and the status names the failing
 // document.
 func TestSilentStaleFailingChangeList(t *testing.T) {
+	t.Parallel()
 	for _, code := range []int{http.StatusInternalServerError, http.StatusNotFound} {
 		t.Run(http.StatusText(code), func(t *testing.T) {
 			t.Parallel()
@@ -162,6 +165,7 @@ func TestSilentStaleFailingChangeList(t *testing.T) {
 // list: the list is met twice in one poll. The last state of each resource
 // must be in the tree.
 func TestSilentStaleChangeListReadTwice(t *testing.T) {
+	t.Parallel()
 	src := startSpec(t, specsource.Config{Layout: specsource.IndexSwitch, Files: 12})
 	m := followSpec(t, src)
 	time.Sleep(1100 * time.Millisecond)
@@ -191,6 +195,7 @@ func TestSilentStaleChangeListReadTwice(t *testing.T) {
 // 4. A fresh mount of a Source whose Resource List is older than its
 // changes: the tree is exact when `rsfs mount` returns, following or not.
 func TestSilentStaleFreshMount(t *testing.T) {
+	t.Parallel()
 	for _, interval := range []string{"10m", "0"} {
 		t.Run("poll-interval="+interval, func(t *testing.T) {
 			src := startSpec(t, specsource.Config{Layout: specsource.OldList, Files: 12})
@@ -215,6 +220,7 @@ func TestSilentStaleFreshMount(t *testing.T) {
 // its entries carry no datetime (a deletion no time at all). Its changes
 // must reach the tree.
 func TestSilentStalePyOverflow(t *testing.T) {
+	t.Parallel()
 	src := startSpec(t, specsource.Config{Layout: specsource.PyOverflow, Files: 12, Rotate: 4})
 	m := mount(t, src.URL(), "--poll-interval", specPoll.String())
 	sameTree(t, m, src, "the Resource List")
@@ -248,6 +254,7 @@ func TestSilentStalePyOverflow(t *testing.T) {
 // Resource List is read for it (it has no validators, so each read is
 // whole), and the tree stays exact.
 func TestSilentStaleRotatingIndexReadsNoResourceList(t *testing.T) {
+	t.Parallel()
 	src := startSpec(t, specsource.Config{Layout: specsource.RotateIndex, Files: 12, RotateEvery: 2 * time.Second})
 	m := followSpec(t, src)
 	rl := src.Requests("/resourcelist.xml")
@@ -269,6 +276,7 @@ func TestSilentStaleRotatingIndexReadsNoResourceList(t *testing.T) {
 // A change dated 9999-12-31 (by datetime, or in 1.0 by lastmod): the
 // status shows no negative lag, and later changes are still followed.
 func TestSilentStaleFutureChange(t *testing.T) {
+	t.Parallel()
 	for _, layout := range []specsource.Layout{specsource.Future, specsource.V10} {
 		t.Run(layout.String(), func(t *testing.T) {
 			t.Parallel()

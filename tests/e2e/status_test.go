@@ -77,6 +77,7 @@ func readStatus(t *testing.T, dir string) status {
 }
 
 func TestStatusOfAFollowingMount(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 20, Hashes: []string{"sha-256"}})
 	m := mount(t, src.URL(), pollFlags...)
 	files := walkFiles(t, m.dir)
@@ -135,6 +136,7 @@ func TestStatusOfAFollowingMount(t *testing.T) {
 }
 
 func TestStatusCountsAFailedReadLoggedOnce(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 10, Hashes: []string{"sha-256"}})
 	bad := src.Resources()[3]
 	body, _ := src.Body(bad.URI)
@@ -170,6 +172,7 @@ func TestStatusCountsAFailedReadLoggedOnce(t *testing.T) {
 }
 
 func TestStatusOfADirectoryThatIsNoMount(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, stderr, err := run(t, 10*time.Second, rsfsBin, "status", dir)
 	var exit *exec.ExitError

@@ -87,6 +87,7 @@ func checkTree(t *testing.T, src *sourcetest.Source, m *mounted) {
 }
 
 func TestTreeLayout11Index(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 3000, PerList: 700, Awkward: true, Mirror: true, Hashes: []string{"md5", "sha-256"}})
 	m := mount(t, src.URL(), allowOtherHost(src)...)
 	checkTree(t, src, m)
@@ -102,12 +103,14 @@ func TestTreeLayout11Index(t *testing.T) {
 }
 
 func TestTreeLayout10Gzip(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 1500, PerList: 500, Layout: sourcetest.Layout10, Gzip: true, Awkward: true})
 	m := mount(t, src.URL(), allowOtherHost(src)...)
 	checkTree(t, src, m)
 }
 
 func TestSeveralResourceSets(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 900, ResourceSets: 3})
 	m := mount(t, src.URL())
 	checkTree(t, src, m)
@@ -115,6 +118,7 @@ func TestSeveralResourceSets(t *testing.T) {
 
 // TestAwkwardPaths pins the path mapping rules of docs/paths.md.
 func TestAwkwardPaths(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 10, Awkward: true})
 	m := mount(t, src.URL(), allowOtherHost(src)...)
 	files := walkFiles(t, m.dir)
@@ -156,6 +160,7 @@ func TestAwkwardPaths(t *testing.T) {
 }
 
 func TestXattrs(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 20, Hashes: []string{"md5", "sha-256"}})
 	m := mount(t, src.URL())
 	files := walkFiles(t, m.dir)
@@ -185,6 +190,7 @@ func TestXattrs(t *testing.T) {
 }
 
 func TestLengthLearnedByHead(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 200, OmitLength: true})
 	m := mount(t, src.URL())
 	checkTree(t, src, m)
@@ -192,18 +198,21 @@ func TestLengthLearnedByHead(t *testing.T) {
 }
 
 func TestLengthLearnedWithoutHead(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 50, OmitLength: true, NoHEAD: true})
 	m := mount(t, src.URL())
 	checkTree(t, src, m)
 }
 
 func TestServerIgnoringRange(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 30, MinSize: 3 << 20, MaxSize: 5 << 20, IgnoreRange: true})
 	m := mount(t, src.URL())
 	checkTree(t, src, m)
 }
 
 func TestLargeFilesAcrossBlocks(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 6, MinSize: 1, MaxSize: 9 << 20, Hashes: []string{"sha-256"}})
 	m := mount(t, src.URL())
 	checkTree(t, src, m)
@@ -227,6 +236,7 @@ func TestLargeFilesAcrossBlocks(t *testing.T) {
 }
 
 func TestOtherHostNeedsAllowHost(t *testing.T) {
+	t.Parallel()
 	src := startSource(t, sourcetest.Config{Resources: 5, Awkward: true})
 	m := mount(t, src.URL())
 	files := walkFiles(t, m.dir)

@@ -138,6 +138,7 @@ func inspectStatus(t *testing.T, args ...string) (string, int) {
 // Source written from the standard's examples. Without --strict the same
 // report exits 0.
 func TestInspectStrictListsDeviations(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, deviantPages())
 	rl, cl := h.base+"/dataset1/resourcelist.xml", h.base+"/dataset1/changelist.xml"
 	want := []string{
@@ -191,6 +192,7 @@ func TestInspectStrictListsDeviations(t *testing.T) {
 }
 
 func TestInspectStrictPassesTheStandardsExamples(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, specPages())
 	out, status := inspectStatus(t, "--strict", h.base+"/")
 	assert.Equal(t, 0, status, out)
@@ -216,6 +218,7 @@ func decodeJSON(t *testing.T, out string) map[string]any {
 // inspect's warnings (document, line, deviation, clause, reading) is a
 // line of the mount's log.
 func TestMountLogsTheDeviationsInspectLists(t *testing.T) {
+	t.Parallel()
 	h := startHandSource(t, deviantPages())
 	jsonOut, _ := inspectStatus(t, "--json", h.base+"/")
 	type dev struct {
@@ -277,6 +280,7 @@ func TestMountLogsTheDeviationsInspectLists(t *testing.T) {
 // deviation of a document: the standard's Resource Dump (Example 17's
 // form) names a package that answers 404.
 func TestInspectStrictFailsOnAnUnreadablePackage(t *testing.T) {
+	t.Parallel()
 	pages := specPages()
 	pages["/dataset1/capabilitylist.xml"] = strings.Replace(pages["/dataset1/capabilitylist.xml"], "  <url>\n    <loc>{base}/dataset1/changelist.xml</loc>", `  <url>
     <loc>{base}/dataset1/resourcedump.xml</loc>
