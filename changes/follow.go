@@ -134,9 +134,9 @@ func (f *Follower) Stats() FollowStats {
 }
 
 // pollOnce is the Follower's follow.PollFunc: a whole poll (sets nil)
-// reads the structure first, the Capability Lists, Resource Lists and dumps
-// that could not be read (one that reads now reloads), then every set's change documents, then
-// checks for drift where it is due (drift.go); an early
+// reads the structure first, then the documents that could not be read
+// (unreadcaps.go: one that reads now reloads), then every set's change
+// documents, then checks for drift where it is due (drift.go); an early
 // poll reads the change documents of the sets asked for only (an unknown
 // set, 0, polls them all).
 func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
@@ -149,14 +149,8 @@ func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
 		errs = append(errs, err)
 	}
 	why := reloadStructure
-	if f.retryUnreadCapabilityLists(ctx) && !reload {
-		reload, why = true, reloadCapabilityLists
-	}
-	if !reload && f.s.RetryUnreadLists(ctx) {
-		reload, why = true, reloadLists
-	}
-	if !reload && f.s.RetryUnreadDumps(ctx) {
-		reload, why = true, reloadDumps
+	if again, whyAgain := f.retryUnread(ctx, reload); again && !reload {
+		reload, why = true, whyAgain
 	}
 	if reload {
 		if err := f.reload(ctx, why); err != nil {

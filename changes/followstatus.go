@@ -3,7 +3,6 @@ package changes
 import (
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"rsfs/resourcesync"
@@ -17,9 +16,8 @@ type followState struct {
 	pushed   int64
 	drift    int64
 	newest   map[*source.Set]time.Time
-	complete map[*source.Set]time.Time                  // the start of the last poll that read every document
-	degraded map[*source.Set]map[string]status.DocError // the documents that failed since
-	warnings map[*source.Set]map[string]string          // by document, as last read: how it departs from the standard
+	complete map[*source.Set]time.Time         // the start of the last poll that read every document (those that failed since: source.Unread)
+	warnings map[*source.Set]map[string]string // by document, as last read: how it departs from the standard
 }
 
 // Status returns a copy of the Follower's state.
@@ -44,23 +42,9 @@ func (f *Follower) Status() status.Follow {
 			ss.Newest = ss.Position
 		}
 		ss.Complete = f.st.complete[set]
-		for _, d := range f.st.degraded[set] {
-			ss.Degraded = append(ss.Degraded, d)
+		for _, d := range f.s.Unread(set) {
+			ss.Degraded = append(ss.Degraded, status.DocError{Doc: d.URL, Err: d.Err.Error(), Since: d.Since})
 		}
-		if d, unread := f.s.UnreadCapabilityList(set); unread {
-			ss.Degraded = append(ss.Degraded, status.DocError{Doc: set.URL, Err: d.Err.Error(), Since: d.Since})
-		}
-		for u, d := range f.s.UnreadLists(set) {
-			if _, polled := f.st.degraded[set][u]; !polled {
-				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})
-			}
-		}
-		for u, d := range f.s.UnreadDumps(set) { // the last load could not read them
-			if _, polled := f.st.degraded[set][u]; !polled {
-				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})
-			}
-		}
-		slices.SortFunc(ss.Degraded, func(a, b status.DocError) int { return strings.Compare(a.Doc, b.Doc) })
 		for _, doc := range slices.Sorted(maps.Keys(f.st.warnings[set])) {
 			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.warnings[set][doc]})
 		}
@@ -103,30 +87,19 @@ func (f *Follower) noteNewest(set *source.Set, changes []change) {
 }
 
 // noteRead records how a poll that started at started read set's
-// documents: complete when none failed, else degraded by those that did
-// (each since the first poll it failed at).
+// documents: complete when none failed; those that did are unread
+// (source.NoteChangeDocuments), each since the first poll it failed at.
 func (f *Follower) noteRead(set *source.Set, started time.Time, failed map[string]error) {
+	f.s.NoteChangeDocuments(set, started, failed)
+	if len(failed) > 0 {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.st.complete == nil {
 		f.st.complete = map[*source.Set]time.Time{}
-		f.st.degraded = map[*source.Set]map[string]status.DocError{}
 	}
-	if len(failed) == 0 {
-		f.st.complete[set] = started
-		delete(f.st.degraded, set)
-		return
-	}
-	was := f.st.degraded[set]
-	now := make(map[string]status.DocError, len(failed))
-	for u, err := range failed {
-		since := started
-		if d, ok := was[u]; ok {
-			since = d.Since
-		}
-		now[u] = status.DocError{Doc: u, Err: err.Error(), Since: since}
-	}
-	f.st.degraded[set] = now
+	f.st.complete[set] = started
 }
 
 // noteWarnings records, for status, how the documents a poll of set read
