@@ -219,12 +219,7 @@ type pollRead struct {
 // poll's (conditional) uses and keeps validators, a push's does not.
 func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 	f.mu.Lock()
-	p, ok := f.positions[set]
-	if !ok { // a set the Source Description added, before its reload
-		p = &Position{Time: set.ListedAt}
-		f.positions[set] = p
-	}
-	pos := p.clone()
+	pos := f.positionOf(set).clone()
 	fresh := f.listedFresh[set] && conditional
 	f.mu.Unlock()
 	reads := &polledReads{f: f, condition: conditional, vals: map[string]*fetch.Validators{}}
@@ -276,7 +271,11 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 		delete(f.gapChecked, set)
 		f.mu.Unlock()
 	}
-	failed := f.applyChanges(ctx, set, r.changes, !complete)
+	how := polled
+	if !complete {
+		how = pushed // the position holds until a poll reads every document
+	}
+	failed := f.applyChanges(ctx, set, r.changes, how)
 	if !failed {
 		f.dropRetired(set, retired)
 		if !resume.IsZero() {
