@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"rsfs/catalog"
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
@@ -88,7 +87,8 @@ func withListsOnly(src *source.Source, due, known []*source.Set) []*source.Set {
 // repairDrift compares the catalog with the Source as it is now (Truth:
 // the Resource Lists plus the changes after them) and makes it so: what
 // differs is applied as changes, said in one warning with examples, and
-// counted (status Drift). Positions do not move: the Change Lists are
+// counted (status Drift), by one apply with no position that skips,
+// with a warning, a resource the catalog has no room for. Positions do not move: the Change Lists are
 // still followed from where they were. This is the safety net: a change
 // lost by any path is late by at most DriftEvery, never lost for good.
 func (f *Follower) repairDrift(ctx context.Context) error {
@@ -96,27 +96,23 @@ func (f *Follower) repairDrift(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("drift repair: %w", err)
 	}
-	var effects []catalog.Effect
 	f.applyMu.Lock()
 	d := Compare(f.cat, truth)
+	var steps []step
 	for _, uri := range d.Deleted {
-		effects = append(effects, f.cat.Remove(uri)...)
+		steps = append(steps, step{uri: uri})
 	}
 	for _, uri := range append(append([]string(nil), d.Created...), d.Updated...) {
-		res := resourceAt(truth, uri)
-		if res == nil {
-			continue
-		}
 		// A resource whose length is not known (its list gives none) goes
 		// in without one: the file system learns it when it is looked up.
-		f.s.AllowMirrors(res.Links)
-		eff, err := f.cat.TryUpsert(res)
-		if err != nil {
-			f.s.Logger().Error("drift repair: the catalog has no room for a resource", "uri", uri, "err", err)
-			continue
+		if res := resourceAt(truth, uri); res != nil {
+			steps = append(steps, step{uri: uri, res: res})
 		}
-		effects = append(effects, eff...)
 	}
+	a := &applier{cat: f.cat, fail: failSkip, move: posNone, mirrors: f.s.AllowMirrors, log: f.s.Logger(),
+		what: "drift repair: a resource", next: "the next repair tries it again"}
+	done, _ := a.apply(steps) // failSkip never fails it
+	effects := done.effects
 	f.mu.Lock()
 	f.st.drift += int64(d.Len())
 	f.mu.Unlock()

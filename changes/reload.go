@@ -73,11 +73,14 @@ func (f *Follower) reload(ctx context.Context, why string) error {
 		return fmt.Errorf("reload: %w", err)
 	}
 	f.applyMu.Lock()
+	var gone []step
 	for _, uri := range f.cat.URIs() {
 		if _, ok := seen[uri]; !ok {
-			effects = append(effects, f.cat.Remove(uri)...)
+			gone = append(gone, step{uri: uri})
 		}
 	}
+	removed, _ := (&applier{cat: f.cat, fail: failAbort, move: posNone}).apply(gone) // a removal never fails
+	effects = append(effects, removed.effects...)
 	f.mu.Lock()
 	f.positions = map[*source.Set]*Position{}
 	for _, set := range f.s.Sets() {
