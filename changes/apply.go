@@ -100,6 +100,9 @@ type applier struct {
 	log        *slog.Logger // failSkip's warnings
 	what       string       // what the changes are, e.g. "a Resource List difference"
 	next       string       // failSkip's warning: what becomes of a change skipped
+	// skipped, when set, is told of each step failSkip leaves out, for
+	// the status: a change is never skipped in silence.
+	skipped func(s *step, err error)
 }
 
 // applied is what apply did.
@@ -133,6 +136,9 @@ func (a *applier) apply(steps []step) (applied, error) {
 					return out, fmt.Errorf("%s: %w", s.uri, err)
 				case failSkip:
 					a.log.Warn(a.what+" not applied; "+a.next, "uri", s.uri, "err", err)
+					if a.skipped != nil {
+						a.skipped(s, err)
+					}
 					out.failed = true
 					continue
 				default:
@@ -269,7 +275,7 @@ func (f *Follower) applyChanges(ctx context.Context, set *source.Set, changes []
 	f.mu.Unlock()
 	a := &applier{cat: f.cat, set: f.s.SetNumber(set), fail: how.fail, move: how.move, pos: pos, mu: &f.mu,
 		horizon: horizon, regardless: how.regardless, retry: f, mirrors: f.s.AllowMirrors, log: f.s.Logger(),
-		what: how.what, next: how.next}
+		what: how.what, next: how.next, skipped: func(s *step, err error) { f.noteSkipped(set, s.c.doc, s.uri, err, how.next) }}
 	done, _ := a.apply(steps) // failHold and failSkip never fail it
 	f.mu.Lock()
 	f.applied += int64(done.passed)

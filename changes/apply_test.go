@@ -3,6 +3,8 @@ package changes
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strings"
 	"log/slog"
 	"slices"
 	"testing"
@@ -164,4 +166,27 @@ func TestApplyPassesOverWhatThePositionPassed(t *testing.T) {
 			assert.Equal(t, 0, cat.Len())
 		}
 	}
+}
+
+// A Resource List difference that cannot be applied (it publishes no
+// length and its HEAD fails) is skipped, never in silence: a warning in
+// the log (TestApplyPolicies) and among its set's warnings in the status,
+// naming the list, the resource and the error, until a poll reads every
+// document.
+func TestSkippedChangeShownInStatus(t *testing.T) {
+	src, f, cat := startTwoSets(t)
+	src.mu.Lock()
+	src.listed[2] = `<url><loc>http://127.0.0.1:1/elsewhere.txt</loc><lastmod>2024-01-03T00:00:00Z</lastmod></url>`
+	src.mu.Unlock()
+	before := cat.Len()
+	framework(t, f, f.s.Sets()[1], fmt.Sprintf(`<url><loc>%s/rl2.xml</loc><rs:md change="updated" capability="resourcelist"/></url>`, src.base))
+	assert.Equal(t, before, cat.Len(), "nothing applied")
+	warnings := f.Status().Sets[1].Warnings
+	require.Len(t, warnings, 1, "%v", warnings)
+	assert.Equal(t, src.base+"/rl2.xml", warnings[0].Doc)
+	assert.Contains(t, warnings[0].Msg, "a change to http://127.0.0.1:1/elsewhere.txt not applied: its length is not published and could not be learned")
+	assert.True(t, strings.HasSuffix(warnings[0].Msg, "; the polls will carry it"), warnings[0].Msg)
+
+	pollOnce(t, f)
+	assert.Empty(t, f.Status().Sets[1].Warnings, "a poll that read and applied everything clears it")
 }

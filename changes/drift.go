@@ -109,8 +109,14 @@ func (f *Follower) repairDrift(ctx context.Context) error {
 			steps = append(steps, step{uri: uri, res: res})
 		}
 	}
+	const next = "the next repair tries it again"
+	sets := f.sets()
 	a := &applier{cat: f.cat, fail: failSkip, move: posNone, mirrors: f.s.AllowMirrors, log: f.s.Logger(),
-		what: "drift repair: a resource", next: "the next repair tries it again"}
+		what: "drift repair: a resource", next: next, skipped: func(s *step, err error) {
+			if n := int(s.res.Set); n >= 1 && n <= len(sets) {
+				f.noteSkipped(sets[n-1], "drift repair", s.uri, err, next)
+			}
+		}}
 	done, _ := a.apply(steps) // failSkip never fails it
 	effects := done.effects
 	f.mu.Lock()

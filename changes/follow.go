@@ -285,6 +285,7 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	if complete && !failed {
 		f.mu.Lock()
 		delete(f.listedFresh, set) // its Resource Lists were checked against every document
+		delete(f.st.skipped, set)  // what a skip left out, this poll carried (or drift repair will)
 		f.mu.Unlock()
 	}
 	f.mu.Lock()

@@ -1,6 +1,7 @@
 package changes
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -18,6 +19,25 @@ type followState struct {
 	newest   map[*source.Set]time.Time
 	complete map[*source.Set]time.Time         // the start of the last poll that read every document (those that failed since: source.Unread)
 	warnings map[*source.Set]map[string]string // by document, as last read: how it departs from the standard
+	// skipped: by set and document (or "drift repair"), the changes a
+	// skip policy left out since the set's last poll that read every
+	// document and applied every change (noteSkipped).
+	skipped map[*source.Set]map[string]skippedNote
+}
+
+// skippedNote is the changes of one document left out by a skip policy:
+// how many, the latest one's URI and error, and what becomes of them.
+type skippedNote struct {
+	n              int
+	uri, err, next string
+}
+
+func (n skippedNote) String() string {
+	s := fmt.Sprintf("a change to %s not applied: %s", n.uri, n.err)
+	if n.n > 1 {
+		s = fmt.Sprintf("%d changes not applied (the latest to %s: %s)", n.n, n.uri, n.err)
+	}
+	return s + "; " + n.next
 }
 
 // Status returns a copy of the Follower's state.
@@ -47,6 +67,9 @@ func (f *Follower) Status() status.Follow {
 		}
 		for _, doc := range slices.Sorted(maps.Keys(f.st.warnings[set])) {
 			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.warnings[set][doc]})
+		}
+		for _, doc := range slices.Sorted(maps.Keys(f.st.skipped[set])) {
+			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.skipped[set][doc].String()})
 		}
 		st.Sets = append(st.Sets, ss)
 	}
@@ -100,6 +123,21 @@ func (f *Follower) noteRead(set *source.Set, started time.Time, failed map[strin
 		f.st.complete = map[*source.Set]time.Time{}
 	}
 	f.st.complete[set] = started
+}
+
+// noteSkipped records, for status, a change of set that a skip policy
+// left out: listed by doc (or found by drift repair), to uri, for err.
+func (f *Follower) noteSkipped(set *source.Set, doc, uri string, err error, next string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st.skipped == nil {
+		f.st.skipped = map[*source.Set]map[string]skippedNote{}
+	}
+	if f.st.skipped[set] == nil {
+		f.st.skipped[set] = map[string]skippedNote{}
+	}
+	n := f.st.skipped[set][doc]
+	f.st.skipped[set][doc] = skippedNote{n: n.n + 1, uri: uri, err: err.Error(), next: next}
 }
 
 // noteWarnings records, for status, how the documents a poll of set read
