@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strings"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
