@@ -86,10 +86,11 @@ func withListsOnly(src *source.Source, due, known []*source.Set) []*source.Set {
 
 // repairDrift compares the catalog with the Source as it is now (Truth:
 // the Resource Lists plus the changes after them) and makes it so: what
-// differs is applied as changes, said in one warning with examples, and
-// counted (status Drift), by one apply with no position that skips,
-// with a warning, a resource the catalog has no room for. Positions do not move: the Change Lists are
-// still followed from where they were. This is the safety net: a change
+// differs is applied, said in one warning with examples, and counted
+// (status Drift), by the one apply with no position, which skips a
+// resource the catalog has no room for (named in the log and the status).
+// Positions do not move: the Change Lists are still followed from where
+// they were. This is the safety net: a change
 // lost by any path is late by at most DriftEvery, never lost for good.
 func (f *Follower) repairDrift(ctx context.Context) error {
 	truth, err := Truth(ctx, f.s)
