@@ -77,6 +77,10 @@ type Unread struct {
 // says, of set (nil: of every set), and returns those that were. One
 // unread before keeps the time it has been unread since.
 func (d *unreadDocs) replace(set *Set, kinds []UnreadKind, now map[string]unreadDoc, kind func(u string, ud unreadDoc) UnreadKind) (was map[unreadKey]unreadDoc) {
+	keys := make(map[string]unreadKey, len(now)) // asked before the lock: kind may take the sets' lock
+	for u, ud := range now {
+		keys[u] = unreadKey{u, kind(u, ud)}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	was = map[unreadKey]unreadDoc{}
@@ -90,7 +94,7 @@ func (d *unreadDocs) replace(set *Set, kinds []UnreadKind, now map[string]unread
 		d.m = map[unreadKey]unreadDoc{}
 	}
 	for u, ud := range now {
-		k := unreadKey{u, kind(u, ud)}
+		k := keys[u]
 		if old, ok := was[k]; ok && old.Since.Before(ud.Since) {
 			ud.Since = old.Since
 		}
