@@ -40,6 +40,13 @@
 // holds the position and is retried at the next poll; after maxAttempts
 // polls it is given up with an error naming it.
 //
+// Every change is applied by one applier (apply.go) whose failure policy
+// (hold, skip, abort) and position policy (advance, ahead, none) are its
+// parameters: polls and pushes hold; a Resource List's differences and
+// drift repair skip, in the log and the status; Truth aborts. What could
+// not be read, polls' change documents among it, is kept in source's one
+// registry of unread documents (source.Source.Unread, RetryUnread).
+//
 // Pushed notifications (Subscribe, RunPush) are applied at once and marked
 // ahead, so the position does not move and the next poll still applies
 // every earlier change, not the pushed one again. A Framework Notification

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"rsfs/catalog"
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
@@ -87,36 +86,40 @@ func withListsOnly(src *source.Source, due, known []*source.Set) []*source.Set {
 
 // repairDrift compares the catalog with the Source as it is now (Truth:
 // the Resource Lists plus the changes after them) and makes it so: what
-// differs is applied as changes, said in one warning with examples, and
-// counted (status Drift). Positions do not move: the Change Lists are
-// still followed from where they were. This is the safety net: a change
+// differs is applied, said in one warning with examples, and counted
+// (status Drift), by the one apply with no position, which skips a
+// resource the catalog has no room for (named in the log and the status).
+// Positions do not move: the Change Lists are still followed from where
+// they were. This is the safety net: a change
 // lost by any path is late by at most DriftEvery, never lost for good.
 func (f *Follower) repairDrift(ctx context.Context) error {
 	truth, err := Truth(ctx, f.s)
 	if err != nil {
 		return fmt.Errorf("drift repair: %w", err)
 	}
-	var effects []catalog.Effect
 	f.applyMu.Lock()
 	d := Compare(f.cat, truth)
+	var steps []step
 	for _, uri := range d.Deleted {
-		effects = append(effects, f.cat.Remove(uri)...)
+		steps = append(steps, step{uri: uri})
 	}
 	for _, uri := range append(append([]string(nil), d.Created...), d.Updated...) {
-		res := resourceAt(truth, uri)
-		if res == nil {
-			continue
-		}
 		// A resource whose length is not known (its list gives none) goes
 		// in without one: the file system learns it when it is looked up.
-		f.s.AllowMirrors(res.Links)
-		eff, err := f.cat.TryUpsert(res)
-		if err != nil {
-			f.s.Logger().Error("drift repair: the catalog has no room for a resource", "uri", uri, "err", err)
-			continue
+		if res := resourceAt(truth, uri); res != nil {
+			steps = append(steps, step{uri: uri, res: res})
 		}
-		effects = append(effects, eff...)
 	}
+	const next = "the next repair tries it again"
+	sets := f.sets()
+	a := &applier{cat: f.cat, fail: failSkip, move: posNone, mirrors: f.s.AllowMirrors, log: f.s.Logger(),
+		what: "drift repair: a resource", next: next, skipped: func(s *step, err error) {
+			if n := int(s.res.Set); n >= 1 && n <= len(sets) {
+				f.noteSkipped(sets[n-1], "drift repair", s.uri, err, next)
+			}
+		}}
+	done, _ := a.apply(steps) // failSkip never fails it
+	effects := done.effects
 	f.mu.Lock()
 	f.st.drift += int64(d.Len())
 	f.mu.Unlock()

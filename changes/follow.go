@@ -134,9 +134,9 @@ func (f *Follower) Stats() FollowStats {
 }
 
 // pollOnce is the Follower's follow.PollFunc: a whole poll (sets nil)
-// reads the structure first, the Capability Lists, Resource Lists and dumps
-// that could not be read (one that reads now reloads), then every set's change documents, then
-// checks for drift where it is due (drift.go); an early
+// reads the structure first, then the documents that could not be read
+// (unreadcaps.go: one that reads now reloads), then every set's change
+// documents, then checks for drift where it is due (drift.go); an early
 // poll reads the change documents of the sets asked for only (an unknown
 // set, 0, polls them all).
 func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
@@ -149,14 +149,8 @@ func (f *Follower) pollOnce(ctx context.Context, sets []uint16) error {
 		errs = append(errs, err)
 	}
 	why := reloadStructure
-	if f.retryUnreadCapabilityLists(ctx) && !reload {
-		reload, why = true, reloadCapabilityLists
-	}
-	if !reload && f.s.RetryUnreadLists(ctx) {
-		reload, why = true, reloadLists
-	}
-	if !reload && f.s.RetryUnreadDumps(ctx) {
-		reload, why = true, reloadDumps
+	if again, whyAgain := f.retryUnread(ctx, reload); again && !reload {
+		reload, why = true, whyAgain
 	}
 	if reload {
 		if err := f.reload(ctx, why); err != nil {
@@ -225,12 +219,7 @@ type pollRead struct {
 // poll's (conditional) uses and keeps validators, a push's does not.
 func (f *Follower) newRead(set *source.Set, conditional bool) *pollRead {
 	f.mu.Lock()
-	p, ok := f.positions[set]
-	if !ok { // a set the Source Description added, before its reload
-		p = &Position{Time: set.ListedAt}
-		f.positions[set] = p
-	}
-	pos := p.clone()
+	pos := f.positionOf(set).clone()
 	fresh := f.listedFresh[set] && conditional
 	f.mu.Unlock()
 	reads := &polledReads{f: f, condition: conditional, vals: map[string]*fetch.Validators{}}
@@ -282,7 +271,11 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 		delete(f.gapChecked, set)
 		f.mu.Unlock()
 	}
-	failed := f.applyChanges(ctx, set, r.changes, !complete)
+	how := polled
+	if !complete {
+		how = pushed // the position holds until a poll reads every document
+	}
+	failed := f.applyChanges(ctx, set, r.changes, how)
 	if !failed {
 		f.dropRetired(set, retired)
 		if !resume.IsZero() {
@@ -292,6 +285,7 @@ func (f *Follower) pollSet(ctx context.Context, set *source.Set) (gap bool, err 
 	if complete && !failed {
 		f.mu.Lock()
 		delete(f.listedFresh, set) // its Resource Lists were checked against every document
+		delete(f.st.skipped, set)  // what a skip left out, this poll carried (or drift repair will)
 		f.mu.Unlock()
 	}
 	f.mu.Lock()

@@ -1,9 +1,9 @@
 package changes
 
 import (
+	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"rsfs/resourcesync"
@@ -17,9 +17,27 @@ type followState struct {
 	pushed   int64
 	drift    int64
 	newest   map[*source.Set]time.Time
-	complete map[*source.Set]time.Time                  // the start of the last poll that read every document
-	degraded map[*source.Set]map[string]status.DocError // the documents that failed since
-	warnings map[*source.Set]map[string]string          // by document, as last read: how it departs from the standard
+	complete map[*source.Set]time.Time         // the start of the last poll that read every document (those that failed since: source.Unread)
+	warnings map[*source.Set]map[string]string // by document, as last read: how it departs from the standard
+	// skipped: by set and document (or "drift repair"), the changes a
+	// skip policy left out since the set's last poll that read every
+	// document and applied every change (noteSkipped).
+	skipped map[*source.Set]map[string]skippedNote
+}
+
+// skippedNote is the changes of one document left out by a skip policy:
+// how many, the latest one's URI and error, and what becomes of them.
+type skippedNote struct {
+	n              int
+	uri, err, next string
+}
+
+func (n skippedNote) String() string {
+	s := fmt.Sprintf("a change to %s not applied: %s", n.uri, n.err)
+	if n.n > 1 {
+		s = fmt.Sprintf("%d changes not applied (the latest to %s: %s)", n.n, n.uri, n.err)
+	}
+	return s + "; " + n.next
 }
 
 // Status returns a copy of the Follower's state.
@@ -44,25 +62,14 @@ func (f *Follower) Status() status.Follow {
 			ss.Newest = ss.Position
 		}
 		ss.Complete = f.st.complete[set]
-		for _, d := range f.st.degraded[set] {
-			ss.Degraded = append(ss.Degraded, d)
+		for _, d := range f.s.Unread(set) {
+			ss.Degraded = append(ss.Degraded, status.DocError{Doc: d.URL, Err: d.Err.Error(), Since: d.Since})
 		}
-		if d, unread := f.s.UnreadCapabilityList(set); unread {
-			ss.Degraded = append(ss.Degraded, status.DocError{Doc: set.URL, Err: d.Err.Error(), Since: d.Since})
-		}
-		for u, d := range f.s.UnreadLists(set) {
-			if _, polled := f.st.degraded[set][u]; !polled {
-				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})
-			}
-		}
-		for u, d := range f.s.UnreadDumps(set) { // the last load could not read them
-			if _, polled := f.st.degraded[set][u]; !polled {
-				ss.Degraded = append(ss.Degraded, status.DocError{Doc: u, Err: d.Err.Error(), Since: d.Since})
-			}
-		}
-		slices.SortFunc(ss.Degraded, func(a, b status.DocError) int { return strings.Compare(a.Doc, b.Doc) })
 		for _, doc := range slices.Sorted(maps.Keys(f.st.warnings[set])) {
 			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.warnings[set][doc]})
+		}
+		for _, doc := range slices.Sorted(maps.Keys(f.st.skipped[set])) {
+			ss.Warnings = append(ss.Warnings, status.DocWarning{Doc: doc, Msg: f.st.skipped[set][doc].String()})
 		}
 		st.Sets = append(st.Sets, ss)
 	}
@@ -103,30 +110,34 @@ func (f *Follower) noteNewest(set *source.Set, changes []change) {
 }
 
 // noteRead records how a poll that started at started read set's
-// documents: complete when none failed, else degraded by those that did
-// (each since the first poll it failed at).
+// documents: complete when none failed; those that did are unread
+// (source.NoteChangeDocuments), each since the first poll it failed at.
 func (f *Follower) noteRead(set *source.Set, started time.Time, failed map[string]error) {
+	f.s.NoteChangeDocuments(set, started, failed)
+	if len(failed) > 0 {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.st.complete == nil {
 		f.st.complete = map[*source.Set]time.Time{}
-		f.st.degraded = map[*source.Set]map[string]status.DocError{}
 	}
-	if len(failed) == 0 {
-		f.st.complete[set] = started
-		delete(f.st.degraded, set)
-		return
+	f.st.complete[set] = started
+}
+
+// noteSkipped records, for status, a change of set that a skip policy
+// left out: listed by doc (or found by drift repair), to uri, for err.
+func (f *Follower) noteSkipped(set *source.Set, doc, uri string, err error, next string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.st.skipped == nil {
+		f.st.skipped = map[*source.Set]map[string]skippedNote{}
 	}
-	was := f.st.degraded[set]
-	now := make(map[string]status.DocError, len(failed))
-	for u, err := range failed {
-		since := started
-		if d, ok := was[u]; ok {
-			since = d.Since
-		}
-		now[u] = status.DocError{Doc: u, Err: err.Error(), Since: since}
+	if f.st.skipped[set] == nil {
+		f.st.skipped[set] = map[string]skippedNote{}
 	}
-	f.st.degraded[set] = now
+	n := f.st.skipped[set][doc]
+	f.st.skipped[set][doc] = skippedNote{n: n.n + 1, uri: uri, err: err.Error(), next: next}
 }
 
 // noteWarnings records, for status, how the documents a poll of set read

@@ -42,7 +42,7 @@ func (f *Follower) applyFramework(ctx context.Context, set *source.Set, n notify
 		}
 	}
 	f.noteNewest(set, r.changes)
-	f.applyChanges(ctx, set, r.changes, true)
+	f.applyChanges(ctx, set, r.changes, pushed)
 	return errors.Join(errs...)
 }
 
@@ -102,7 +102,11 @@ func (f *Follower) rereadResourceList(ctx context.Context, set *source.Set, u st
 	if len(changes) == 0 {
 		return nil
 	}
-	f.applyListed(ctx, set, changes)
+	// Each is applied whatever the position (the catalog lacks what the
+	// list says), and one at or after it marked ahead of it, like a pushed
+	// change: a Change List entry older than it is not applied over it.
+	// One that fails is skipped with a warning: the Change List carries it.
+	f.applyChanges(ctx, set, changes, listed)
 	return nil
 }
 
@@ -161,39 +165,4 @@ func sameListedVersion(old *catalog.Resource, e *resourcesync.Entry, at time.Tim
 		lastmod = at
 	}
 	return source.SameVersion(old, e.MD.Hashes, lastmod, e.MD.Length)
-}
-
-// applyListed applies a Resource List's differences: lengths are learned
-// first, with no lock held; each change is applied whatever the position,
-// and one past it is marked ahead. A change that fails is left to the
-// polls (the Change List carries it).
-func (f *Follower) applyListed(ctx context.Context, set *source.Set, changes []change) {
-	plan := planApply(changes, nil) // one change per URI
-	changes = plan.changes
-	lengths := plan.learnLengths(ctx, f.s.Client())
-	horizon := f.now().Add(source.FutureBound)
-	var effects []catalog.Effect
-	applied := 0
-	f.applyMu.Lock()
-	pos := f.positions[set]
-	for i := range changes {
-		c := &changes[i]
-		eff, err := f.applyOne(set, c, lengths[i])
-		if err != nil {
-			f.s.Logger().Warn("a Resource List difference not applied; the polls will carry it", "uri", c.entry.Loc, "document", c.doc, "err", err)
-			continue
-		}
-		effects = append(effects, eff...)
-		applied++
-		f.mu.Lock()
-		if pos != nil && !c.at.Before(pos.Time) && !c.at.After(horizon) {
-			pos.markAhead(c)
-		}
-		f.mu.Unlock()
-	}
-	f.applyMu.Unlock()
-	if len(effects) > 0 && f.effects != nil {
-		f.effects(effects)
-	}
-	f.s.Logger().Info("resource list re-read after a framework notification", "set", f.s.SetKey(set), "changes", applied, "effects", len(effects))
 }

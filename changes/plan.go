@@ -78,11 +78,9 @@ func plan(ctx context.Context, src *source.Source, set *source.Set, listedAt tim
 		w.report.fill(ctx, src, w)
 	}
 	pos := w.pos.clone()
-	if len(w.failed) == 0 {
-		plan := planApply(w.changes, nil)
-		for i := range plan.changes {
-			pos.advance(&plan.changes[i], w.horizon)
-		}
+	if len(w.failed) == 0 { // a dry run of a poll's apply: no catalog, the position advances
+		a := &applier{fail: failHold, move: posAdvance, pos: &pos, horizon: w.horizon}
+		_, _ = a.apply(changeSteps(planApply(w.changes, nil), nil, 0, true))
 	}
 	if !pos.Time.IsZero() {
 		t := pos.Time

@@ -135,7 +135,7 @@ func (f *Follower) applyNotification(ctx context.Context, n notify.Notification)
 	r := f.newRead(set, false)
 	r.collect(n.Topic, &n.Doc.Header, n.Doc.Entries, false)
 	f.noteNewest(set, r.changes)
-	f.applyChanges(ctx, set, r.changes, true)
+	f.applyChanges(ctx, set, r.changes, pushed)
 	return nil
 }
 

@@ -48,7 +48,7 @@ func (f *Follower) refreshStructure(ctx context.Context) (reload bool, err error
 	}
 	for _, set := range f.sets() {
 		if _, unread := f.s.UnreadCapabilityList(set); set.URL == "" || unread {
-			continue // an unread one is retried after (retryUnreadCapabilityLists)
+			continue // an unread one is retried after (retryUnread)
 		}
 		doc, err := f.getIfChanged(ctx, set.URL)
 		if err != nil {
@@ -140,7 +140,7 @@ func (f *Follower) replaceClosed(fresh *source.Set) {
 // adoptSetURLs compares the Capability Lists a re-read Source Description
 // names with the sets followed; a set added or gone means a reload. A new
 // one that cannot be read is a set with no documents, noted unread, as
-// discovery makes one (retryUnreadCapabilityLists reads it again).
+// discovery makes one (retryUnread reads it again).
 func (f *Follower) adoptSetURLs(ctx context.Context, doc *resourcesync.Document) bool {
 	want, err := f.capabilityListURLs(ctx, doc)
 	if err != nil {

@@ -35,7 +35,9 @@ import (
 // A created or updated resource whose change publishes no length is
 // HEADed, as the follower does; where that fails its length is left
 // unknown (resourcesync.NoLength) and Compare then judges it by hash, else
-// by lastmod alone.
+// by lastmod alone. A change that does not say its kind and whose HEAD
+// fails (neither a length nor 404 or 410) fails Truth, naming it, as a
+// full catalog does (applyTruth).
 //
 // A change document that cannot be read is skipped, as the follower skips
 // it, and named in the error; the catalog returned beside it is the truth
@@ -100,29 +102,20 @@ func catalogHolds(cat *catalog.Catalog, c *change) bool {
 	return ok && source.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
 }
 
-// applyTruth applies a set's changes to cat by the apply plan. A length
-// that cannot be learned stays unknown.
+// applyTruth applies a set's changes to cat by the apply plan, with no
+// position, aborting at the first that fails (a truth that lacks a change
+// is no truth). A length neither published nor learned stays unknown; a
+// change that does not say its kind and whose HEAD failed (neither found
+// nor gone) fails, naming it: which it is cannot be known.
 func applyTruth(ctx context.Context, src *source.Source, cat *catalog.Catalog, changes []change, set uint16) error {
 	plan := planApply(changes, nil)
 	lengths := plan.learnLengths(ctx, src.Client())
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	for i := range plan.changes {
-		c := &plan.changes[i]
-		if !plan.wins(i) {
-			continue
-		}
-		if deletes(c.entry, lengths[i]) {
-			cat.Remove(c.entry.Loc)
-			continue
-		}
-		res, _ := resourceOf(c, set, lengths[i]) // unknown, it stays unknown
-		if _, err := cat.TryUpsert(res); err != nil {
-			return fmt.Errorf("%s: %w", res.URI, err)
-		}
-	}
-	return nil
+	a := &applier{cat: cat, set: set, fail: failAbort, move: posNone}
+	_, err := a.apply(changeSteps(plan, lengths, set, true))
+	return err
 }
 
 // Drift is how a catalog differs from the truth: URIs (sorted) the truth

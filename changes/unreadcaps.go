@@ -5,42 +5,42 @@ import (
 	"fmt"
 
 	"rsfs/resourcesync"
+	"rsfs/source"
 )
 
-// reloadCapabilityLists is the reload's reason when a Capability List
-// that could not be read reads now.
-const reloadCapabilityLists = "a Capability List that could not be read reads now; reloading the Resource Lists"
+// reloadFor is the reload's reason, by the kind of unread document that
+// reads now (source.RetryUnread).
+var reloadFor = map[source.UnreadKind]string{
+	source.UnreadCapabilityList: "a Capability List that could not be read reads now; reloading the Resource Lists",
+	source.UnreadResourceList:   "a Resource List that could not be read reads now; reloading the Resource Lists",
+	source.UnreadResourceDump:   reloadDumps,
+	source.UnreadChangeDump:     reloadDumps,
+}
 
-// reloadLists is the reload's reason when a Resource List that could not
-// be read reads now.
-const reloadLists = "a Resource List that could not be read reads now; reloading the Resource Lists"
+// retryUnread reads again every document that could not be read, by the
+// one registry's retry (source.RetryUnread): Capability Lists with
+// rereadCapabilityList, the rest as source reads them. It reports whether
+// a reload is due, and why; due says one already is (the Resource Lists
+// and dumps are then not read: the reload reads them).
+func (f *Follower) retryUnread(ctx context.Context, due bool) (reload bool, why string) {
+	reload, kind := f.s.RetryUnread(ctx, due, map[source.UnreadKind]source.Reread{
+		source.UnreadCapabilityList: f.rereadCapabilityList,
+	})
+	return reload, reloadFor[kind]
+}
 
-// retryUnreadCapabilityLists reads again each set's Capability List that
-// could not be read (when the Source was found, or since), and adopts what
-// one that reads now names. It reports whether that changed the set's
-// documents: its Resource Lists then need a reload. A set whose
-// Capability List still fails keeps its documents (none, or those the
-// snapshot had) and the latest error, without another warning.
-func (f *Follower) retryUnreadCapabilityLists(ctx context.Context) (reload bool) {
-	for _, set := range f.sets() {
-		if _, unread := f.s.UnreadCapabilityList(set); !unread {
-			continue
-		}
-		doc, err := f.s.GetDoc(ctx, set.URL)
-		if err == nil && doc.Header.Capability() != resourcesync.CapCapabilityList {
-			err = fmt.Errorf("capability is %q", doc.Header.Capability())
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return reload
-			}
-			f.s.NoteCapabilityListUnread(set, fmt.Errorf("read capability list %s: %w", set.URL, err))
-			continue
-		}
-		f.s.NoteCapabilityListRead(set)
-		if f.adoptDocs(set, f.s.SetFromCapabilityList(set.URL, doc)) {
-			reload = true
-		}
+// rereadCapabilityList reads again a set's Capability List that could not
+// be read (when the Source was found, or since), and adopts what it names
+// now. It reports whether that changed the set's documents: its Resource
+// Lists then need a reload. A set whose Capability List still fails keeps
+// its documents (none, or those the snapshot had).
+func (f *Follower) rereadCapabilityList(ctx context.Context, set *source.Set, u string) (reload bool, err error) {
+	doc, err := f.s.GetDoc(ctx, u)
+	if err == nil && doc.Header.Capability() != resourcesync.CapCapabilityList {
+		err = fmt.Errorf("capability is %q", doc.Header.Capability())
 	}
-	return reload
+	if err != nil {
+		return false, fmt.Errorf("read capability list %s: %w", u, err)
+	}
+	return f.adoptDocs(set, f.s.SetFromCapabilityList(u, doc)), nil
 }

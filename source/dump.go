@@ -393,7 +393,7 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 // readDumps opens every Resource Dump and Change Dump package of every set
 // and records its manifest's members. A dump that cannot be read is left
 // out with a warning (once, until it reads again) and tried again at a
-// later poll (RetryUnreadDumps): the Resource Lists and the other dumps
+// later poll (RetryUnread): the Resource Lists and the other dumps
 // still load. Only a Source with neither fails.
 func (l *loader) readDumps(ctx context.Context) error {
 	l.pkgs = map[string]dumpPackage{}

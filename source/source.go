@@ -40,13 +40,7 @@ type Source struct {
 	policy *fetch.Policy // the client's: the origins it may fetch from, and why
 	pkgs   packages
 	lists  listValidators // of the Resource Lists last loaded
-	unread unreadDocs     // the dumps the last load could not read
-	// unreadCaps are the Capability Lists that could not be read
-	// (unreadcaps.go).
-	unreadCaps unreadDocs
-	// unreadLists are the Resource Lists that could not be read
-	// (unreadlists.go).
-	unreadLists unreadDocs
+	unread unreadDocs     // the documents that could not be read (unread.go)
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one

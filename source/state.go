@@ -3,7 +3,9 @@ package source
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"rsfs/fetch"
@@ -26,24 +28,50 @@ type State struct {
 	// Mirrors are the origins the Source named as mirrors (rel="duplicate")
 	// of resources in the catalog saved with this state.
 	Mirrors []string `json:"mirrors,omitempty"`
-	// UnreadDumps are the dumps the last load could not read, by URL: a
-	// mount from this state tries them again, as the saving one did.
-	UnreadDumps map[string]SavedUnreadDoc `json:"unread_dumps,omitempty"`
-	// UnreadCapabilityLists are the sets' Capability Lists that could not
-	// be read, by URL: a mount from this state shows them and tries them
-	// again, and keeps their sets as saved while they fail (KeepSavedSets).
+	// Unread are the documents that could not be read (but a poll's
+	// change documents), each with its kind and set: a mount from this
+	// state shows them and tries them again, as the saving one did, and
+	// keeps the sets of unread Capability Lists as saved while they fail
+	// (KeepSavedSets).
+	Unread []SavedUnreadDoc `json:"unread,omitempty"`
+	// UnreadDumps, UnreadCapabilityLists and UnreadLists are how states
+	// saved before the one registry kept them, by URL: read (State.unread),
+	// never written.
+	UnreadDumps           map[string]SavedUnreadDoc `json:"unread_dumps,omitempty"`
 	UnreadCapabilityLists map[string]SavedUnreadDoc `json:"unread_capability_lists,omitempty"`
-	// UnreadLists are the Resource Lists (or index children) that could not
-	// be read, by URL, each with its set's key: a mount from this state
-	// shows them and tries them again.
-	UnreadLists map[string]SavedUnreadDoc `json:"unread_lists,omitempty"`
+	UnreadLists           map[string]SavedUnreadDoc `json:"unread_lists,omitempty"`
 }
 
-// SavedUnreadDoc is an unread dump as a State keeps it.
+// SavedUnreadDoc is an unread document as a State keeps it.
 type SavedUnreadDoc struct {
-	Error string    `json:"error"`
-	Since time.Time `json:"since"`
-	Set   string    `json:"set,omitempty"` // the set's key (SetKey), for a Resource List
+	URL   string     `json:"url,omitempty"` // empty in an older state's maps, which key by it
+	Kind  UnreadKind `json:"kind,omitempty"`
+	Error string     `json:"error"`
+	Since time.Time  `json:"since"`
+	// Set is the set's key (SetKey); an older state names it for a
+	// Resource List only.
+	Set string `json:"set,omitempty"`
+}
+
+// unread returns the state's unread documents, those of an older state's
+// maps among them: a Capability List's set is its URL; a dump's kind is
+// left for its set to say (Source.dumpKind).
+func (st *State) unread() []SavedUnreadDoc {
+	out := slices.Clone(st.Unread)
+	add := func(m map[string]SavedUnreadDoc, kind UnreadKind) {
+		for _, u := range slices.Sorted(maps.Keys(m)) {
+			sd := m[u]
+			sd.URL, sd.Kind = u, kind
+			if kind == UnreadCapabilityList {
+				sd.Set = u
+			}
+			out = append(out, sd)
+		}
+	}
+	add(st.UnreadCapabilityLists, UnreadCapabilityList)
+	add(st.UnreadLists, UnreadResourceList)
+	add(st.UnreadDumps, "")
+	return out
 }
 
 // State returns the Source's state for a snapshot, with the positions its
@@ -51,8 +79,7 @@ type SavedUnreadDoc struct {
 // whatever lock keeps the sets' list times from changing (a reload).
 func (s *Source) State(positions json.RawMessage) *State {
 	return &State{Version: stateVersion, Origin: s.Origin, Entry: s.Entry, Sets: s.setCopies(),
-		Positions: positions, Mirrors: s.policy.Mirrors(), UnreadDumps: s.unread.saved(),
-		UnreadCapabilityLists: s.savedUnreadCaps(), UnreadLists: s.savedUnreadLists()}
+		Positions: positions, Mirrors: s.policy.Mirrors(), Unread: s.savedUnread()}
 }
 
 // DecodeState reads a State saved by a snapshot (changes.Follower.Snapshot).
@@ -73,8 +100,7 @@ func Restore(st *State, opts Options) *Source {
 	s := newSource(st.Origin, fetch.ReasonSource, opts)
 	s.Entry, s.sets = st.Entry, st.Sets
 	s.AllowSavedMirrors(st)
-	s.AdoptUnreadDumps(st)
-	s.adoptSavedUnreadCaps(st)
+	s.adoptUnread(st, retryOrder...)
 	for _, set := range s.sets {
 		if set.URL != "" {
 			s.AllowDoc(set.URL)

@@ -1,9 +1,7 @@
 package source
 
 import (
-	"errors"
 	"fmt"
-
 	"strings"
 	"time"
 )
@@ -12,25 +10,15 @@ import (
 // Index) names that could not be read do not refuse the Source: each
 // stays a set of its own, with no documents when it was never read (or
 // those a snapshot remembers, KeepSavedSets), shown degraded in the status
-// and read again at each poll (the follower's retry), which reloads the
-// set once it reads. They are kept, by URL, in Source.unreadCaps; only a
-// Source where no set could be read is refused (readableSets).
+// and read again at each poll (RetryUnread, with the follower's reader),
+// which reloads the set once it reads. They are kept in the registry of
+// unread documents (unread.go) as UnreadCapabilityList; only a Source where
+// no set could be read is refused (readableSets).
 
 // noteUnreadCapabilityList records that the set's Capability List could
 // not be read, and warns of it once, until it reads again.
 func (s *Source) noteUnreadCapabilityList(set *Set, err error) {
-	s.unreadCaps.mu.Lock()
-	old, was := s.unreadCaps.m[set.URL]
-	since := time.Now()
-	if was {
-		since = old.Since
-	}
-	if s.unreadCaps.m == nil {
-		s.unreadCaps.m = map[string]unreadDoc{}
-	}
-	s.unreadCaps.m[set.URL] = unreadDoc{set, UnreadDoc{Err: err, Since: since}}
-	s.unreadCaps.mu.Unlock()
-	if !was {
+	if s.unread.note(set.URL, UnreadCapabilityList, set, err, time.Now()) {
 		s.log.Warn("capability list not read: its set is left out (or kept as the snapshot had it), and it is tried again at each poll",
 			"capability_list", set.URL, "err", err)
 	}
@@ -44,11 +32,7 @@ func (s *Source) NoteCapabilityListUnread(set *Set, err error) { s.noteUnreadCap
 // NoteCapabilityListRead records that the set's Capability List, which
 // could not be read, reads now.
 func (s *Source) NoteCapabilityListRead(set *Set) {
-	s.unreadCaps.mu.Lock()
-	_, was := s.unreadCaps.m[set.URL]
-	delete(s.unreadCaps.m, set.URL)
-	s.unreadCaps.mu.Unlock()
-	if was {
+	if s.unread.remove(set.URL, UnreadCapabilityList) {
 		s.log.Info("capability list read, which could not be before", "capability_list", set.URL)
 	}
 }
@@ -59,9 +43,7 @@ func (s *Source) UnreadCapabilityList(set *Set) (UnreadDoc, bool) {
 	if set.URL == "" {
 		return UnreadDoc{}, false
 	}
-	s.unreadCaps.mu.Lock()
-	defer s.unreadCaps.mu.Unlock()
-	d, ok := s.unreadCaps.m[set.URL]
+	d, ok := s.unread.get(set.URL, UnreadCapabilityList)
 	return d.UnreadDoc, ok
 }
 
@@ -97,19 +79,6 @@ func (e capErrors) Error() string {
 
 func (e capErrors) Unwrap() []error { return e }
 
-// savedUnreadCaps is the unread Capability Lists as a State keeps them;
-// nil for none.
-func (s *Source) savedUnreadCaps() map[string]SavedUnreadDoc {
-	var out map[string]SavedUnreadDoc
-	for u, d := range s.unreadCaps.copy() {
-		if out == nil {
-			out = map[string]SavedUnreadDoc{}
-		}
-		out[u] = SavedUnreadDoc{Error: d.Err.Error(), Since: d.Since}
-	}
-	return out
-}
-
 // KeepSavedSets gives each set whose Capability List discovery could not
 // read the documents, channels and links a saved state's set of the same
 // Capability List had, and the time it has been unread since, when the
@@ -125,7 +94,7 @@ func (s *Source) KeepSavedSets(st *State) {
 		}
 	}
 	for _, set := range s.Sets() {
-		d, unread := s.UnreadCapabilityList(set)
+		_, unread := s.UnreadCapabilityList(set)
 		old, ok := saved[set.URL]
 		if !unread || !ok {
 			continue
@@ -138,23 +107,11 @@ func (s *Source) KeepSavedSets(st *State) {
 				s.AllowDoc(u)
 			}
 		}
-		if sd, ok := st.UnreadCapabilityLists[set.URL]; ok && sd.Since.Before(d.Since) {
-			s.unreadCaps.mu.Lock()
-			s.unreadCaps.m[set.URL] = unreadDoc{set, UnreadDoc{Err: d.Err, Since: sd.Since}}
-			s.unreadCaps.mu.Unlock()
+		for _, sd := range st.unread() {
+			if sd.Kind == UnreadCapabilityList && sd.URL == set.URL {
+				s.unread.backdate(set.URL, UnreadCapabilityList, sd.Since)
+			}
 		}
 		s.log.Info("capability list not read: its set is kept as the snapshot had it", "capability_list", set.URL)
 	}
-}
-
-// adoptSavedUnreadCaps takes over a saved state's unread Capability Lists,
-// for a Source restored from it without the network.
-func (s *Source) adoptSavedUnreadCaps(st *State) {
-	m := map[string]unreadDoc{}
-	for _, set := range s.sets {
-		if sd, ok := st.UnreadCapabilityLists[set.URL]; ok && set.URL != "" {
-			m[set.URL] = unreadDoc{set, UnreadDoc{Err: errors.New(sd.Error), Since: sd.Since}}
-		}
-	}
-	s.unreadCaps.replace(m)
 }

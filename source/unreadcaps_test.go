@@ -89,8 +89,10 @@ func TestUnreadCapabilityListLeftOut(t *testing.T) {
 	assert.False(t, unread)
 
 	st := s.State(json.RawMessage(`{}`))
-	require.Len(t, st.UnreadCapabilityLists, 2)
-	assert.Contains(t, st.UnreadCapabilityLists[base+"b/caps.xml"].Error, "404")
+	require.Len(t, st.Unread, 2)
+	assert.Equal(t, base+"b/caps.xml", st.Unread[0].URL)
+	assert.Equal(t, UnreadCapabilityList, st.Unread[0].Kind)
+	assert.Contains(t, st.Unread[0].Error, "404")
 	r := Restore(st, testOptions())
 	_, unread = r.UnreadCapabilityList(r.Sets()[1])
 	assert.True(t, unread, "a Source restored from the state still shows it unread")
@@ -121,7 +123,7 @@ func TestKeepSavedSetsWhileTheCapabilityListFails(t *testing.T) {
 	require.NoError(t, err)
 	st := before.State(json.RawMessage(`{}`))
 	since := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
-	st.UnreadCapabilityLists[base+"c/caps.xml"] = SavedUnreadDoc{Error: "old", Since: since}
+	st.Unread = append(st.Unread, SavedUnreadDoc{URL: base + "c/caps.xml", Kind: UnreadCapabilityList, Set: base + "c/caps.xml", Error: "old", Since: since})
 
 	pages["/b/caps.xml"] = page{status: http.StatusServiceUnavailable}
 	s, err := discover(t, base)

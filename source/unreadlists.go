@@ -14,9 +14,10 @@ import (
 // cannot be read when the Source is first loaded does not refuse it: the
 // load goes on without the entries the list did not give (those read
 // before a document broke off are kept), warns once naming it and the
-// error, and keeps it in Source.unreadLists; the set's status shows it
-// among its degraded documents, and a poll reads it again
-// (RetryUnreadLists), which reloads once it reads. A reload (LoadEach)
+// error, and keeps it in the registry of unread documents (unread.go) as
+// UnreadResourceList; the set's status shows it among its degraded
+// documents, and a poll reads it again (RetryUnread), which reloads once it
+// reads. A reload (LoadEach)
 // still fails when a list cannot be read, so that it never drops the
 // resources of a list it could not read. Only a Source where no Resource
 // List, no entry of one and no dump package could be read fails the first
@@ -50,25 +51,17 @@ func (l *loader) leaveOut(ctx context.Context, d listDoc, err error) bool {
 // load when no list, no entry of one and no dump package could be read.
 func (l *loader) noteUnreadLists() error {
 	unread := l.unreadLists
-	if unread == nil {
-		unread = map[string]unreadDoc{}
-	}
-	for u, d := range l.s.unreadLists.copy() {
-		if now, ok := unread[u]; ok {
-			now.Since = d.Since
-			unread[u] = now
-		}
-	}
-	was := l.s.unreadLists.replace(unread)
+	was := l.s.unread.replace(nil, []UnreadKind{UnreadResourceList}, unread,
+		func(string, unreadDoc) UnreadKind { return UnreadResourceList })
 	for u, d := range unread {
-		if _, ok := was[u]; !ok {
+		if _, ok := was[unreadKey{u, UnreadResourceList}]; !ok {
 			l.s.log.Warn("resource list not read: the resources it lists are left out, and it is tried again at each poll",
 				"list", u, "err", d.Err)
 		}
 	}
-	for u := range was {
-		if _, ok := unread[u]; !ok {
-			l.s.log.Info("resource list read, which could not be before", "list", u)
+	for k := range was {
+		if _, ok := unread[k.url]; !ok {
+			l.s.log.Info("resource list read, which could not be before", "list", k.url)
 		}
 	}
 	if len(unread) > 0 && l.lists.Load() == 0 && l.resources.Load() == 0 && len(l.pkgs) == 0 {
@@ -84,36 +77,16 @@ func (l *loader) noteUnreadLists() error {
 // UnreadLists returns set's Resource Lists (or index children) that could
 // not be read, with why, by URL; nil when every one was read.
 func (s *Source) UnreadLists(set *Set) map[string]UnreadDoc {
-	var out map[string]UnreadDoc
-	for u, d := range s.unreadLists.copy() {
-		if d.set != set {
-			continue
-		}
-		if out == nil {
-			out = map[string]UnreadDoc{}
-		}
-		out[u] = d.UnreadDoc
-	}
-	return out
+	return s.unread.byURL(set, UnreadResourceList)
 }
 
-// RetryUnreadLists reads again each Resource List that could not be read,
-// and reports whether one reads now: the Resource Lists then need a reload
-// (LoadEach). One that still fails keeps its latest error, without another
-// warning.
-func (s *Source) RetryUnreadLists(ctx context.Context) (readable bool) {
-	for u := range s.unreadLists.copy() {
-		if err := s.readWholeList(ctx, u); err != nil {
-			if ctx.Err() != nil {
-				return false
-			}
-			s.unreadLists.note(u, fmt.Errorf("read resource list: %w", err))
-			continue
-		}
-		s.log.Info("a resource list that could not be read reads now", "list", u)
-		readable = true
+// rereadList reads an unread Resource List again: reading now, it needs a
+// reload (LoadEach).
+func (s *Source) rereadList(ctx context.Context, _ *Set, u string) (bool, error) {
+	if err := s.readWholeList(ctx, u); err != nil {
+		return false, fmt.Errorf("read resource list: %w", err)
 	}
-	return readable
+	return true, nil
 }
 
 // readWholeList reads a Resource List (or index) to its end, keeping
@@ -142,33 +115,4 @@ func (s *Source) readWholeList(ctx context.Context, u string) error {
 			return err
 		}
 	}
-}
-
-// savedUnreadLists is the unread lists as a State keeps them, each with
-// its set's key; nil for none.
-func (s *Source) savedUnreadLists() map[string]SavedUnreadDoc {
-	var out map[string]SavedUnreadDoc
-	for u, d := range s.unreadLists.copy() {
-		if out == nil {
-			out = map[string]SavedUnreadDoc{}
-		}
-		out[u] = SavedUnreadDoc{Error: d.Err.Error(), Since: d.Since, Set: s.SetKey(d.set)}
-	}
-	return out
-}
-
-// adoptUnreadLists takes over the unread lists of a saved state whose set
-// the Source still has, so that a mount from a snapshot tries them again
-// and shows them, as the mount that saved it did.
-func (s *Source) adoptUnreadLists(st *State) {
-	m := map[string]unreadDoc{}
-	for _, set := range s.Sets() {
-		key := s.SetKey(set)
-		for u, sd := range st.UnreadLists {
-			if sd.Set == key {
-				m[u] = unreadDoc{set, UnreadDoc{Err: errors.New(sd.Error), Since: sd.Since}}
-			}
-		}
-	}
-	s.unreadLists.replace(m)
 }

@@ -34,7 +34,7 @@ func childList(name string) string {
 // A Resource List Index one of whose children breaks off after its first
 // entry and the other answers 404: the first load keeps what it read (the
 // entry before the break), notes both unread with their errors, and
-// RetryUnreadLists says when they read; a reload then reads them and
+// RetryUnread says when they read; a reload then reads them and
 // forgets them. A reload while one fails fails, dropping nothing.
 func TestUnreadResourceListLeftOutAndRetried(t *testing.T) {
 	pages := map[string]page{
@@ -61,14 +61,15 @@ func TestUnreadResourceListLeftOutAndRetried(t *testing.T) {
 	assert.ErrorContains(t, unread[base+"rl2.xml"].Err, "404")
 
 	st := s.State(json.RawMessage(`{}`))
-	require.Len(t, st.UnreadLists, 2)
-	assert.Equal(t, base+"caps.xml", st.UnreadLists[base+"rl2.xml"].Set)
+	require.Len(t, st.Unread, 2)
+	assert.Equal(t, SavedUnreadDoc{URL: base + "rl2.xml", Kind: UnreadResourceList, Set: base + "caps.xml",
+		Error: unread[base+"rl2.xml"].Err.Error(), Since: unread[base+"rl2.xml"].Since}, st.Unread[1])
 	r := Restore(st, testOptions())
 	assert.Len(t, r.UnreadLists(r.Sets()[0]), 2, "a Source restored from the state still shows them")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	assert.False(t, s.RetryUnreadLists(ctx), "still broken")
+	assert.False(t, retry(ctx, s), "still broken")
 	var mu sync.Mutex // the sink is called from the loading workers
 	var seen []string
 	sink := func(r *catalog.Resource) error { mu.Lock(); seen = append(seen, r.URI); mu.Unlock(); return nil }
@@ -78,7 +79,7 @@ func TestUnreadResourceListLeftOutAndRetried(t *testing.T) {
 
 	pages["/rl1.xml"] = page{body: childList("a")}
 	pages["/rl2.xml"] = page{body: childList("c")}
-	assert.True(t, s.RetryUnreadLists(ctx), "they read now")
+	assert.True(t, retry(ctx, s), "they read now")
 	seen = nil
 	_, err = s.LoadEach(ctx, sink)
 	require.NoError(t, err)
