@@ -14,6 +14,7 @@ import (
 	"rsfs/audit"
 	"rsfs/discover"
 	"rsfs/protocol"
+	"rsfs/report"
 	"rsfs/source"
 	"rsfs/statedir"
 	"rsfs/status"
@@ -164,9 +165,7 @@ func auditSource(ctx context.Context, o *auditOptions, rawURL string) (*source.S
 // of each kind, or as JSON.
 func writeAudit(w io.Writer, rep *audit.Report, asJSON bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return report.JSON(w, rep)
 	}
 	fmt.Fprintf(w, "Source:   %s (origin %s): %d resources now\n", rep.Source, rep.Origin, rep.Truth)
 	if rep.Mount != "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -10,6 +9,7 @@ import (
 	"rsfs/atomfeed"
 	"rsfs/atompmh"
 	"rsfs/fetch"
+	"rsfs/report"
 )
 
 // inspectFeed prints what the Atom-PMH feed discovery found publishes.
@@ -27,7 +27,7 @@ func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *fetc
 		return err
 	}
 	if asJSON {
-		if err := printJSON(cmd, rep); err != nil {
+		if err := report.JSON(cmd.OutOrStdout(), rep); err != nil {
 			return err
 		}
 	} else {
@@ -40,12 +40,6 @@ func inspectFeed(cmd *cobra.Command, sf *sourceFlags, rawURL string, found *fetc
 		}
 	}
 	return strictExit(strict, len(rep.Warnings), unread)
-}
-
-func printJSON(cmd *cobra.Command, v any) error {
-	enc := json.NewEncoder(cmd.OutOrStdout())
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func printFeedReport(cmd *cobra.Command, rep *atomfeed.Report) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"rsfs/changes"
 	"rsfs/discover"
 	"rsfs/protocol"
+	"rsfs/report"
 	"rsfs/source"
 	"rsfs/status"
 )
@@ -63,9 +63,7 @@ publisher's CI can run 'rsfs inspect --strict URL' (or with --json, whose
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
+				if err := report.JSON(cmd.OutOrStdout(), rep); err != nil {
 					return err
 				}
 			} else {
@@ -186,13 +184,13 @@ func printCounts(w io.Writer, s source.SetReport) {
 	if s.NoBaseline {
 		fmt.Fprintln(w, "  "+status.NoBaselineText)
 	}
-	fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, humanBytes(s.Bytes))
+	fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, report.ExactSize(s.Bytes))
 	if s.NoLength > 0 {
 		fmt.Fprintf(w, "; %d without a length", s.NoLength)
 	}
 	fmt.Fprintln(w, ")")
 	if s.DumpPackages > 0 {
-		fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, humanBytes(s.DumpBytes))
+		fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, report.ExactSize(s.DumpBytes))
 	}
 	for _, p := range s.Packages {
 		if p.Error != "" {
@@ -200,7 +198,7 @@ func printCounts(w io.Writer, s source.SetReport) {
 			continue
 		}
 		fmt.Fprintf(w, "  package %s: %s, %d members (%s), manifest %d entries, %d matched\n",
-			p.URL, humanBytes(p.Size), p.Members, methods(p.Methods), p.ManifestEntries, p.Matched)
+			p.URL, report.ExactSize(p.Size), p.Members, methods(p.Methods), p.ManifestEntries, p.Matched)
 	}
 	if s.Changes > 0 || s.NewestChange != nil {
 		fmt.Fprintf(w, "  changes:       %d (newest %s)\n", s.Changes, timeOr(s.NewestChange, "unknown"))
@@ -243,19 +241,6 @@ func timeOr(t *time.Time, none string) string {
 		return none
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%d bytes, %.1f %ciB", n, float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 func methods(m map[string]int) string {

@@ -5,14 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"rsfs/fetch"
 	"rsfs/source"
-	"rsfs/status"
+	"rsfs/report"
 )
 
 // progress shows loading on a terminal, at most ten times a second: the
@@ -67,31 +66,18 @@ func progressLine(pr source.Progress, rate float64) string {
 		const width = 20
 		done := int(pr.Bytes * width / pr.Expected)
 		fmt.Fprintf(&b, "[%s%s] %3d%% %s/%s", strings.Repeat("#", done), strings.Repeat("-", width-done),
-			pr.Bytes*100/pr.Expected, sizeNumber(pr.Bytes, pr.Expected), status.FormatSize(pr.Expected))
+			pr.Bytes*100/pr.Expected, report.SizeIn(pr.Bytes, pr.Expected), report.Size(pr.Expected))
 	} else {
-		b.WriteString(status.FormatSize(pr.Bytes))
+		b.WriteString(report.Size(pr.Bytes))
 	}
 	if rate > 0 {
-		fmt.Fprintf(&b, ", %s/s", status.FormatSize(int64(rate)))
+		fmt.Fprintf(&b, ", %s/s", report.Size(int64(rate)))
 	}
-	fmt.Fprintf(&b, "; %d/%d lists, %s resources", pr.Done, pr.Docs, thousands(int(pr.Resources)))
+	fmt.Fprintf(&b, "; %d/%d lists, %s resources", pr.Done, pr.Docs, report.Thousands(pr.Resources))
 	if pr.Missing > 0 {
-		fmt.Fprintf(&b, " (%s without a length)", thousands(int(pr.Missing)))
+		fmt.Fprintf(&b, " (%s without a length)", report.Thousands(pr.Missing))
 	}
 	return b.String()
-}
-
-// sizeNumber is n in the unit FormatSize picks for of, without the unit:
-// "3.6" of "6.9 MiB".
-func sizeNumber(n, of int64) string {
-	if of < 1024 {
-		return strconv.FormatInt(n, 10)
-	}
-	div := 1024.0
-	for v := float64(of) / 1024; v >= 1024; v /= 1024 {
-		div *= 1024
-	}
-	return fmt.Sprintf("%.1f", float64(n)/div)
 }
 
 // rateMeter is the bytes a second over the last few seconds.

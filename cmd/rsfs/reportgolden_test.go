@@ -13,6 +13,7 @@ import (
 
 	"rsfs/atomfeed"
 	"rsfs/audit"
+	"rsfs/report"
 	"rsfs/source"
 )
 
@@ -26,9 +27,7 @@ func TestReportsMatchGolden(t *testing.T) {
 			require.NoError(t, json.Unmarshal(in, &rep))
 			var text, js bytes.Buffer
 			printReport(&text, &rep)
-			enc := json.NewEncoder(&js)
-			enc.SetIndent("", "  ")
-			require.NoError(t, enc.Encode(&rep))
+			require.NoError(t, report.JSON(&js, &rep))
 			return text.Bytes(), js.Bytes()
 		},
 		"../../atomfeed/testdata": func(t *testing.T, in []byte) ([]byte, []byte) {
@@ -38,8 +37,7 @@ func TestReportsMatchGolden(t *testing.T) {
 			cmd := &cobra.Command{}
 			cmd.SetOut(&text)
 			printFeedReport(cmd, &rep)
-			cmd.SetOut(&js)
-			require.NoError(t, printJSON(cmd, &rep))
+			require.NoError(t, report.JSON(&js, &rep))
 			return text.Bytes(), js.Bytes()
 		},
 		"../../audit/testdata": func(t *testing.T, in []byte) ([]byte, []byte) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
+	"rsfs/report"
 	"rsfs/status"
 )
 
@@ -30,13 +30,10 @@ failures of the last hour. Whoever can see the mount can ask.`,
 				return err
 			}
 			if asJSON {
-				var out bytes.Buffer
-				if err := json.Indent(&out, data, "", "  "); err != nil {
+				if err := report.IndentJSON(cmd.OutOrStdout(), data); err != nil {
 					return fmt.Errorf("status of %s: %w", args[0], err)
 				}
-				out.WriteByte('\n')
-				_, err := cmd.OutOrStdout().Write(out.Bytes())
-				return err
+				return nil
 			}
 			var rep status.Report
 			if err := json.Unmarshal(data, &rep); err != nil {

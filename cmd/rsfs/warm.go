@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
-	"rsfs/status"
+	"rsfs/report"
 )
 
 // warmPoll is how often rsfs warm asks the mount for its progress.
@@ -115,7 +115,7 @@ func warmSummary(out io.Writer, targets []*warmTarget, asJSON bool) error {
 		if j.Error != "" {
 			if j.Needs > 0 {
 				fmt.Fprintf(out, "%s: %d files, %s, do not fit --cache-max-size %s: it needs %s more; nothing fetched\n",
-					t.arg, j.Files, status.FormatSize(j.Bytes), status.FormatSize(j.DiskMax), status.FormatSize(j.Needs))
+					t.arg, j.Files, report.Size(j.Bytes), report.Size(j.DiskMax), report.Size(j.Needs))
 			} else {
 				fmt.Fprintf(out, "%s: %s; nothing fetched\n", t.arg, j.Error)
 			}
@@ -123,7 +123,7 @@ func warmSummary(out io.Writer, targets []*warmTarget, asJSON bool) error {
 		}
 		onDisk := j.Files - j.FailedCount
 		fmt.Fprintf(out, "%s: %d of %d files on disk (%s): %d fetched (%s), %d were on disk already, %d failed, in %s\n",
-			t.arg, onDisk, j.Files, status.FormatSize(j.DoneBytes), j.FetchedFiles, status.FormatSize(j.FetchedBytes),
+			t.arg, onDisk, j.Files, report.Size(j.DoneBytes), j.FetchedFiles, report.Size(j.FetchedBytes),
 			j.OnDiskFiles, j.FailedCount, time.Duration(j.Took*float64(time.Second)).Round(10*time.Millisecond))
 		for _, f := range j.Failed {
 			fmt.Fprintf(out, "  not fetched: %s: %s\n", f.Path, f.Error)
@@ -156,7 +156,7 @@ func runRelease(out io.Writer, args []string, asJSON bool) error {
 		if err := json.Unmarshal(data, &rel); err != nil {
 			return fmt.Errorf("warm --release %s: %w", a, err)
 		}
-		fmt.Fprintf(out, "%s: released %d files (%s); they age out of the disk cache as any others\n", a, rel.Files, status.FormatSize(rel.Bytes))
+		fmt.Fprintf(out, "%s: released %d files (%s); they age out of the disk cache as any others\n", a, rel.Files, report.Size(rel.Bytes))
 	}
 	return nil
 }
@@ -258,7 +258,7 @@ func (b *warmBar) show(targets []*warmTarget) {
 		}
 	}
 	fmt.Fprintf(b.w, "\r\x1b[Kwarm [%s] %d/%d files, %s/%s, %s/s, ETA %s", bar, done, files,
-		status.FormatSize(doneBytes), status.FormatSize(bytes), status.FormatSize(int64(rate)), eta)
+		report.Size(doneBytes), report.Size(bytes), report.Size(int64(rate)), eta)
 	b.shown = true
 }
 
