@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"rsfs/fetch"
-	"rsfs/source"
 	"rsfs/report"
+	"rsfs/source"
 )
 
 // progress shows loading on a terminal, at most ten times a second: the
