@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 )
 
 // JSON writes v as indented JSON (two spaces), ending in a newline.
@@ -84,3 +85,34 @@ func Thousands(n int64) string {
 	}
 	return sign + s
 }
+
+// Time is t in UTC, RFC 3339 to the fraction of a second it has, or none
+// when there is no t.
+func Time(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// Writer keeps the first error of the writer under it, so that a renderer
+// writes its lines on and says that error once, at the end (Err).
+type Writer struct {
+	w   io.Writer
+	err error
+}
+
+// NewWriter writes to w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+func (e *Writer) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+// Err is the first error a write met; nil if none did.
+func (e *Writer) Err() error { return e.err }
