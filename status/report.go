@@ -167,8 +167,10 @@ type OriginReport struct {
 	Bytes    int64  `json:"bytes"`
 }
 
-// WriteText writes the report as `rsfs status` prints it.
-func (r *Report) WriteText(w io.Writer) {
+// WriteText writes the report as `rsfs status` prints it. (`rsfs status
+// --json` prints the mount's own JSON, indented: report.IndentJSON.)
+func (r *Report) WriteText(out io.Writer) error {
+	w := report.NewWriter(out)
 	ago := func(t time.Time) string { return r.Now.Sub(t).Round(time.Second).String() }
 	fmt.Fprintf(w, "Source:     %s (origin %s)\n", r.Source, r.Origin)
 	fmt.Fprintf(w, "Mount:      %s, pid %d, up %s, %d resources\n", r.Dir, r.PID, ago(r.Started), r.Resources)
@@ -267,6 +269,7 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	printFailures(w, "Verification failures", r.Verification)
 	printFailures(w, "Read errors", r.ReadErrors)
+	return w.Err()
 }
 
 // nothingToFollow reports whether no set names a Change List.

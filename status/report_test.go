@@ -20,7 +20,7 @@ func TestReportTextMatchesGolden(t *testing.T) {
 	var rep Report
 	require.NoError(t, json.Unmarshal(in, &rep))
 	var got bytes.Buffer
-	rep.WriteText(&got)
+	require.NoError(t, rep.WriteText(&got))
 	if os.Getenv("RSFS_UPDATE_GOLDEN") != "" {
 		require.NoError(t, os.WriteFile("testdata/report.txt", got.Bytes(), 0o644))
 	}

@@ -39,8 +39,7 @@ failures of the last hour. Whoever can see the mount can ask.`,
 			if err := json.Unmarshal(data, &rep); err != nil {
 				return fmt.Errorf("status of %s: %w", args[0], err)
 			}
-			rep.WriteText(cmd.OutOrStdout())
-			return nil
+			return rep.WriteText(cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
