@@ -16,6 +16,7 @@ import (
 
 	"rsfs/fs"
 	"rsfs/report"
+	"rsfs/termui"
 )
 
 // warmPoll is how often rsfs warm asks the mount for its progress.
@@ -74,7 +75,7 @@ func runWarm(out, errw io.Writer, args []string, asJSON bool) error {
 		}
 		targets[i] = &warmTarget{arg: a, abs: abs, id: newJobID()}
 	}
-	bar := newWarmBar(errw, asJSON)
+	bar := termui.NewWarm(errw, !asJSON && termui.IsTerminal(errw))
 	for {
 		done := true
 		for _, t := range targets {
@@ -90,13 +91,13 @@ func runWarm(out, errw io.Writer, args []string, asJSON bool) error {
 			}
 			done = done && t.job.Finished
 		}
-		bar.show(targets)
+		bar.Show(warmTotals(targets))
 		if done {
 			break
 		}
 		time.Sleep(warmPoll)
 	}
-	bar.end()
+	bar.End()
 	return warmSummary(out, targets, asJSON)
 }
 
@@ -205,65 +206,15 @@ func newJobID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// warmBar is the progress line on a terminal: files, bytes, rate, time
-// left. Off with --json or when stderr is no terminal.
-type warmBar struct {
-	w     io.Writer
-	on    bool
-	start time.Time
-	shown bool
-}
-
-func newWarmBar(w io.Writer, asJSON bool) *warmBar {
-	on := false
-	if f, ok := w.(*os.File); ok && !asJSON {
-		st, err := f.Stat()
-		on = err == nil && st.Mode()&os.ModeCharDevice != 0
+// warmTotals are what the jobs of targets have done so far, together.
+func warmTotals(targets []*warmTarget) termui.WarmTotals {
+	var t termui.WarmTotals
+	for _, tg := range targets {
+		t.Files += tg.job.Files
+		t.DoneFiles += tg.job.DoneFiles
+		t.Bytes += tg.job.Bytes
+		t.DoneBytes += tg.job.DoneBytes
+		t.Fetched += tg.job.FetchedBytes
 	}
-	return &warmBar{w: w, on: on, start: time.Now()}
-}
-
-func (b *warmBar) show(targets []*warmTarget) {
-	if !b.on {
-		return
-	}
-	var files, done int
-	var bytes, doneBytes, fetched int64
-	for _, t := range targets {
-		files += t.job.Files
-		done += t.job.DoneFiles
-		bytes += t.job.Bytes
-		doneBytes += t.job.DoneBytes
-		fetched += t.job.FetchedBytes
-	}
-	el := time.Since(b.start).Seconds()
-	rate := float64(fetched) / max(el, 0.001)
-	eta := "?"
-	if doneBytes > 0 && bytes > doneBytes {
-		eta = time.Duration(el * float64(bytes-doneBytes) / float64(doneBytes) * float64(time.Second)).Round(time.Second).String()
-	} else if bytes <= doneBytes {
-		eta = "0s"
-	}
-	const width = 30
-	fill := width
-	if files > 0 {
-		fill = width * done / files
-	}
-	bar := ""
-	for i := range width {
-		if i < fill {
-			bar += "#"
-		} else {
-			bar += "-"
-		}
-	}
-	fmt.Fprintf(b.w, "\r\x1b[Kwarm [%s] %d/%d files, %s/%s, %s/s, ETA %s", bar, done, files,
-		report.Size(doneBytes), report.Size(bytes), report.Size(int64(rate)), eta)
-	b.shown = true
-}
-
-func (b *warmBar) end() {
-	if b.shown {
-		fmt.Fprintln(b.w)
-	}
+	return t
 }

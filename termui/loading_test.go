@@ -1,0 +1,75 @@
+package termui
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"rsfs/fetch"
+	"rsfs/source"
+)
+
+// TestLoadingShowsBytesAsTheyArrive: on a terminal, each report shows the
+// bytes, the lists and the resources; once the lists' total is known, a
+// bar of it; with the rate; without a terminal, nothing.
+func TestLoadingShowsBytesAsTheyArrive(t *testing.T) {
+	var out bytes.Buffer
+	l := &Loading{line: NewLine(&out, true, 100*time.Millisecond)}
+	l.Update(source.Progress{Docs: 2, Started: 1, Bytes: 3 << 20, Expected: 8 << 20, Resources: 4422})
+	assert.Equal(t, "\rloading: 3.0 MiB; 0/2 lists, 4,422 resources\x1b[K", out.String(), "a list not asked for yet: no total")
+
+	out.Reset()
+	l.Update(source.Progress{Docs: 2, Started: 2, Done: 1, Bytes: 4 << 20, Expected: 8 << 20, Resources: 9000})
+	assert.Empty(t, out.String(), "at most ten times a second")
+
+	start := time.Now()
+	l.rate = Meter{}
+	l.rate.Add(start.Add(-2*time.Second), 2<<20)
+	l.line.last = time.Time{}
+	l.Update(source.Progress{Docs: 2, Started: 2, Done: 1, Bytes: 4 << 20, Expected: 8 << 20, Resources: 9000})
+	assert.Regexp(t, `^\rloading: \[##########----------\]  50% 4\.0/8\.0 MiB, (1\.0 MiB|10[12]\d\.\d KiB)/s; 1/2 lists, 9,000 resources\x1b\[K$`, out.String())
+
+	out.Reset()
+	l.final = source.Progress{Docs: 2, Started: 2, Done: 2, Bytes: 8 << 20, Expected: 8 << 20, Resources: 18000, Missing: 10}
+	l.Done()
+	assert.Regexp(t, `^\rloading: \[####################\] 100% 8\.0/8\.0 MiB, [0-9.]+ [KM]iB/s; 2/2 lists, 18,000 resources \(10 without a length\)\x1b\[K\n$`, out.String())
+
+	var none bytes.Buffer
+	q := NewLoading(&none)
+	q.Update(source.Progress{Docs: 1, Started: 1, Bytes: 100, Expected: 200})
+	q.Done()
+	assert.Empty(t, none.String(), "nothing without a terminal")
+}
+
+// TestRetryIsSaidOnceOnTheTerminal: a retry of the load is said on the
+// terminal in the loading's words, over the loading line, and logged;
+// the echo of the log's warnings does not say it again, but says the
+// other warnings, once each, without the attributes of every line.
+func TestRetryIsSaidOnceOnTheTerminal(t *testing.T) {
+	var term, log bytes.Buffer
+	echo := &Echo{}
+	old := slog.Default()
+	t.Cleanup(func() { slog.SetDefault(old) })
+	slog.SetDefault(slog.New(echo.Handler(slog.NewTextHandler(&log, nil))).With("source", "http://s/"))
+	echo.Start(&term)
+	l := &Loading{line: NewLine(&term, true, 0)}
+	l.Update(source.Progress{Docs: 1, Resources: 1000})
+	l.Retry(fetch.Retry{URL: "http://s/rl.xml", Attempt: 2, Attempts: 5, Wait: 1234 * time.Millisecond, Cause: errors.New("503 Service Unavailable")})
+	slog.Warn("a deviation", "doc", "http://s/a.xml")
+	slog.Warn("a deviation", "doc", "http://s/b.xml")
+	echo.Stop()
+	assert.Equal(t, "\rloading: 0 B; 0/1 lists, 1,000 resources\x1b[K"+
+		"\r\x1b[Kwaiting for http://s/rl.xml: attempt 2 of 5 failed (503 Service Unavailable); retrying in 1.2s\n"+
+		"rsfs: warning: a deviation (doc=http://s/a.xml)\n"+
+		"rsfs: warning: a deviation: 1 more in the log\n", term.String())
+	assert.Contains(t, log.String(), `level=WARN msg="the Source does not answer; retrying" source=http://s/ url=http://s/rl.xml attempt=2 of=5 wait=1.234s cause="503 Service Unavailable"`)
+
+	term.Reset()
+	slog.Warn("after the echo")
+	assert.Empty(t, term.String(), "stopped: nothing more on the terminal")
+	assert.Contains(t, log.String(), "after the echo")
+}
