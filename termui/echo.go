@@ -20,6 +20,7 @@ import (
 type Echo struct {
 	mu    sync.Mutex
 	w     io.Writer // nil: off
+	over  *Line     // nil: none
 	count map[string]int
 	order []string
 }
@@ -43,6 +44,14 @@ func (e *Echo) Start(w io.Writer) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.w, e.count, e.order = w, map[string]int{}, nil
+}
+
+// Over writes what is echoed above l (Line.Above) while l is drawn on the
+// same terminal, rather than after it on its line; nil: no line.
+func (e *Echo) Over(l *Line) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.over = l
 }
 
 // Stop ends the echo, saying how many more of each repeated message the
@@ -88,6 +97,10 @@ func (e *Echo) say(ctx context.Context, r slog.Record) {
 	line := "rsfs: warning: " + r.Message
 	if len(attrs) > 0 {
 		line += " (" + strings.Join(attrs, " ") + ")"
+	}
+	if e.over != nil {
+		e.over.Above(line)
+		return
 	}
 	fmt.Fprintln(e.w, line)
 }

@@ -35,6 +35,9 @@ func NewLoading(w io.Writer) *Loading {
 	return &Loading{line: NewLine(w, IsTerminal(w), 100*time.Millisecond)}
 }
 
+// Line is the line it draws.
+func (l *Loading) Line() *Line { return l.line }
+
 // Update shows pr.
 func (l *Loading) Update(pr source.Progress) {
 	if !l.line.On() {

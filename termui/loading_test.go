@@ -48,7 +48,8 @@ func TestLoadingShowsBytesAsTheyArrive(t *testing.T) {
 // TestRetryIsSaidOnceOnTheTerminal: a retry of the load is said on the
 // terminal in the loading's words, over the loading line, and logged;
 // the echo of the log's warnings does not say it again, but says the
-// other warnings, once each, without the attributes of every line.
+// other warnings, once each, without the attributes of every line, above
+// the loading line while it is drawn.
 func TestRetryIsSaidOnceOnTheTerminal(t *testing.T) {
 	var term, log bytes.Buffer
 	echo := &Echo{}
@@ -57,14 +58,22 @@ func TestRetryIsSaidOnceOnTheTerminal(t *testing.T) {
 	slog.SetDefault(slog.New(echo.Handler(slog.NewTextHandler(&log, nil))).With("source", "http://s/"))
 	echo.Start(&term)
 	l := &Loading{line: NewLine(&term, true, 0)}
+	echo.Over(l.Line())
 	l.Update(source.Progress{Docs: 1, Resources: 1000})
 	l.Retry(fetch.Retry{URL: "http://s/rl.xml", Attempt: 2, Attempts: 5, Wait: 1234 * time.Millisecond, Cause: errors.New("503 Service Unavailable")})
 	slog.Warn("a deviation", "doc", "http://s/a.xml")
 	slog.Warn("a deviation", "doc", "http://s/b.xml")
+	l.Update(source.Progress{Docs: 1, Resources: 2000})
+	l.Done()
+	echo.Over(nil)
+	slog.Warn("another deviation")
 	echo.Stop()
 	assert.Equal(t, "\rloading: 0 B; 0/1 lists, 1,000 resources\x1b[K"+
 		"\r\x1b[Kwaiting for http://s/rl.xml: attempt 2 of 5 failed (503 Service Unavailable); retrying in 1.2s\n"+
-		"rsfs: warning: a deviation (doc=http://s/a.xml)\n"+
+		"\r\x1b[Krsfs: warning: a deviation (doc=http://s/a.xml)\n"+
+		"\rloading: 0 B; 0/1 lists, 2,000 resources\x1b[K"+
+		"\rloading: 0 B; 0/1 lists, 2,000 resources\x1b[K\n"+
+		"rsfs: warning: another deviation\n"+
 		"rsfs: warning: a deviation: 1 more in the log\n", term.String())
 	assert.Contains(t, log.String(), `level=WARN msg="the Source does not answer; retrying" source=http://s/ url=http://s/rl.xml attempt=2 of=5 wait=1.234s cause="503 Service Unavailable"`)
 

@@ -12,12 +12,15 @@ import (
 // and as systemd's status says it.
 type progress struct{ show *termui.Loading }
 
-// newProgress shows loading on f; nil shows nothing.
+// newProgress shows loading on f; nil shows nothing. Until done, the
+// warnings echoed are written above its line.
 func newProgress(f *os.File) *progress {
 	if f == nil {
 		return &progress{termui.NewLoading(nil)}
 	}
-	return &progress{termui.NewLoading(f)}
+	p := &progress{termui.NewLoading(f)}
+	loadEcho.Over(p.show.Line())
+	return p
 }
 
 func (p *progress) update(pr source.Progress) {
@@ -27,7 +30,10 @@ func (p *progress) update(pr source.Progress) {
 
 func (p *progress) retry(r fetch.Retry) { p.show.Retry(r) }
 
-func (p *progress) done() { p.show.Done() }
+func (p *progress) done() {
+	p.show.Done()
+	loadEcho.Over(nil)
+}
 
 // loadEcho is the mount's echo of its loading's warnings.
 var loadEcho = &termui.Echo{}
