@@ -52,20 +52,14 @@ func readStatus(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 1<<16)
-	for {
-		n, err := syscall.Getxattr(abs, fs.XattrStatus, buf)
-		switch {
-		case err == nil:
-			return buf[:n], nil
-		case errors.Is(err, syscall.ERANGE) && len(buf) < 1<<24:
-			buf = make([]byte, 4*len(buf))
-		case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
-			return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
-		case errors.Is(err, syscall.ENOTCONN):
-			return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
-		default:
-			return nil, fmt.Errorf("status of %s: %w", abs, err)
-		}
+	data, err := getxattrAll(abs, fs.XattrStatus)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
+		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
+	case errors.Is(err, syscall.ENOTCONN):
+		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
 	}
+	return nil, fmt.Errorf("status of %s: %w", abs, err)
 }
