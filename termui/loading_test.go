@@ -2,8 +2,14 @@ package termui
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,4 +87,48 @@ func TestRetryIsSaidOnceOnTheTerminal(t *testing.T) {
 	slog.Warn("after the echo")
 	assert.Empty(t, term.String(), "stopped: nothing more on the terminal")
 	assert.Contains(t, log.String(), "after the echo")
+}
+
+// TestLineTakesOneWriterAtATime: the loaders' updates, the client's
+// retries and the log's echo come from their own goroutines; each frame
+// and each line above is written whole (run with -race).
+func TestLineTakesOneWriterAtATime(t *testing.T) {
+	var term bytes.Buffer
+	echo := &Echo{}
+	echo.Start(&term)
+	l := &Loading{line: NewLine(&term, true, 0)}
+	echo.Over(l.Line())
+	h := echo.Handler(slog.NewTextHandler(io.Discard, nil))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				switch g {
+				case 0, 1:
+					l.Update(source.Progress{Docs: 1, Resources: int64(i)})
+				case 2:
+					l.Retry(fetch.Retry{URL: "http://s/", Attempt: 1, Attempts: 2, Cause: errors.New("x")})
+				case 3:
+					r := slog.NewRecord(time.Now(), slog.LevelWarn, fmt.Sprintf("w%d", i), 0)
+					assert.NoError(t, h.Handle(context.Background(), r))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	l.Done()
+	echo.Stop()
+	frame := regexp.MustCompile(`^(loading: 0 B; 0/1 lists, \d+ resources\x1b\[K|\x1b\[K)?$`)
+	above := regexp.MustCompile(`^(waiting for http://s/: attempt 1 of 2 failed \(x\); retrying in 0s|rsfs: warning: w\d+)$`)
+	for _, line := range strings.Split(strings.TrimSuffix(term.String(), "\n"), "\n") {
+		parts := strings.Split(line, "\r")
+		for _, p := range parts[:len(parts)-1] {
+			assert.Regexp(t, frame, p)
+		}
+		if last := parts[len(parts)-1]; !frame.MatchString(last) {
+			assert.Regexp(t, above, strings.TrimPrefix(last, "\x1b[K"))
+		}
+	}
 }
