@@ -82,12 +82,9 @@ func runWarm(out, errw io.Writer, args []string, asJSON bool) error {
 			if t.job.Finished {
 				continue
 			}
-			data, err := getxattrAll(t.abs, fs.XattrWarmPrefix+t.id)
-			if err != nil {
-				return fmt.Errorf("warm %s: %w", t.arg, err)
-			}
-			if err := json.Unmarshal(data, &t.job); err != nil {
-				return fmt.Errorf("warm %s: %w", t.arg, err)
+			if err := readJob(t); err != nil {
+				bar.End() // the error is said on a line of its own
+				return err
 			}
 			done = done && t.job.Finished
 		}
@@ -99,6 +96,18 @@ func runWarm(out, errw io.Writer, args []string, asJSON bool) error {
 	}
 	bar.End()
 	return warmSummary(out, targets, asJSON)
+}
+
+// readJob reads t's job as the mount has it now.
+func readJob(t *warmTarget) error {
+	data, err := getxattrAll(t.abs, fs.XattrWarmPrefix+t.id)
+	if err != nil {
+		return fmt.Errorf("warm %s: %w", t.arg, err)
+	}
+	if err := json.Unmarshal(data, &t.job); err != nil {
+		return fmt.Errorf("warm %s: %w", t.arg, err)
+	}
+	return nil
 }
 
 // warmSummary prints one line (or JSON object) per PATH and names each
