@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"rsfs/report"
 )
 
 // Report is what `rsfs status` prints, as the mount renders it.
@@ -165,8 +167,10 @@ type OriginReport struct {
 	Bytes    int64  `json:"bytes"`
 }
 
-// WriteText writes the report as `rsfs status` prints it.
-func (r *Report) WriteText(w io.Writer) {
+// WriteText writes the report as `rsfs status` prints it. (`rsfs status
+// --json` prints the mount's own JSON, indented: report.IndentJSON.)
+func (r *Report) WriteText(out io.Writer) error {
+	w := report.NewWriter(out)
 	ago := func(t time.Time) string { return r.Now.Sub(t).Round(time.Second).String() }
 	fmt.Fprintf(w, "Source:     %s (origin %s)\n", r.Source, r.Origin)
 	fmt.Fprintf(w, "Mount:      %s, pid %d, up %s, %d resources\n", r.Dir, r.PID, ago(r.Started), r.Resources)
@@ -258,13 +262,14 @@ func (r *Report) WriteText(w io.Writer) {
 	}
 	fmt.Fprintln(w, "Fetched:")
 	for _, o := range r.Fetched {
-		fmt.Fprintf(w, "  %s: %d requests, %s\n", o.Origin, o.Requests, FormatSize(o.Bytes))
+		fmt.Fprintf(w, "  %s: %d requests, %s\n", o.Origin, o.Requests, report.Size(o.Bytes))
 	}
 	for _, t := range r.Throttled {
 		fmt.Fprintln(w, t.line(r.Now))
 	}
 	printFailures(w, "Verification failures", r.Verification)
 	printFailures(w, "Read errors", r.ReadErrors)
+	return w.Err()
 }
 
 // nothingToFollow reports whether no set names a Change List.
@@ -303,7 +308,7 @@ func behind(s SetReport) string {
 
 func printTier(w io.Writer, name string, t TierReport) {
 	fmt.Fprintf(w, "%s %s of %s in %d blocks, hit ratio %.2f (%d of %d)\n",
-		name, FormatSize(t.Bytes), FormatSize(t.MaxBytes), t.Blocks, t.HitRatio, t.Hits, t.Lookups)
+		name, report.Size(t.Bytes), report.Size(t.MaxBytes), t.Blocks, t.HitRatio, t.Hits, t.Lookups)
 }
 
 func printFailures(w io.Writer, name string, s Summary) {
@@ -315,21 +320,6 @@ func printFailures(w io.Writer, name string, s Summary) {
 	for _, e := range s.Latest {
 		fmt.Fprintf(w, "  %s %s\n", e.Time.UTC().Format(time.RFC3339), e.Reason)
 	}
-}
-
-// FormatSize prints n bytes in the largest binary unit that keeps it at
-// least 1.
-func FormatSize(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n)/1024, 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, units[i])
 }
 
 // line is how `rsfs status` says an origin is throttled, under what was
@@ -366,5 +356,5 @@ type Coverage struct {
 
 // Text is "N of M files (X of Y) on disk".
 func (c Coverage) Text() string {
-	return fmt.Sprintf("%d of %d files (%s of %s) on disk", c.FilesOnDisk, c.Files, FormatSize(c.BytesOnDisk), FormatSize(c.Bytes))
+	return fmt.Sprintf("%d of %d files (%s of %s) on disk", c.FilesOnDisk, c.Files, report.Size(c.BytesOnDisk), report.Size(c.Bytes))
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -25,9 +24,6 @@ const (
 	auditDrift = 1
 	auditError = 2
 )
-
-// auditExamples is how many paths of each kind the text report names.
-const auditExamples = 10
 
 func auditCmd() *cobra.Command {
 	var o auditOptions
@@ -64,7 +60,11 @@ the mount could not be read, no snapshot).`,
 			if err != nil {
 				return exitWith(auditError, err)
 			}
-			if err := writeAudit(cmd.OutOrStdout(), rep, o.asJSON); err != nil {
+			write := rep.WriteText
+			if o.asJSON {
+				write = rep.WriteJSON
+			}
+			if err := write(cmd.OutOrStdout()); err != nil {
 				return exitWith(auditError, err)
 			}
 			if rep.Drift > 0 {
@@ -158,44 +158,4 @@ func auditSource(ctx context.Context, o *auditOptions, rawURL string) (*source.S
 		return nil, fmt.Errorf("%s is an %s feed: audit reads ResourceSync Sources only", rawURL, p)
 	}
 	return found.Source, nil
-}
-
-// writeAudit prints the report: as text, naming up to auditExamples paths
-// of each kind, or as JSON.
-func writeAudit(w io.Writer, rep *audit.Report, asJSON bool) error {
-	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	fmt.Fprintf(w, "Source:   %s (origin %s): %d resources now\n", rep.Source, rep.Origin, rep.Truth)
-	if rep.Mount != "" {
-		fmt.Fprintf(w, "Mount:    %s: %d files\n", rep.Mount, rep.Files)
-	} else {
-		fmt.Fprintf(w, "Snapshot: %s: %d files\n", rep.Snapshot, rep.Files)
-	}
-	if n := len(rep.Created) + len(rep.Updated) + len(rep.Deleted); n == 0 {
-		fmt.Fprintln(w, "Drift:    none")
-	} else {
-		fmt.Fprintf(w, "Drift:    %d created, %d deleted, %d updated\n", len(rep.Created), len(rep.Deleted), len(rep.Updated))
-		for _, k := range []struct {
-			kind  string
-			paths []string
-		}{{"created", rep.Created}, {"deleted", rep.Deleted}, {"updated", rep.Updated}} {
-			for i, p := range k.paths {
-				if i == auditExamples {
-					fmt.Fprintf(w, "  %-8s ... and %d more\n", k.kind, len(k.paths)-i)
-					break
-				}
-				fmt.Fprintf(w, "  %-8s %s\n", k.kind, p)
-			}
-		}
-	}
-	if rep.BytesChecked > 0 {
-		fmt.Fprintf(w, "Bytes:    %d files read, %d wrong\n", rep.BytesChecked, len(rep.WrongBytes))
-		for _, wb := range rep.WrongBytes {
-			fmt.Fprintf(w, "  wrong bytes %s: %s\n", wb.Path, wb.Reason)
-		}
-	}
-	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rsfs/report"
 	"rsfs/statedir"
 )
 
@@ -53,9 +53,7 @@ func cacheListCmd() *cobra.Command {
 				if dirs == nil {
 					dirs = []statedir.Info{}
 				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(dirs)
+				return report.JSON(cmd.OutOrStdout(), dirs)
 			}
 			printStateDirs(cmd.OutOrStdout(), base, dirs, time.Now())
 			return nil
@@ -113,9 +111,9 @@ too, but never the log of a mount that is running.`,
 			var freed int64
 			for _, d := range pruned {
 				freed += d.Size
-				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), sizeText(d.Size), ago(opts.Now, d.LastUsed))
+				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), report.Size(d.Size), ago(opts.Now, d.LastUsed))
 			}
-			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), sizeText(freed), sizeText(total), base)
+			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), report.Size(freed), report.Size(total), base)
 			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
 				return pruneLogs(out, base, opts)
 			}
@@ -157,10 +155,10 @@ func printStateDirs(w io.Writer, base string, dirs []statedir.Info, now time.Tim
 				mounted += fmt.Sprintf(" (pid %d)", d.PID)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, sizeText(d.Size), ago(now, d.LastUsed), mounted, orDash(d.URL))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, report.Size(d.Size), ago(now, d.LastUsed), mounted, orDash(d.URL))
 	}
 	_ = tw.Flush()
-	fmt.Fprintf(w, "%d state directories, %s, in %s\n", len(dirs), sizeText(total), base)
+	fmt.Fprintf(w, "%d state directories, %s, in %s\n", len(dirs), report.Size(total), base)
 }
 
 func orDash(s string) string {
@@ -168,20 +166,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// sizeText is a byte count for a person: "512 B", "3.2 GiB".
-func sizeText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // ago says how long before now t was, to the unit that matters.
@@ -258,9 +242,9 @@ func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
 		}
 		n++
 		freed += info.Size()
-		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, path, sizeText(info.Size()), ago(opts.Now, info.ModTime()))
+		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, path, report.Size(info.Size()), ago(opts.Now, info.ModTime()))
 	}
-	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, n, sizeText(freed), dir)
+	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, n, report.Size(freed), dir)
 	return nil
 }
 

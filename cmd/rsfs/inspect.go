@@ -1,20 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"sort"
-	"strings"
-	"time"
-
 	"github.com/spf13/cobra"
 
 	"rsfs/changes"
 	"rsfs/discover"
 	"rsfs/protocol"
-	"rsfs/source"
-	"rsfs/status"
 )
 
 func inspectCmd() *cobra.Command {
@@ -62,16 +53,14 @@ publisher's CI can run 'rsfs inspect --strict URL' (or with --json, whose
 			if err != nil {
 				return err
 			}
+			write := rep.WriteText
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				printReport(cmd.OutOrStdout(), rep)
+				write = rep.WriteJSON
 			}
-			return strictExit(strict, rep.Deviations, unread(rep)+badPackages(rep))
+			if err := write(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			return strictExit(strict, rep.Deviations, rep.Unread()+rep.BadPackages())
 		},
 	}
 	sf.register(cmd)
@@ -87,186 +76,4 @@ func strictExit(strict bool, deviations, unread int) error {
 		return exitWith(exitFailure, nil)
 	}
 	return nil
-}
-
-// badPackages counts the dump packages that could not be opened, or whose
-// manifest names a member the package lacks or gives it another length
-// (§11.2, §13.2: the manifest describes the package's bitstreams).
-func badPackages(rep *source.Report) int {
-	n := 0
-	for _, s := range rep.Sets {
-		for _, p := range s.Packages {
-			if p.Error != "" || p.Matched < p.ManifestEntries {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// unread counts the documents the report could not read.
-func unread(rep *source.Report) int {
-	n := len(rep.Failed)
-	for _, s := range rep.Sets {
-		for _, d := range s.Documents {
-			if d.Error != "" {
-				n++
-			}
-			n += len(d.Failed)
-		}
-	}
-	return n
-}
-
-func printReport(w io.Writer, rep *source.Report) {
-	fmt.Fprintf(w, "Source %s (discovered at %s)\n", rep.Origin, rep.Entry)
-	printProblems(w, "  ", rep.Failed, rep.Warnings)
-	for i, s := range rep.Sets {
-		name := s.CapabilityList
-		if name == "" {
-			name = "(no Capability List)"
-		}
-		fmt.Fprintf(w, "\nResource set %d: %s\n", i+1, name)
-		for _, d := range s.Documents {
-			printDoc(w, d)
-		}
-		printCounts(w, s)
-		printPlan(w, s.Follow)
-	}
-	if failed := unread(rep); failed > 0 {
-		fmt.Fprintf(w, "\n%d document(s) could not be read; the rest is reported above.\n", failed)
-	}
-	if rep.Deviations > 0 {
-		fmt.Fprintf(w, "\n%d deviation(s) from ResourceSync 1.1 (Z39.99-2017), each listed above with its clause.\n", rep.Deviations)
-	}
-}
-
-func printProblems(w io.Writer, indent string, failed, warnings []source.Problem) {
-	for _, p := range failed {
-		fmt.Fprintf(w, "%sFAILED  %s: %s\n", indent, p.URL, p.Msg)
-	}
-	for _, p := range warnings {
-		fmt.Fprintf(w, "%swarning %s: %s\n", indent, p.URL, problemText(p))
-	}
-}
-
-// problemText is a warning on one line: its line in the document, what
-// it is, the clause it departs from and how it was read.
-func problemText(p source.Problem) string {
-	s := p.Msg
-	if p.Line > 0 {
-		s = fmt.Sprintf("line %d: %s", p.Line, s)
-	}
-	if p.Count > 1 {
-		s += fmt.Sprintf(" (%d in the document)", p.Count)
-	}
-	if p.Clause != "" {
-		s += " [" + p.Clause + "]"
-	}
-	if p.Reading != "" {
-		s += "; " + p.Reading
-	}
-	return s
-}
-
-func printDoc(w io.Writer, d source.DocReport) {
-	kind := "document"
-	if d.Index {
-		kind = fmt.Sprintf("index of %d documents", d.Documents)
-	}
-	if d.Error != "" {
-		fmt.Fprintf(w, "  %-22s %s FAILED: %s (%d entries read)\n", d.Capability, d.URL, d.Error, d.Entries)
-	} else {
-		fmt.Fprintf(w, "  %-22s %s (%s, %d entries)\n", d.Capability, d.URL, kind, d.Entries)
-	}
-	printProblems(w, "    ", d.Failed, d.Warnings)
-}
-
-func printCounts(w io.Writer, s source.SetReport) {
-	if s.NoBaseline {
-		fmt.Fprintln(w, "  "+status.NoBaselineText)
-	}
-	fmt.Fprintf(w, "  resources:     %d (%s", s.Resources, humanBytes(s.Bytes))
-	if s.NoLength > 0 {
-		fmt.Fprintf(w, "; %d without a length", s.NoLength)
-	}
-	fmt.Fprintln(w, ")")
-	if s.DumpPackages > 0 {
-		fmt.Fprintf(w, "  dump packages: %d (%s)\n", s.DumpPackages, humanBytes(s.DumpBytes))
-	}
-	for _, p := range s.Packages {
-		if p.Error != "" {
-			fmt.Fprintf(w, "  package %s: %s\n", p.URL, p.Error)
-			continue
-		}
-		fmt.Fprintf(w, "  package %s: %s, %d members (%s), manifest %d entries, %d matched\n",
-			p.URL, humanBytes(p.Size), p.Members, methods(p.Methods), p.ManifestEntries, p.Matched)
-	}
-	if s.Changes > 0 || s.NewestChange != nil {
-		fmt.Fprintf(w, "  changes:       %d (newest %s)\n", s.Changes, timeOr(s.NewestChange, "unknown"))
-	}
-	for _, c := range s.Channels {
-		fmt.Fprintf(w, "  notifications: %s via hub %s (topic %s)\n", c.Capability, c.Hub, c.Topic)
-	}
-	printLinks(w, s.Links)
-}
-
-// printLinks lists the set's links by relation, each with an example.
-func printLinks(w io.Writer, links map[string]*source.LinkReport) {
-	rels := make([]string, 0, len(links))
-	for rel := range links {
-		rels = append(rels, rel)
-	}
-	sort.Strings(rels)
-	label := "  links:         "
-	for _, rel := range rels {
-		l := links[rel]
-		fmt.Fprintf(w, "%s%d %s (%s), e.g. %s -> %s\n", label, l.Count, rel, l.Attr, l.Example.Resource, l.Example.Href)
-		label = "                 "
-	}
-}
-
-func printPlan(w io.Writer, p source.FollowPlan) {
-	polled := "nothing"
-	if len(p.Polled) > 0 {
-		polled = strings.Join(p.Polled, ", ")
-	}
-	fmt.Fprintf(w, "  follow:        polls %s\n", polled)
-	fmt.Fprintf(w, "                 from %s\n", timeOr(p.Position, "the start (no time known)"))
-	for _, warn := range p.Warnings {
-		fmt.Fprintf(w, "                 warning: %s\n", warn)
-	}
-}
-
-func timeOr(t *time.Time, none string) string {
-	if t == nil {
-		return none
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%d bytes, %.1f %ciB", n, float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func methods(m map[string]int) string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = fmt.Sprintf("%d %s", m[k], k)
-	}
-	return strings.Join(parts, ", ")
 }

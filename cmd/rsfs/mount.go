@@ -192,9 +192,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	// Until the mount serves, its warnings are said on the terminal too,
 	// unless the terminal is where the log goes.
-	slog.SetDefault(slog.New(termWarnings{slog.Default().Handler(), loadEcho}))
+	slog.SetDefault(slog.New(loadEcho.Handler(slog.Default().Handler())))
 	if file, _ := logOut.toward(); file || term != os.Stderr {
-		loadEcho.start(term)
+		loadEcho.Start(term)
 	}
 	// Credentials in the URL are never sent (fetch strips them), so they
 	// are not kept either: not in logs, status, metrics or the state key.
@@ -247,7 +247,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	notifySystemd.send("STATUS=loading " + rawURL)
 	m, err := serve(cmd, mf, rawURL, dir, term)
-	loadEcho.stop()
+	loadEcho.Stop()
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
@@ -278,7 +278,7 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 // (lock.Abandon: one that remembers no Source is removed); then a waiting
 // parent is told, so that nothing is left once it exits.
 func mountFailed(err error, lock *statedir.Lock) error {
-	loadEcho.stop() // the error is said once, by printError or the parent
+	loadEcho.Stop() // the error is said once, by printError or the parent
 	if file, _ := logOut.toward(); file {
 		slog.Error("mount failed", "err", oneLine(err))
 	}

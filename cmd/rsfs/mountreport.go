@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"rsfs/cache"
 	"rsfs/metrics"
 	"rsfs/mountsrc"
 	"rsfs/mountutil"
+	"rsfs/report"
 	"rsfs/status"
 )
 
@@ -29,21 +29,9 @@ func newMountReport(mf *mountFlags, rawURL, dir, holdFile string, src *mountsrc.
 // mountedLine is what a mount that worked says on the terminal: "mounted
 // 5,013 resources from URL at DIR (log: PATH)".
 func mountedLine(resources int, rawURL, dir, logFile string) string {
-	line := fmt.Sprintf("mounted %s resources from %s at %s", thousands(resources), rawURL, dir)
+	line := fmt.Sprintf("mounted %s resources from %s at %s", report.Thousands(int64(resources)), rawURL, dir)
 	if logFile != "" {
 		line += " (log: " + logFile + ")"
 	}
 	return line
-}
-
-// thousands writes n with a comma between each group of three digits.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

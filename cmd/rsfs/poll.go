@@ -14,6 +14,7 @@ import (
 
 	"rsfs/fs"
 	"rsfs/mountsrc"
+	"rsfs/report"
 	"rsfs/status"
 )
 
@@ -41,11 +42,9 @@ as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 				return fmt.Errorf("poll of %s: %w", args[0], err)
 			}
 			if asJSON {
-				out, err := json.MarshalIndent(&rep, "", "  ")
-				if err != nil {
+				if err := report.JSON(cmd.OutOrStdout(), &rep); err != nil {
 					return err
 				}
-				fmt.Fprintln(cmd.OutOrStdout(), string(out))
 			}
 			if rep.Error != "" {
 				var b strings.Builder

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
+	"rsfs/report"
 	"rsfs/status"
 )
 
@@ -30,20 +30,16 @@ failures of the last hour. Whoever can see the mount can ask.`,
 				return err
 			}
 			if asJSON {
-				var out bytes.Buffer
-				if err := json.Indent(&out, data, "", "  "); err != nil {
+				if err := report.IndentJSON(cmd.OutOrStdout(), data); err != nil {
 					return fmt.Errorf("status of %s: %w", args[0], err)
 				}
-				out.WriteByte('\n')
-				_, err := cmd.OutOrStdout().Write(out.Bytes())
-				return err
+				return nil
 			}
 			var rep status.Report
 			if err := json.Unmarshal(data, &rep); err != nil {
 				return fmt.Errorf("status of %s: %w", args[0], err)
 			}
-			rep.WriteText(cmd.OutOrStdout())
-			return nil
+			return rep.WriteText(cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
@@ -56,20 +52,14 @@ func readStatus(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 1<<16)
-	for {
-		n, err := syscall.Getxattr(abs, fs.XattrStatus, buf)
-		switch {
-		case err == nil:
-			return buf[:n], nil
-		case errors.Is(err, syscall.ERANGE) && len(buf) < 1<<24:
-			buf = make([]byte, 4*len(buf))
-		case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
-			return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
-		case errors.Is(err, syscall.ENOTCONN):
-			return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
-		default:
-			return nil, fmt.Errorf("status of %s: %w", abs, err)
-		}
+	data, err := getxattrAll(abs, fs.XattrStatus)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
+		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
+	case errors.Is(err, syscall.ENOTCONN):
+		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
 	}
+	return nil, fmt.Errorf("status of %s: %w", abs, err)
 }

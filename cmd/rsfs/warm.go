@@ -15,7 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
-	"rsfs/status"
+	"rsfs/report"
+	"rsfs/termui"
 )
 
 // warmPoll is how often rsfs warm asks the mount for its progress.
@@ -74,30 +75,39 @@ func runWarm(out, errw io.Writer, args []string, asJSON bool) error {
 		}
 		targets[i] = &warmTarget{arg: a, abs: abs, id: newJobID()}
 	}
-	bar := newWarmBar(errw, asJSON)
+	bar := termui.NewWarm(errw, !asJSON && termui.IsTerminal(errw))
 	for {
 		done := true
 		for _, t := range targets {
 			if t.job.Finished {
 				continue
 			}
-			data, err := getxattrAll(t.abs, fs.XattrWarmPrefix+t.id)
-			if err != nil {
-				return fmt.Errorf("warm %s: %w", t.arg, err)
-			}
-			if err := json.Unmarshal(data, &t.job); err != nil {
-				return fmt.Errorf("warm %s: %w", t.arg, err)
+			if err := readJob(t); err != nil {
+				bar.End() // the error is said on a line of its own
+				return err
 			}
 			done = done && t.job.Finished
 		}
-		bar.show(targets)
+		bar.Show(warmTotals(targets))
 		if done {
 			break
 		}
 		time.Sleep(warmPoll)
 	}
-	bar.end()
+	bar.End()
 	return warmSummary(out, targets, asJSON)
+}
+
+// readJob reads t's job as the mount has it now.
+func readJob(t *warmTarget) error {
+	data, err := getxattrAll(t.abs, fs.XattrWarmPrefix+t.id)
+	if err != nil {
+		return fmt.Errorf("warm %s: %w", t.arg, err)
+	}
+	if err := json.Unmarshal(data, &t.job); err != nil {
+		return fmt.Errorf("warm %s: %w", t.arg, err)
+	}
+	return nil
 }
 
 // warmSummary prints one line (or JSON object) per PATH and names each
@@ -115,7 +125,7 @@ func warmSummary(out io.Writer, targets []*warmTarget, asJSON bool) error {
 		if j.Error != "" {
 			if j.Needs > 0 {
 				fmt.Fprintf(out, "%s: %d files, %s, do not fit --cache-max-size %s: it needs %s more; nothing fetched\n",
-					t.arg, j.Files, status.FormatSize(j.Bytes), status.FormatSize(j.DiskMax), status.FormatSize(j.Needs))
+					t.arg, j.Files, report.Size(j.Bytes), report.Size(j.DiskMax), report.Size(j.Needs))
 			} else {
 				fmt.Fprintf(out, "%s: %s; nothing fetched\n", t.arg, j.Error)
 			}
@@ -123,7 +133,7 @@ func warmSummary(out io.Writer, targets []*warmTarget, asJSON bool) error {
 		}
 		onDisk := j.Files - j.FailedCount
 		fmt.Fprintf(out, "%s: %d of %d files on disk (%s): %d fetched (%s), %d were on disk already, %d failed, in %s\n",
-			t.arg, onDisk, j.Files, status.FormatSize(j.DoneBytes), j.FetchedFiles, status.FormatSize(j.FetchedBytes),
+			t.arg, onDisk, j.Files, report.Size(j.DoneBytes), j.FetchedFiles, report.Size(j.FetchedBytes),
 			j.OnDiskFiles, j.FailedCount, time.Duration(j.Took*float64(time.Second)).Round(10*time.Millisecond))
 		for _, f := range j.Failed {
 			fmt.Fprintf(out, "  not fetched: %s: %s\n", f.Path, f.Error)
@@ -156,7 +166,7 @@ func runRelease(out io.Writer, args []string, asJSON bool) error {
 		if err := json.Unmarshal(data, &rel); err != nil {
 			return fmt.Errorf("warm --release %s: %w", a, err)
 		}
-		fmt.Fprintf(out, "%s: released %d files (%s); they age out of the disk cache as any others\n", a, rel.Files, status.FormatSize(rel.Bytes))
+		fmt.Fprintf(out, "%s: released %d files (%s); they age out of the disk cache as any others\n", a, rel.Files, report.Size(rel.Bytes))
 	}
 	return nil
 }
@@ -205,65 +215,15 @@ func newJobID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// warmBar is the progress line on a terminal: files, bytes, rate, time
-// left. Off with --json or when stderr is no terminal.
-type warmBar struct {
-	w     io.Writer
-	on    bool
-	start time.Time
-	shown bool
-}
-
-func newWarmBar(w io.Writer, asJSON bool) *warmBar {
-	on := false
-	if f, ok := w.(*os.File); ok && !asJSON {
-		st, err := f.Stat()
-		on = err == nil && st.Mode()&os.ModeCharDevice != 0
+// warmTotals are what the jobs of targets have done so far, together.
+func warmTotals(targets []*warmTarget) termui.WarmTotals {
+	var t termui.WarmTotals
+	for _, tg := range targets {
+		t.Files += tg.job.Files
+		t.DoneFiles += tg.job.DoneFiles
+		t.Bytes += tg.job.Bytes
+		t.DoneBytes += tg.job.DoneBytes
+		t.Fetched += tg.job.FetchedBytes
 	}
-	return &warmBar{w: w, on: on, start: time.Now()}
-}
-
-func (b *warmBar) show(targets []*warmTarget) {
-	if !b.on {
-		return
-	}
-	var files, done int
-	var bytes, doneBytes, fetched int64
-	for _, t := range targets {
-		files += t.job.Files
-		done += t.job.DoneFiles
-		bytes += t.job.Bytes
-		doneBytes += t.job.DoneBytes
-		fetched += t.job.FetchedBytes
-	}
-	el := time.Since(b.start).Seconds()
-	rate := float64(fetched) / max(el, 0.001)
-	eta := "?"
-	if doneBytes > 0 && bytes > doneBytes {
-		eta = time.Duration(el * float64(bytes-doneBytes) / float64(doneBytes) * float64(time.Second)).Round(time.Second).String()
-	} else if bytes <= doneBytes {
-		eta = "0s"
-	}
-	const width = 30
-	fill := width
-	if files > 0 {
-		fill = width * done / files
-	}
-	bar := ""
-	for i := range width {
-		if i < fill {
-			bar += "#"
-		} else {
-			bar += "-"
-		}
-	}
-	fmt.Fprintf(b.w, "\r\x1b[Kwarm [%s] %d/%d files, %s/%s, %s/s, ETA %s", bar, done, files,
-		status.FormatSize(doneBytes), status.FormatSize(bytes), status.FormatSize(int64(rate)), eta)
-	b.shown = true
-}
-
-func (b *warmBar) end() {
-	if b.shown {
-		fmt.Fprintln(b.w)
-	}
+	return t
 }

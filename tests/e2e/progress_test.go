@@ -22,6 +22,13 @@ import (
 // sees arriving.
 func slowListSource(t *testing.T, n int) *httptest.Server {
 	t.Helper()
+	return slowListSourceAt(t, n, "2026-01-01T00:00:00Z")
+}
+
+// slowListSourceAt is slowListSource with the list's at attribute (one
+// without a time zone is a deviation a mount warns of).
+func slowListSourceAt(t *testing.T, n int, at string) *httptest.Server {
+	t.Helper()
 	var base string
 	doc := func(path string) string {
 		switch path {
@@ -43,7 +50,7 @@ func slowListSource(t *testing.T, n int) *httptest.Server {
 			b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:rs="http://www.openarchives.org/rs/terms/">
   <rs:ln rel="up" href="` + base + `/capabilitylist.xml"/>
-  <rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>
+  <rs:md capability="resourcelist" at="` + at + `"/>
 `)
 			for i := range n {
 				fmt.Fprintf(&b, "  <url><loc>%s/files/%06d.txt</loc><lastmod>2026-01-01T00:00:00Z</lastmod><rs:md length=\"6\"/></url>\n", base, i)
