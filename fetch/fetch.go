@@ -1,9 +1,10 @@
 // Package fetch is the HTTP client of rsfs: whole-document GETs (conditional
 // too), HEAD with a Range fallback, byte-range reads (also as an io.ReaderAt),
-// retries with exponential backoff and full jitter, bounded redirects, and
-// the origin policy (Policy): the origins requests may go to, and
-// credentials that never leave their origin. It knows nothing of
-// ResourceSync or FUSE.
+// retries with exponential backoff and full jitter, bounded redirects, the
+// origin policy (Policy): the origins requests may go to, and credentials
+// that never leave their origin, and each origin's pacer (pace.go), which
+// every attempt and redirect hop waits at. Origins are keyed in package
+// origin's canonical form. It knows nothing of ResourceSync or FUSE.
 package fetch
 
 import (
