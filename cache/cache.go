@@ -119,6 +119,10 @@ func newMemoryCache(cfg Config) *Cache {
 // BlockSize returns the size of an aligned block.
 func (c *Cache) BlockSize() int { return c.blockSize }
 
+// OneBlock reports whether a content of size bytes fits in one block: it
+// is verified whole at its first read, and is small enough to warm.
+func (c *Cache) OneBlock(size int64) bool { return size <= int64(c.blockSize) }
+
 // VerifyWholeBelow returns the size up to which a content with a published
 // hash is verified whole before its first byte is served.
 func (c *Cache) VerifyWholeBelow() int64 { return c.verifyWholeBelow }

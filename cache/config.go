@@ -25,8 +25,11 @@ type Config struct {
 	MaxBytes int64
 	// BlockSize is the size of an aligned block.
 	BlockSize int
-	// ReadAhead is how many blocks are prefetched ahead of a sequential
-	// reader; a negative value disables prefetching.
+	// ReadAhead sets how far a sequential reader is read ahead: its stream
+	// keeps max(4×ReadAhead, 16) blocks filled ahead of it (at most a
+	// quarter of the cache, stream.go), or, where the next missing block is
+	// on disk, ReadAhead blocks are prefetched one by one (one where the
+	// Fetcher ignores Range). A negative value disables reading ahead.
 	ReadAhead int
 	// FillTimeout, if positive, bounds one fill, and each block read from a
 	// stream that continues past the requested block. Zero means no bound

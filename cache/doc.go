@@ -18,9 +18,9 @@
 // background by rename, bounded by DiskMaxBytes with LRU eviction whose
 // order survives restarts (file modification times). A memory miss reads
 // the disk before the fetcher; a file that fails its checks is deleted and
-// refetched, never served. Warm fetches small contents that a reader is
-// about to open (the files after an opened one in the tree) at low
-// priority.
+// refetched, never served. Warm and WarmBatch fetch small contents at low
+// priority that a caller (package prefetch: the files after an opened one
+// in the tree) expects a reader to open next.
 //
 // The package knows neither HTTP nor FUSE.
 package cache

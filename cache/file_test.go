@@ -339,9 +339,27 @@ func TestRandomReadsDoNotPrefetch(t *testing.T) {
 		_, err := f.ReadAt(testCtx(t), buf, b*testBlock+10)
 		require.NoError(t, err)
 	}
-	time.Sleep(20 * time.Millisecond)
+	idle(t, f)
 	assert.Equal(t, int64(5), fetcher.calls.Load())
 	assert.Equal(t, uint64(0), c.Stats().Prefetches)
+	assert.Equal(t, uint64(0), c.Stats().Streamed, "no stream either")
+}
+
+// idle waits until every background read f's reads started (prefetches,
+// streams) has ended, so what they fetched is counted: the wait is on
+// the condition, not on a guess of how long they take.
+func idle(t *testing.T, f *File) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		f.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-testCtx(t).Done():
+		t.Fatal("the file's background reads did not end")
+	}
 }
 
 func TestConcurrentFilesReadCorrectBytes(t *testing.T) {

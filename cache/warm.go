@@ -61,7 +61,7 @@ func (c *Cache) shouldWarmLocked(ct Content) bool {
 	if c.lru.contains(k) || c.flights[k] != nil || c.warm.queued[ct.ID] {
 		return false
 	}
-	if ct.Size > int64(c.blockSize) || len(c.warm.queue) >= warmQueueLen ||
+	if !c.OneBlock(ct.Size) || len(c.warm.queue) >= warmQueueLen ||
 		c.lru.warmBytes+c.warm.pendingBytes+ct.Size > c.warmBudget {
 		c.warmSkips.Add(1)
 		return false

@@ -1,8 +1,9 @@
-// Package catalog holds the resources of a ResourceSync Source as a tree: it
-// maps each URI to one path (see mapping.go), keeps a compact record per
-// resource (size, mtime, hashes, type, links) and answers the filesystem's
-// lookups from memory, from many goroutines at once. Change lists mutate it
-// through Upsert and Remove, which say what the kernel must be told.
+// Package catalog holds the resources of a Source (a ResourceSync Source,
+// or an Atom-PMH feed's representations) as a tree: it maps each URI to one
+// path (see mapping.go), keeps a compact record per resource (size, mtime,
+// hashes, type, links) and answers the filesystem's lookups from memory,
+// from many goroutines at once. Changes mutate it through Upsert and
+// Remove, which say what the kernel must be told.
 package catalog
 
 import (
@@ -47,7 +48,8 @@ const InternalRelPrefix = "x-rsfs-"
 
 // Options configure a Catalog.
 type Options struct {
-	// Origin is the Source's origin "scheme://host:port"; resources there map
+	// Origin is the Source's origin, in any spelling (it is put in package
+	// origin's canonical form, "scheme://host[:port]"); resources there map
 	// at the root, others under "@host[:port]".
 	Origin string
 	// Protocol names the resources' extended attributes

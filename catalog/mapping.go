@@ -74,6 +74,11 @@ import (
 //     /a and /a/         → a/_index (for /a) and a/_index~<…>
 //  8. Resource sets. The path depends on the URI only: a URI listed in two
 //     Capability Lists is one file.
+//  9. Web URIs. Only http and https URIs reach the catalog from a
+//     ResourceSync Source: package source leaves any other <loc> (file:,
+//     javascript:, urn:...) out of the tree (source/weblocs.go), with one
+//     warning per document. The "@scheme:" directory of rule 1 is this
+//     mapping's answer for such a URI, never used by a mount.
 
 const (
 	// NameMax is the longest name a path segment may have, in bytes.

@@ -1,9 +1,10 @@
 // Package fetch is the HTTP client of rsfs: whole-document GETs (conditional
 // too), HEAD with a Range fallback, byte-range reads (also as an io.ReaderAt),
-// retries with exponential backoff and full jitter, bounded redirects, and
-// the origin policy (Policy): the origins requests may go to, and
-// credentials that never leave their origin. It knows nothing of
-// ResourceSync or FUSE.
+// retries with exponential backoff and full jitter, bounded redirects, the
+// origin policy (Policy): the origins requests may go to, and credentials
+// that never leave their origin, and each origin's pacer (pace.go), which
+// every attempt and redirect hop waits at. Origins are keyed in package
+// origin's canonical form. It knows nothing of ResourceSync or FUSE.
 package fetch
 
 import (
@@ -42,11 +43,14 @@ type Options struct {
 	MinRate int64
 	// Retries is the number of attempts after the first, on timeouts,
 	// connection resets and refusals, connections closed before the headers,
-	// and 5xx answers; never on 4xx. Default 4; negative means no retries.
+	// and 5xx and 429 answers; never on another 4xx. Default 4; negative
+	// means no retries.
 	Retries int
 	// BackoffBase is the first backoff ceiling; it doubles per retry up to
 	// BackoffMax, and the wait is drawn uniformly below it (full jitter).
-	// Defaults 200ms and 5s. BackoffMax also bounds a 503's Retry-After.
+	// Defaults 200ms and 5s. BackoffMax also bounds an origin's pause after
+	// a 429 or 503 without Retry-After (pace.go); MaxRetryAfter bounds one
+	// with it.
 	BackoffBase time.Duration
 	BackoffMax  time.Duration
 	// MaxRedirects bounds the redirects followed per request. Default 5;

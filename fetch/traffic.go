@@ -2,15 +2,16 @@ package fetch
 
 import (
 	"net/http"
-	"net/url"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"rsfs/origin"
 )
 
 // TrafficKey says what requests a Traffic row counts.
 type TrafficKey struct {
-	Origin string // scheme://host[:port]
+	Origin string // canonical, as package origin gives it: http://Host:80 and http://host are one
 	Kind   string // "get" (a whole document or body), "range" or "head"
 	Status int    // the response status; 0 when no response came
 }
@@ -29,12 +30,15 @@ type traffic struct {
 	bytes    map[string]*atomic.Int64
 }
 
+// originOf is rawURL's canonical origin (package origin, DESIGN §9), the
+// one key of an origin's pacer, health, network and traffic: two
+// spellings of one origin share them. "" if rawURL has none.
 func originOf(rawURL string) string {
-	u, err := url.Parse(rawURL)
+	o, err := origin.Of(rawURL)
 	if err != nil {
 		return ""
 	}
-	return u.Scheme + "://" + u.Host
+	return o
 }
 
 func kindOf(method string, header http.Header) string {

@@ -16,6 +16,13 @@ import (
 // no more about until the timeout or until a change that creates the name
 // drops it (notify.go). Compilers, imports, shells and make probe missing
 // names all day; plain ENOENT would cost a LOOKUP each.
+//
+// A file whose list gave no length gets no inode until its length is
+// learned (prefetch.Known, one request however many lookups wait): a
+// listing answers its name alone (readDir), so every inode the kernel
+// holds has its true size, and reads, clipped by the kernel at that size,
+// read the file to its end. A length that cannot be learned now fails the
+// lookup with EIO and nothing else; the next lookup tries again.
 func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	f.cfg.Cache.Busy() // a tree walk: disk-cache writes wait
 	id, a, ok := f.cfg.Catalog.Lookup(catalogID(h.NodeId), name)
@@ -31,7 +38,7 @@ func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *
 		ctx, stop := f.opContext(ctxOf(cancel, h.Caller))
 		defer stop()
 		var err error
-		if a, err = f.known(ctx, id, a); err != nil {
+		if a, err = f.pre.Known(ctx, id, a); err != nil {
 			if ctx.Err() != nil {
 				return fuse.EINTR
 			}
@@ -41,6 +48,14 @@ func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *
 	}
 	f.entry(id, a, out)
 	return fuse.OK
+}
+
+// uriOf is file id's URI, "" if it is gone.
+func (f *FS) uriOf(id catalog.NodeID) string {
+	if r, ok := f.cfg.Catalog.Resource(id); ok {
+		return r.URI
+	}
+	return ""
 }
 
 // entry answers a lookup of version a of catalog node id: the kernel holds
@@ -150,7 +165,7 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 		if !e.id.IsDir() && !files {
 			continue
 		}
-		if a, ok := f.cfg.Catalog.Attr(e.id); ok && !a.NoSize { // a file of unknown length: its name alone (lengths.go)
+		if a, ok := f.cfg.Catalog.Attr(e.id); ok && !a.NoSize { // a file of unknown length: its name alone (Lookup)
 			f.entry(e.id, a, eo)
 		}
 	}

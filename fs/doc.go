@@ -54,6 +54,13 @@
 // the kernel does not hold is not sent; ENOENT from the kernel means the
 // same.
 //
+// # Prefetch
+//
+// What readers will ask for next is package prefetch's, not fs's: FS
+// tells it of each read of a file of one block (version.go), asks it for
+// the length a lookup needs (dir.go), and answers the warm xattrs with
+// its jobs (warmxattr.go). Shutdown ends its background work.
+//
 // # Unmounting
 //
 // FS.Shutdown, called on SIGINT or SIGTERM before the unmount

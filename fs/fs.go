@@ -12,6 +12,7 @@ import (
 
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/prefetch"
 	"rsfs/status"
 )
 
@@ -25,16 +26,14 @@ type Config struct {
 	Catalog *catalog.Catalog
 	Cache   *cache.Cache
 	Fetcher FetcherFunc
+	// Batch, Length and Network are package prefetch's (prefetch.Config):
 	// Batch, if set, reads several small resources at once where the
-	// Source can (adjacent dump members); it returns nil for the others.
-	Batch func(ctx context.Context, rs []*catalog.Resource) [][]byte
-	// Length, if set, learns the length of a resource whose list gave
-	// none (a HEAD through the Source's limits), when a lookup needs it
-	// (lengths.go).
-	Length func(ctx context.Context, r *catalog.Resource) (int64, error)
-	// Network, if set, is the Source's measured round trip and bandwidth,
-	// which size the warm window (window.go); else it has fixed bounds.
-	Network NetworkFunc
+	// Source can (adjacent dump members); Length, if set, learns the
+	// length of a resource whose list gave none, when a lookup needs it;
+	// Network, if set, sizes the warm window.
+	Batch   func(ctx context.Context, rs []*catalog.Resource) [][]byte
+	Length  func(ctx context.Context, r *catalog.Resource) (int64, error)
+	Network prefetch.NetworkFunc
 	UID     uint32
 	GID     uint32
 	// Timeout is how long the kernel may keep entries and attributes; long,
@@ -65,14 +64,14 @@ type FS struct {
 	cfg  Config
 	log  *slog.Logger
 	// closing is cancelled by Shutdown: reads in flight fail at once.
-	closing    context.Context
-	shutdown   context.CancelFunc
-	server     atomic.Pointer[fuse.Server] // set by Init
-	nodes      nodeTable
-	dirs       dirHandles
-	notes      notifier
-	warm       warmer
-	warmJobs   warmJobs
+	closing  context.Context
+	shutdown context.CancelFunc
+	server   atomic.Pointer[fuse.Server] // set by Init
+	nodes    nodeTable
+	dirs     dirHandles
+	notes    notifier
+	// pre fetches ahead of the readers: windows, warm jobs, lengths.
+	pre        *prefetch.Prefetcher
 	onDiskMemo onDiskMemo
 	versions   versions
 	// noOpen: the kernel opens files without asking (Mounted).
@@ -85,9 +84,6 @@ type FS struct {
 	polled     pollResult
 	statters   statters
 	inodes     inodes
-	learning   learning
-	// lengthsLearned counts the lengths lookups learned (lengths.go).
-	lengthsLearned atomic.Int64
 }
 
 // New returns a file system over cfg's catalog.
@@ -105,6 +101,8 @@ func New(cfg Config) *FS {
 	if f.readErrors == nil {
 		f.readErrors = &status.Events{}
 	}
+	f.pre = prefetch.New(prefetch.Config{Catalog: cfg.Catalog, Cache: cfg.Cache, Fetcher: cfg.Fetcher,
+		Batch: cfg.Batch, Length: cfg.Length, Network: cfg.Network, Logger: log}, closing)
 	f.inodes.init()
 	f.nodes.init()
 	f.notes.cond = sync.NewCond(&f.notes.mu)

@@ -139,11 +139,17 @@ func newTestFS(t *testing.T) *testFS {
 // newTestFSOver is a file system over cat, with the sample Source's bodies.
 func newTestFSOver(t *testing.T, cat *catalog.Catalog) *testFS {
 	t.Helper()
+	return newTestFSWith(t, cat, nil)
+}
+
+// newTestFSWith is newTestFSOver with its Config changed by with, if set.
+func newTestFSWith(t *testing.T, cat *catalog.Catalog, with func(*Config)) *testFS {
+	t.Helper()
 	origin := newMemOrigin()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	blocks := cache.New(cache.Config{MaxBytes: 1 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
 	t.Cleanup(blocks.Close)
-	f := New(Config{
+	cfg := Config{
 		Catalog: cat,
 		Cache:   blocks,
 		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) },
@@ -151,7 +157,11 @@ func newTestFSOver(t *testing.T, cat *catalog.Catalog) *testFS {
 		GID:     testGID,
 		Timeout: testTimeout,
 		Logger:  quiet,
-	})
+	}
+	if with != nil {
+		with(&cfg)
+	}
+	f := New(cfg)
 	t.Cleanup(f.Shutdown)
 	return &testFS{fs: f, cat: cat, origin: origin}
 }

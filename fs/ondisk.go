@@ -9,6 +9,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"rsfs/catalog"
+	"rsfs/prefetch"
 	"rsfs/status"
 )
 
@@ -26,7 +27,7 @@ func (f *FS) onDisk(id catalog.NodeID) status.Coverage {
 	f.eachFile(id, func(v catalog.FileVersion) bool {
 		cov.Files++
 		cov.Bytes += v.Resource.Length
-		have := f.cfg.Cache.OnDisk(contentOf(v))
+		have := f.cfg.Cache.OnDisk(prefetch.ContentOf(v))
 		cov.BytesOnDisk += have
 		if have >= v.Resource.Length {
 			cov.FilesOnDisk++
@@ -96,7 +97,7 @@ func (f *FS) cachedText(id catalog.NodeID) string {
 }
 
 // controlXattr answers the virtual attributes every node has (not listed):
-// XattrCached, and the warm requests (warmjob.go). ok: attr is one of them.
+// XattrCached, and the warm requests (warmxattr.go). ok: attr is one of them.
 func (f *FS) controlXattr(nid uint64, attr string, sizeQuery bool) (string, fuse.Status, bool) {
 	if attr != XattrCached && attr != XattrRelease && !strings.HasPrefix(attr, XattrWarmPrefix) {
 		return "", fuse.OK, false

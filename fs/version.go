@@ -2,12 +2,12 @@ package fs
 
 import (
 	"errors"
-	"path"
 	"sync"
 	"time"
 
 	"rsfs/cache"
 	"rsfs/catalog"
+	"rsfs/prefetch"
 )
 
 // Each version of a file is an inode of its own, as a file replaced by
@@ -92,7 +92,7 @@ func (f *FS) readDone(v *version) {
 	v.reads--
 	v.last = time.Now()
 	var done *cache.File
-	if v.reads == 0 && !v.kept && f.oneBlock(v.v.Resource.Length) && s.m[v.ref.nid] == v {
+	if v.reads == 0 && !v.kept && f.cfg.Cache.OneBlock(v.v.Resource.Length) && s.m[v.ref.nid] == v {
 		done, v.file = v.file, nil
 		delete(s.m, v.ref.nid)
 	}
@@ -105,7 +105,7 @@ func (f *FS) readDone(v *version) {
 // openStream opens the stream of version v, unless another read did
 // or the reaper dropped v meanwhile (the caller looks again).
 func (f *FS) openStream(v *version) {
-	fresh := f.cfg.Cache.Open(contentOf(v.v), v.origin)
+	fresh := f.cfg.Cache.Open(prefetch.ContentOf(v.v), v.origin)
 	s := &f.versions
 	s.mu.Lock()
 	opened := s.m[v.ref.nid] == v && v.file == nil
@@ -117,20 +117,8 @@ func (f *FS) openStream(v *version) {
 		fresh.Close()
 		return
 	}
-	if f.oneBlock(v.v.Resource.Length) {
-		f.warmFrom(v.ref.id, path.Base(f.cfg.Catalog.Path(v.ref.id)))
-	}
+	f.pre.Reading(v.ref.id, v.v.Resource.Length)
 }
-
-// contentOf is what the cache reads and verifies of a file version.
-func contentOf(v catalog.FileVersion) cache.Content {
-	r := v.Resource
-	return cache.Content{ID: v.ContentID, Name: r.URI, Size: r.Length, Hashes: r.Hashes}
-}
-
-// oneBlock reports whether a file of size bytes fits in one cache block:
-// it is verified whole at its first read, and is small enough to warm.
-func (f *FS) oneBlock(size int64) bool { return size <= int64(f.cfg.Cache.BlockSize()) }
 
 // versionOf returns ref's version, taking it from the catalog if none is
 // kept for ref yet.

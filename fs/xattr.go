@@ -94,8 +94,9 @@ func (f *FS) resource(ref fileRef) (*catalog.Resource, bool) {
 	return f.keptResource(ref.nid)
 }
 
-// GetXAttr answers a file's attributes, and XattrStatus on the root;
-// directories have no other attribute.
+// GetXAttr answers the control attributes every node has (XattrCached and
+// the warm requests, ondisk.go), a file's attributes, and XattrStatus and
+// XattrPoll on the root; directories have no other attribute.
 func (f *FS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
 	if v, st, ok := f.controlXattr(h.NodeId, attr, len(dest) == 0); ok {
 		if st != fuse.OK {

@@ -44,9 +44,16 @@ type Handler struct {
 
 type dedupSeen struct {
 	window time.Duration
-	mu     sync.Mutex
-	last   map[string]*dedupEntry
+	// afterFunc runs f after d (time.AfterFunc; tests fire it themselves).
+	afterFunc func(d time.Duration, f func()) stopper
+	mu        sync.Mutex
+	last      map[string]*dedupEntry
 }
+
+// stopper is a timer that can be stopped (*time.Timer).
+type stopper interface{ Stop() bool }
+
+func afterFunc(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
 
 // dedupEntry is a line written, and what was folded into it since.
 type dedupEntry struct {
@@ -54,12 +61,12 @@ type dedupEntry struct {
 	dropped int
 	rec     slog.Record  // the last folded record
 	next    slog.Handler // where it goes
-	timer   *time.Timer  // writes the count when the window ends; nil before a fold
+	timer   stopper      // writes the count when the window ends; nil before a fold
 }
 
 // New returns a Handler writing to next.
 func New(next slog.Handler) *Handler {
-	return &Handler{next: next, seen: &dedupSeen{window: dedupWindow, last: map[string]*dedupEntry{}}}
+	return &Handler{next: next, seen: &dedupSeen{window: dedupWindow, afterFunc: afterFunc, last: map[string]*dedupEntry{}}}
 }
 
 // Enabled implements slog.Handler.
@@ -97,7 +104,7 @@ func (s *dedupSeen) pass(key string, r slog.Record, next slog.Handler) (int, boo
 		e.dropped++
 		e.rec, e.next = r.Clone(), next
 		if e.timer == nil {
-			e.timer = time.AfterFunc(e.at.Add(s.window).Sub(r.Time), func() { s.flush(key, e) })
+			e.timer = s.afterFunc(e.at.Add(s.window).Sub(r.Time), func() { s.flush(key, e) })
 		}
 		return 0, false
 	}

@@ -21,7 +21,7 @@ type Progress struct {
 	Resources int64 // entries added
 	// Missing are the entries without a length: they are in the tree
 	// with no request made for them, their length learned when a process
-	// looks them up (package fs, lengths.go).
+	// looks them up (package prefetch, lengths.go).
 	Missing int64
 	// Docs are the Resource Lists and indexes known so far (the sets'
 	// and those the indexes read name), Started those requested, Done

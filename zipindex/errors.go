@@ -22,7 +22,7 @@ var (
 	ErrCorrupt = errors.New("zipindex: corrupt package")
 )
 
-// packageError wraps err with the package name.
+// errorf wraps sentinel with the package name and a message.
 func (p *Package) errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("zip %s: %s: %w", p.Name, fmt.Sprintf(format, args...), sentinel)
 }

@@ -25,6 +25,7 @@ import (
 	"rsfs/mountutil"
 	"rsfs/notify"
 	"rsfs/origin"
+	"rsfs/prefetch"
 	"rsfs/protocol"
 	"rsfs/statedir"
 	"rsfs/status"
@@ -472,7 +473,7 @@ func headLength(client *fetch.Client) func(context.Context, *catalog.Resource) (
 
 // networkOf is the round trip and bandwidth client measured to the host
 // most of its requests went to, which size the file system's warm window.
-func networkOf(client *fetch.Client) fs.NetworkFunc {
+func networkOf(client *fetch.Client) prefetch.NetworkFunc {
 	return func() (time.Duration, float64) {
 		n := client.Busiest()
 		return n.RTT, n.Bandwidth

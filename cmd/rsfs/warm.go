@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
+	"rsfs/prefetch"
 	"rsfs/report"
 	"rsfs/termui"
 )
@@ -63,7 +64,7 @@ mount included).`,
 type warmTarget struct {
 	arg, abs string
 	id       string
-	job      fs.WarmJob
+	job      prefetch.Job
 }
 
 func runWarm(out, errw io.Writer, args []string, asJSON bool) error {
@@ -162,7 +163,7 @@ func runRelease(out io.Writer, args []string, asJSON bool) error {
 			fmt.Fprintf(out, "%s\n", data)
 			continue
 		}
-		var rel fs.WarmRelease
+		var rel prefetch.Released
 		if err := json.Unmarshal(data, &rel); err != nil {
 			return fmt.Errorf("warm --release %s: %w", a, err)
 		}

@@ -158,22 +158,40 @@ func TestParentKilledWhileLoadingMountsNothing(t *testing.T) {
 }
 
 // SIGHUP to a background mount reopens its log file (logrotate moved it)
-// and the mount goes on serving.
+// and the mount goes on serving. Nothing is proved by waiting: a second
+// SIGHUP handled shows the first left the signal loop waiting (a SIGHUP
+// taken for a stop leaves it), a read shows the mount serving, and once
+// the test has unmounted it and the process has exited, its whole log says
+// it stopped for the unmount, not for a signal.
 func TestSIGHUPReopensTheLogOfABackgroundMount(t *testing.T) {
 	src := startSource(t, sourcetest.Config{Resources: 20})
 	m := mount(t, src.URL(), "--poll-interval", "0")
 	pid := m.pid(t)
 	require.NoError(t, os.Rename(m.logFile, m.logFile+".1"))
+	reopened := func(n int) func() bool {
+		return func() bool {
+			data, err := os.ReadFile(m.logFile)
+			return err == nil && bytes.Count(data, []byte("log file reopened")) == n
+		}
+	}
 	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP))
-	waitFor(t, hangBound, "a new log file", func() bool {
-		data, err := os.ReadFile(m.logFile)
-		return err == nil && bytes.Contains(data, []byte("log file reopened"))
-	})
-	time.Sleep(300 * time.Millisecond)
-	assert.True(t, isMountPoint(m.dir), "still mounted")
-	assert.False(t, exited(pid))
+	waitFor(t, hangBound, "a new log file", reopened(1))
+	res := src.Resources()[0]
+	data, err := os.ReadFile(m.path(strings.TrimPrefix(res.URI, src.URL())))
+	require.NoError(t, err, "still serving after SIGHUP")
+	want, _ := src.Body(res.URI)
+	assert.Equal(t, want, data)
 	_, stderr, err := run(t, 10*time.Second, rsfsBin, "status", m.dir)
 	assert.NoError(t, err, "status: %s", stderr)
+	require.NoError(t, syscall.Kill(pid, syscall.SIGHUP), "the mount is still running")
+	waitFor(t, hangBound, "the second SIGHUP handled as the first", reopened(2))
+	assert.True(t, isMountPoint(m.dir), "still mounted")
+
+	m.unmount(t) // and waits for the process to exit
+	log, err := os.ReadFile(m.logFile)
+	require.NoError(t, err)
+	assert.Contains(t, string(log), "msg=unmounted", "the mount stopped for the unmount")
+	assert.NotContains(t, string(log), "signal received", "no SIGHUP stopped it")
 	old, err := os.ReadFile(m.logFile + ".1")
 	require.NoError(t, err)
 	assert.Contains(t, string(old), `msg=mounted`, "the rotated file has the lines before")

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/fs"
+	"rsfs/prefetch"
 	"rsfs/tests/sourcetest"
 )
 
@@ -34,10 +35,10 @@ func warm(t *testing.T, args ...string) (string, string, int) {
 }
 
 // warmJSON runs `rsfs warm --json PATH` and decodes its object.
-func warmJSON(t *testing.T, path string) (fs.WarmJob, int) {
+func warmJSON(t *testing.T, path string) (prefetch.Job, int) {
 	t.Helper()
 	out, stderr, code := warm(t, "--json", path)
-	var j fs.WarmJob
+	var j prefetch.Job
 	require.NoError(t, json.Unmarshal([]byte(out), &j), "%s\n%s", out, stderr)
 	return j, code
 }

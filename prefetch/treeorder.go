@@ -1,4 +1,4 @@
-package fs
+package prefetch
 
 import (
 	"path"
@@ -17,17 +17,17 @@ const treeScan = 4096
 // dir in its parent, else after its parent in the grandparent, and so on
 // (d00/s001 after d00/s000, d01 then d01/s000 after d00/s084). It returns
 // false at the tree's end.
-func (f *FS) nextDir(dir catalog.NodeID) (catalog.NodeID, bool) {
-	if sub, ok := f.subdirAfter(dir, ""); ok {
+func (p *Prefetcher) nextDir(dir catalog.NodeID) (catalog.NodeID, bool) {
+	if sub, ok := p.subdirAfter(dir, ""); ok {
 		return sub, true
 	}
-	cat := f.cfg.Catalog
+	cat := p.cfg.Catalog
 	for d := dir; d != catalog.RootID; {
 		parent, ok := cat.Parent(d)
 		if !ok {
 			return 0, false
 		}
-		if next, ok := f.subdirAfter(parent, path.Base(cat.Path(d))); ok {
+		if next, ok := p.subdirAfter(parent, path.Base(cat.Path(d))); ok {
 			return next, true
 		}
 		d = parent
@@ -37,10 +37,10 @@ func (f *FS) nextDir(dir catalog.NodeID) (catalog.NodeID, bool) {
 
 // subdirAfter returns the first subdirectory of dir whose name sorts after
 // after, looking at treeScan entries at most.
-func (f *FS) subdirAfter(dir catalog.NodeID, after string) (catalog.NodeID, bool) {
+func (p *Prefetcher) subdirAfter(dir catalog.NodeID, after string) (catalog.NodeID, bool) {
 	var found catalog.NodeID
 	n := 0
-	f.cfg.Catalog.ReadDirAfter(dir, after, func(_ string, id catalog.NodeID, a catalog.Attr) bool {
+	p.cfg.Catalog.ReadDirAfter(dir, after, func(_ string, id catalog.NodeID, a catalog.Attr) bool {
 		n++
 		if a.Dir {
 			found = id
@@ -55,10 +55,10 @@ func (f *FS) subdirAfter(dir catalog.NodeID, after string) (catalog.NodeID, bool
 // the tree's depth-first order: a reader that went from prev to dir is
 // walking the tree (it may skip a few directories whose files it does not
 // read, or that hold none).
-func (f *FS) follows(prev, dir catalog.NodeID, n int) bool {
+func (p *Prefetcher) follows(prev, dir catalog.NodeID, n int) bool {
 	d := prev
 	for range n {
-		next, ok := f.nextDir(d)
+		next, ok := p.nextDir(d)
 		if !ok {
 			return false
 		}

@@ -1,4 +1,4 @@
-package fs
+package prefetch
 
 import "time"
 
@@ -23,12 +23,12 @@ type windowSize struct {
 }
 
 // windowSize is the size of a fill on the network measured now.
-func (f *FS) windowSize() windowSize {
+func (p *Prefetcher) windowSize() windowSize {
 	size := windowSize{files: warmAhead, bytes: warmAheadBytes}
-	if f.cfg.Network == nil {
+	if p.cfg.Network == nil {
 		return size
 	}
-	rtt, bandwidth := f.cfg.Network()
+	rtt, bandwidth := p.cfg.Network()
 	if rtt <= 0 {
 		return size
 	}

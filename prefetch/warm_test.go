@@ -1,10 +1,8 @@
-package fs
+package prefetch
 
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -18,13 +16,15 @@ import (
 	"rsfs/resourcesync"
 )
 
-// warmTree is a catalog of small files at the given paths, and a file
-// system over it whose Batch (a dump's batches) and Fetcher (the files'
-// own URIs) record what they are asked for. Every request the reader's
-// reads make to the Fetcher is a round trip it waits on; a Batch call is
-// one for the window.
+// warmTree is a catalog of small files at the given paths, and a
+// Prefetcher over it whose Batch (a dump's batches) and Fetcher (the
+// files' own URIs) record what they are asked for. Every request the
+// reader's reads make to the Fetcher is a round trip it waits on; a Batch
+// call is one for the window.
 type warmTree struct {
-	tf      *testFS
+	p       *Prefetcher
+	cat     *catalog.Catalog
+	origin  *memOrigin
 	blocks  *cache.Cache
 	paths   []string
 	mu      sync.Mutex
@@ -40,7 +40,7 @@ func newWarmTree(t *testing.T, paths []string, withBatch bool) *warmTree {
 }
 
 // newWarmTreeUnsized is newWarmTree with the paths unsized listed without
-// a length.
+// a length, learned (when asked) from their bodies.
 func newWarmTreeUnsized(t *testing.T, paths []string, withBatch bool, unsized map[string]bool) *warmTree {
 	cat := catalog.New(catalog.Options{Origin: testOrigin})
 	origin := newMemOrigin()
@@ -56,18 +56,18 @@ func newWarmTreeUnsized(t *testing.T, paths []string, withBatch bool, unsized ma
 			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}})
 	}
 	cat.Seal()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	w := &warmTree{paths: paths, asked: map[string]int{}}
+	w := &warmTree{cat: cat, origin: origin, paths: paths, asked: map[string]int{}}
 	w.blocks = cache.New(cache.Config{MaxBytes: 64 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
 	t.Cleanup(w.blocks.Close)
-	cfg := Config{Catalog: cat, Cache: w.blocks, Logger: quiet, Timeout: testTimeout,
-		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) }}
+	cfg := Config{Catalog: cat, Cache: w.blocks,
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) },
+		Length: func(_ context.Context, r *catalog.Resource) (int64, error) {
+			return int64(len(warmBody(r.URI))), nil
+		}}
 	if withBatch {
 		cfg.Batch = w.batch
 	}
-	f := New(cfg)
-	t.Cleanup(f.Shutdown)
-	w.tf = &testFS{fs: f, cat: cat, origin: origin}
+	w.p = newTestPrefetcher(t, cfg)
 	return w
 }
 
@@ -84,21 +84,20 @@ func (w *warmTree) batch(_ context.Context, rs []*catalog.Resource) [][]byte {
 	return out
 }
 
-// read reads the file at path as a reader does (lookups, open, reads) and
+// read reads the file at path as a reader does through package fs, and
 // checks its bytes.
 func (w *warmTree) read(t *testing.T, p string) {
 	t.Helper()
-	nid := w.tf.file(t, strings.Split(p, "/")...)
-	got, errno := w.tf.readAll(t, nid, 4096)
-	require.Zero(t, errno, p)
-	require.Equal(t, string(warmBody(testOrigin+"/"+p)), string(got), p)
+	uri := testOrigin + "/" + p
+	got := readFile(t, w.p, lookup(t, w.cat, p), w.origin.of(uri))
+	require.Equal(t, string(warmBody(uri)), string(got), p)
 }
 
 // own is the requests the reader's reads made to the files' URIs.
 func (w *warmTree) own() int {
 	n := 0
 	for _, p := range w.paths {
-		n += w.tf.origin.count(testOrigin + "/" + p)
+		n += w.origin.count(testOrigin + "/" + p)
 	}
 	return n
 }
@@ -206,7 +205,7 @@ func TestWarmWalkOfSmallDirectories(t *testing.T) {
 				}
 				fetched := w.bytes
 				for _, p := range tree.paths {
-					fetched += int64(w.tf.origin.count(testOrigin+"/"+p)) * int64(len(warmBody(testOrigin+"/"+p)))
+					fetched += int64(w.origin.count(testOrigin+"/"+p)) * int64(len(warmBody(testOrigin+"/"+p)))
 				}
 				assert.LessOrEqual(t, float64(fetched), 1.25*float64(w.totalBytes()), "bytes fetched")
 			})
@@ -229,12 +228,12 @@ func TestWarmWalkWithoutADump(t *testing.T) {
 				w.read(t, p)
 			}
 			far := order[12+200]
-			waitFor(t, far+" to be warmed", func() bool { return w.tf.origin.count(testOrigin+"/"+far) == 1 })
+			waitFor(t, far+" to be warmed", func() bool { return w.origin.count(testOrigin+"/"+far) == 1 })
 			for _, p := range order[12:] {
 				w.read(t, p)
 			}
 			for _, p := range tree.paths {
-				assert.Equal(t, 1, w.tf.origin.count(testOrigin+"/"+p), "%s fetched once", p)
+				assert.Equal(t, 1, w.origin.count(testOrigin+"/"+p), "%s fetched once", p)
 			}
 		})
 	}
@@ -318,13 +317,10 @@ func TestWarmResumesAfterAFileOfUnknownLength(t *testing.T) {
 		}
 	}
 	w := newWarmTreeUnsized(t, paths, true, unsized)
-	w.tf.fs.cfg.Length = func(_ context.Context, r *catalog.Resource) (int64, error) {
-		return int64(len(warmBody(r.URI))), nil
-	}
 	w.read(t, paths[0])
 	waitFor(t, "the known files to be warmed", func() bool { return w.askedOf(paths[9]) == 1 })
 	assert.Zero(t, w.askedOf(paths[10]), "one of unknown length is not")
-	learned, failed := w.tf.fs.LearnLengths(context.Background(), 4)
+	learned, failed := w.p.LearnLengths(context.Background(), 4)
 	require.Equal(t, int64(30), learned)
 	require.Zero(t, failed)
 	for _, p := range paths[1:11] {

@@ -1,4 +1,4 @@
-package fs
+package prefetch
 
 import (
 	"testing"
@@ -24,8 +24,8 @@ func TestWindowSizeFollowsTheNetwork(t *testing.T) {
 		{time.Millisecond, 1e9, windowSize{files: warmFilesMin, bytes: warmBytesMin}},
 		{time.Second, 1e9, windowSize{files: warmFilesMax, bytes: warmBytesMax}},
 	} {
-		f := &FS{cfg: Config{Network: func() (time.Duration, float64) { return c.rtt, c.bandwidth }}}
-		assert.Equal(t, c.want, f.windowSize(), "rtt %v, bandwidth %.0f", c.rtt, c.bandwidth)
+		p := &Prefetcher{cfg: Config{Network: func() (time.Duration, float64) { return c.rtt, c.bandwidth }}}
+		assert.Equal(t, c.want, p.windowSize(), "rtt %v, bandwidth %.0f", c.rtt, c.bandwidth)
 	}
-	assert.Equal(t, windowSize{files: warmAhead, bytes: warmAheadBytes}, (&FS{}).windowSize(), "no network")
+	assert.Equal(t, windowSize{files: warmAhead, bytes: warmAheadBytes}, (&Prefetcher{}).windowSize(), "no network")
 }

@@ -1,46 +1,33 @@
-package fs
+package prefetch
 
 import (
 	"context"
 	"encoding/json"
 	"path"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/hanwen/go-fuse/v2/fuse"
 
 	"rsfs/cache"
 	"rsfs/catalog"
 )
 
-// `rsfs warm PATH` asks the mount, through a getxattr of PATH, to fill the
-// disk cache with every file under PATH and to pin them there
-// (cache.Keep, cache.Pin):
-//
-//   - user.rsfs.warm.ID starts job ID (a fresh random name the command
-//     picks) for PATH's subtree, or, once started, answers its progress as
-//     JSON (WarmJob). A job is forgotten warmJobKept after its last
-//     question, or once warmJobsMax newer ones exist.
-//   - user.rsfs.release unpins the files under PATH and answers how many
-//     as JSON (WarmRelease).
-//
-// Neither is listed. Whoever can see a file can ask (as whoever can read
-// it can fetch it). The mount is read-only, so a setxattr would be refused
-// before it reached rsfs: a getxattr it is.
+// A warm job fills the disk cache with every file under a node and pins
+// them there (cache.Keep, cache.Pin), for `rsfs warm PATH` (package fs
+// asks through a getxattr): AskJob starts job ID, a fresh random name the
+// command picks, or, once started, answers its progress as JSON (Job). A
+// job is forgotten warmJobKept after its last question, or once
+// warmJobsMax newer ones exist. Release unpins the files under a node.
 const (
-	XattrWarmPrefix = "user.rsfs.warm."
-	XattrRelease    = "user.rsfs.release"
-	warmJobKept     = 10 * time.Minute
-	warmJobsMax     = 64
-	warmFailedMax   = 200 // failures named in a job's answer; the count is whole
+	warmJobKept   = 10 * time.Minute
+	warmJobsMax   = 64
+	warmFailedMax = 200 // failures named in a job's answer; the count is whole
 	// blockFileOverhead is what one block file takes beyond its bytes, for
 	// the fit check: header and id, rounded up.
 	blockFileOverhead = 512
 )
 
-// WarmJob is a warm job's state, as user.rsfs.warm.ID answers it.
-type WarmJob struct {
+// Job is a warm job's state, as AskJob answers it.
+type Job struct {
 	ID    string `json:"id"`
 	Path  string `json:"path"` // relative to the mount's root
 	Files int    `json:"files"`
@@ -72,21 +59,22 @@ type Failure struct {
 	Error string `json:"error"`
 }
 
-// WarmRelease is what user.rsfs.release answers.
-type WarmRelease struct {
+// Released is what Release answers.
+type Released struct {
 	Path  string `json:"path"`
 	Files int    `json:"files"`
 	Bytes int64  `json:"bytes"`
 }
 
-type warmJobs struct {
+// jobs are the warm jobs asked about lately, by ID.
+type jobs struct {
 	mu   sync.Mutex
 	jobs map[string]*warmJobRun
 }
 
 type warmJobRun struct {
 	mu    sync.Mutex
-	st    WarmJob
+	st    Job
 	asked time.Time
 }
 
@@ -102,32 +90,30 @@ func (j *warmJobRun) snapshot() []byte {
 	return data
 }
 
-// warmXattr answers user.rsfs.warm.ID on node nid.
-func (f *FS) warmXattr(nid uint64, id string) (string, fuse.Status) {
-	if id == "" || strings.ContainsAny(id, "/\x00") {
-		return "", fuse.EINVAL
-	}
-	w := &f.warmJobs
+// AskJob starts warm job id over the files under node, or answers its
+// progress once started, as JSON (Job).
+func (p *Prefetcher) AskJob(id string, node catalog.NodeID) []byte {
+	w := &p.jobs
 	w.mu.Lock()
 	j := w.jobs[id]
 	if j == nil {
 		w.forgetLocked()
-		j = &warmJobRun{st: WarmJob{ID: id, Started: time.Now().UTC(), Failed: []Failure{}}, asked: time.Now()}
+		j = &warmJobRun{st: Job{ID: id, Started: time.Now().UTC(), Failed: []Failure{}}, asked: time.Now()}
 		if w.jobs == nil {
 			w.jobs = make(map[string]*warmJobRun)
 		}
 		w.jobs[id] = j
 		w.mu.Unlock()
-		f.startWarm(j, catalogID(nid))
+		p.startWarm(j, node)
 	} else {
 		w.mu.Unlock()
 	}
-	return string(j.snapshot()), fuse.OK
+	return j.snapshot()
 }
 
 // forgetLocked drops jobs not asked about for warmJobKept, and the oldest
 // beyond warmJobsMax. w.mu must be held.
-func (w *warmJobs) forgetLocked() {
+func (w *jobs) forgetLocked() {
 	var oldest string
 	var oldestAt time.Time
 	for id, j := range w.jobs {
@@ -155,22 +141,22 @@ type warmEntry struct {
 
 // startWarm plans job j over the files under id: what is on disk, whether
 // the rest fits, then fills and pins them in the background.
-func (f *FS) startWarm(j *warmJobRun, id catalog.NodeID) {
+func (p *Prefetcher) startWarm(j *warmJobRun, id catalog.NodeID) {
 	var entries []warmEntry
-	f.eachFilePath(id, f.pathOf(id), func(p string, v catalog.FileVersion) bool {
+	p.eachFilePath(id, p.pathOf(id), func(p string, v catalog.FileVersion) bool {
 		entries = append(entries, warmEntry{p, v})
 		return true
 	})
-	_, diskMax := f.cfg.Cache.Bounds()
+	_, diskMax := p.cfg.Cache.Bounds()
 	var total int64
 	contents := make([]cache.Content, len(entries))
 	for i, e := range entries {
-		contents[i] = contentOf(e.v)
+		contents[i] = ContentOf(e.v)
 		total += e.v.Resource.Length
 	}
 	j.mu.Lock()
-	j.st.Path, j.st.Files, j.st.Bytes, j.st.DiskMax = f.pathOf(id), len(entries), total, diskMax
-	bs := int64(f.cfg.Cache.BlockSize())
+	j.st.Path, j.st.Files, j.st.Bytes, j.st.DiskMax = p.pathOf(id), len(entries), total, diskMax
+	bs := int64(p.cfg.Cache.BlockSize())
 	var need int64
 	for _, e := range entries {
 		need += e.v.Resource.Length + (e.v.Resource.Length+bs-1)/bs*blockFileOverhead
@@ -187,31 +173,31 @@ func (f *FS) startWarm(j *warmJobRun, id catalog.NodeID) {
 	if done {
 		return
 	}
-	if err := f.cfg.Cache.Pin(contents); err != nil {
-		f.log.Warn("warm: pins not saved; they hold until unmount", "path", j.st.Path, "err", err)
+	if err := p.cfg.Cache.Pin(contents); err != nil {
+		p.log.Warn("warm: pins not saved; they hold until unmount", "path", j.st.Path, "err", err)
 	}
-	go f.runWarm(j, entries, contents)
+	go p.runWarm(j, entries, contents)
 }
 
 // runWarm fills the job's files into the disk cache and records each
 // outcome.
-func (f *FS) runWarm(j *warmJobRun, entries []warmEntry, contents []cache.Content) {
+func (p *Prefetcher) runWarm(j *warmJobRun, entries []warmEntry, contents []cache.Content) {
 	items := make([]cache.WarmItem, len(entries))
 	for i, e := range entries {
-		items[i] = cache.WarmItem{Content: contents[i], Fetcher: f.cfg.Fetcher(e.v.Resource)}
+		items[i] = cache.WarmItem{Content: contents[i], Fetcher: p.cfg.Fetcher(e.v.Resource)}
 	}
 	var batch func(ctx context.Context, which []int) [][]byte
-	if f.cfg.Batch != nil {
+	if p.cfg.Batch != nil {
 		batch = func(ctx context.Context, which []int) [][]byte {
 			rs := make([]*catalog.Resource, len(which))
 			for k, i := range which {
 				rs[k] = entries[i].v.Resource
 			}
-			return f.cfg.Batch(ctx, rs)
+			return p.cfg.Batch(ctx, rs)
 		}
 	}
-	f.log.Info("warm: started", "path", j.st.Path, "files", len(entries))
-	f.cfg.Cache.Keep(f.closing, items, batch, func(i int, fetched bool, err error) {
+	p.log.Info("warm: started", "path", j.st.Path, "files", len(entries))
+	p.cfg.Cache.Keep(p.closing, items, batch, func(i int, fetched bool, err error) {
 		size := contents[i].Size
 		j.mu.Lock()
 		defer j.mu.Unlock()
@@ -236,46 +222,47 @@ func (f *FS) runWarm(j *warmJobRun, entries []warmEntry, contents []cache.Conten
 	j.st.Finished, j.st.Took = true, time.Since(j.st.Started).Seconds()
 	st := j.st
 	j.mu.Unlock()
-	f.log.Info("warm: finished", "path", st.Path, "files", st.Files, "fetched", st.FetchedFiles,
+	p.log.Info("warm: finished", "path", st.Path, "files", st.Files, "fetched", st.FetchedFiles,
 		"on_disk_before", st.OnDiskFiles, "failed", st.FailedCount, "took", time.Duration(st.Took*float64(time.Second)).Round(time.Millisecond))
 }
 
-// releaseXattr answers user.rsfs.release on node nid: the files under it
-// are no longer pinned.
-func (f *FS) releaseXattr(nid uint64) (string, fuse.Status) {
-	id := catalogID(nid)
-	rel := WarmRelease{Path: f.pathOf(id)}
+// Release unpins the files under node and answers how many, as JSON
+// (Released).
+func (p *Prefetcher) Release(node catalog.NodeID) []byte {
+	rel := Released{Path: p.pathOf(node)}
 	var contents []cache.Content
-	f.eachFile(id, func(v catalog.FileVersion) bool {
-		ct := contentOf(v)
-		if f.cfg.Cache.Pinned(ct) {
+	p.eachFilePath(node, rel.Path, func(_ string, v catalog.FileVersion) bool {
+		ct := ContentOf(v)
+		if p.cfg.Cache.Pinned(ct) {
 			rel.Files++
 			rel.Bytes += ct.Size
 		}
 		contents = append(contents, ct)
 		return true
 	})
-	if err := f.cfg.Cache.Unpin(contents); err != nil {
-		f.log.Warn("warm --release: pins not saved", "path", rel.Path, "err", err)
+	if err := p.cfg.Cache.Unpin(contents); err != nil {
+		p.log.Warn("warm --release: pins not saved", "path", rel.Path, "err", err)
 	}
 	data, _ := json.Marshal(rel)
-	return string(data), fuse.OK
+	return data
 }
 
-// eachFilePath is eachFile with each file's path (relative to the root).
-func (f *FS) eachFilePath(id catalog.NodeID, p string, fn func(string, catalog.FileVersion) bool) bool {
+// eachFilePath calls fn with the path (relative to the root) and the
+// version of each file under id (id itself if it is a file), in tree
+// order, until fn returns false; it reports whether it went through all.
+func (p *Prefetcher) eachFilePath(id catalog.NodeID, at string, fn func(string, catalog.FileVersion) bool) bool {
 	if !id.IsDir() {
-		v, ok := f.cfg.Catalog.Version(id)
-		return !ok || fn(p, v)
+		v, ok := p.cfg.Catalog.Version(id)
+		return !ok || fn(at, v)
 	}
 	more := true
-	f.cfg.Catalog.ReadDir(id, func(name string, cid catalog.NodeID, a catalog.Attr) bool {
+	p.cfg.Catalog.ReadDir(id, func(name string, cid catalog.NodeID, a catalog.Attr) bool {
 		if a.Dir {
-			more = f.eachFilePath(cid, path.Join(p, name), fn)
+			more = p.eachFilePath(cid, path.Join(at, name), fn)
 			return more
 		}
-		if v, ok := f.cfg.Catalog.Version(cid); ok {
-			more = fn(path.Join(p, name), v)
+		if v, ok := p.cfg.Catalog.Version(cid); ok {
+			more = fn(path.Join(at, name), v)
 		}
 		return more
 	})
@@ -283,9 +270,9 @@ func (f *FS) eachFilePath(id catalog.NodeID, p string, fn func(string, catalog.F
 }
 
 // pathOf is node id's path relative to the root ("." for the root).
-func (f *FS) pathOf(id catalog.NodeID) string {
-	if p := f.cfg.Catalog.Path(id); p != "" {
-		return p
+func (p *Prefetcher) pathOf(id catalog.NodeID) string {
+	if at := p.cfg.Catalog.Path(id); at != "" {
+		return at
 	}
 	return "."
 }

@@ -1,4 +1,4 @@
-package fs
+package prefetch
 
 import (
 	"context"
@@ -13,13 +13,11 @@ import (
 
 // A resource whose list gave no length is in the tree from the start, with
 // no request made for it: its length is learned when a process looks it up
-// by name (a stat, an open), by Config.Length (a HEAD through the Source's
-// per-origin limits), and recorded in the catalog (catalog.SetLength).
-// Until then the kernel is given no inode for it: a listing answers its
-// name alone (readDir), so every inode the kernel holds has its true size,
-// and reads, clipped by the kernel at that size, read the file to its end.
-// A length that cannot be learned now fails that lookup (EIO) and nothing
-// else: the file stays in the tree, and the next lookup tries again.
+// by name (a stat, an open: package fs calls Known), by Config.Length (a
+// HEAD through the Source's per-origin limits), and recorded in the catalog
+// (catalog.SetLength). A length that cannot be learned now fails that
+// lookup and nothing else: the file stays in the tree, and the next lookup
+// tries again.
 //
 // Once the mount serves, LearnLengths learns the others in the background,
 // in the order a tree walk (ls -lR, grep -r, rsync) reaches them, a few at
@@ -42,22 +40,22 @@ type learnCall struct {
 	err    error
 }
 
-// known returns a, file id's attributes, with its length learned if a has
+// Known returns a, file id's attributes, with its length learned if a has
 // none: one request per file however many lookups wait on it.
-func (f *FS) known(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
-	return f.knownAs(ctx, id, a, false)
+func (p *Prefetcher) Known(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
+	return p.knownAs(ctx, id, a, false)
 }
 
-// knownAs is known; background marks a request of LearnLengths, deferrable
+// knownAs is Known; background marks a request of LearnLengths, deferrable
 // until a lookup waits on it.
-func (f *FS) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, background bool) (catalog.Attr, error) {
+func (p *Prefetcher) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, background bool) (catalog.Attr, error) {
 	if a.Dir || !a.NoSize {
 		return a, nil
 	}
-	if f.cfg.Length == nil {
+	if p.cfg.Length == nil {
 		return a, nil // nothing can learn it: the file shows 0 bytes
 	}
-	l := &f.learning
+	l := &p.learning
 	l.mu.Lock()
 	c := l.m[id]
 	if c == nil {
@@ -70,7 +68,7 @@ func (f *FS) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, bac
 		if background {
 			ctx = priority.Deferrable(ctx, func() bool { return c.joined.Load() > 0 })
 		}
-		c.a, c.err = f.learn(ctx, id, a)
+		c.a, c.err = p.learn(ctx, id, a)
 		l.mu.Lock()
 		delete(l.m, id)
 		l.mu.Unlock()
@@ -85,7 +83,7 @@ func (f *FS) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, bac
 	select {
 	case <-c.done:
 		if c.err != nil && ctx.Err() == nil {
-			return f.known(ctx, id, a) // the first caller was interrupted, perhaps: try once more for this one
+			return p.Known(ctx, id, a) // the first caller was interrupted, perhaps: try once more for this one
 		}
 		return c.a, c.err
 	case <-ctx.Done():
@@ -94,25 +92,25 @@ func (f *FS) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, bac
 }
 
 // learn asks the Source for file id's length and records it.
-func (f *FS) learn(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
-	res, ok := f.cfg.Catalog.Resource(id)
+func (p *Prefetcher) learn(ctx context.Context, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
+	res, ok := p.cfg.Catalog.Resource(id)
 	if !ok {
 		return a, fmt.Errorf("%w: the file is gone", errNoLength)
 	}
-	n, err := f.cfg.Length(ctx, res)
+	n, err := p.cfg.Length(ctx, res)
 	if err == nil && n < 0 {
 		err = errors.New("the Source gave no length either")
 	}
 	if err != nil {
 		return a, fmt.Errorf("%w: %w", errNoLength, err)
 	}
-	if now, ok := f.cfg.Catalog.SetLength(id, a.Gen, n); ok {
-		f.lengthsLearned.Add(1)
+	if now, ok := p.cfg.Catalog.SetLength(id, a.Gen, n); ok {
+		p.lengthsLearned.Add(1)
 		return now, nil
 	}
 	// The follower moved the file on meanwhile: its version now is what
 	// the lookup answers (learned again if it has no length either).
-	now, ok := f.cfg.Catalog.Attr(id)
+	now, ok := p.cfg.Catalog.Attr(id)
 	if !ok {
 		return a, fmt.Errorf("%w: the file is gone", errNoLength)
 	}
@@ -120,32 +118,24 @@ func (f *FS) learn(ctx context.Context, id catalog.NodeID, a catalog.Attr) (cata
 		return a, fmt.Errorf("%w: the catalog did not take it", errNoLength)
 	}
 	if now.NoSize {
-		return f.learn(ctx, id, now)
+		return p.learn(ctx, id, now)
 	}
 	return now, nil
 }
 
 // LengthsLearned is how many lengths lookups have learned since the mount.
-func (f *FS) LengthsLearned() int64 { return f.lengthsLearned.Load() }
-
-// uriOf is file id's URI, "" if it is gone.
-func (f *FS) uriOf(id catalog.NodeID) string {
-	if r, ok := f.cfg.Catalog.Resource(id); ok {
-		return r.URI
-	}
-	return ""
-}
+func (p *Prefetcher) LengthsLearned() int64 { return p.lengthsLearned.Load() }
 
 // LearnLengths learns the lengths of the files that have none, parallel at
 // a time, in the tree's depth-first order (each directory's files in name
 // order, then its subdirectories), and returns how many it learned and how
 // many failed (a later lookup asks for those again), once all are tried
 // or ctx ends.
-func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed int64) {
-	if f.cfg.Length == nil {
+func (p *Prefetcher) LearnLengths(ctx context.Context, parallel int) (learned, failed int64) {
+	if p.cfg.Length == nil {
 		return 0, 0
 	}
-	ctx, stop := f.opContext(ctx)
+	ctx, stop := p.opContext(ctx)
 	defer stop()
 	ids := make(chan catalog.NodeID)
 	var wg sync.WaitGroup
@@ -155,11 +145,11 @@ func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed in
 		go func() {
 			defer wg.Done()
 			for id := range ids {
-				a, found := f.cfg.Catalog.Attr(id)
+				a, found := p.cfg.Catalog.Attr(id)
 				if !found || !a.NoSize {
 					continue
 				}
-				if now, err := f.knownAs(ctx, id, a, true); err != nil {
+				if now, err := p.knownAs(ctx, id, a, true); err != nil {
 					bad.Add(1)
 				} else if !now.NoSize {
 					ok.Add(1)
@@ -167,7 +157,7 @@ func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed in
 			}
 		}()
 	}
-	f.walkUnsized(ctx, catalog.RootID, ids)
+	p.walkUnsized(ctx, catalog.RootID, ids)
 	close(ids)
 	wg.Wait()
 	return ok.Load(), bad.Load()
@@ -177,9 +167,9 @@ func (f *FS) LearnLengths(ctx context.Context, parallel int) (learned, failed in
 // the tree's depth-first order, until ctx ends. A directory is read in the
 // catalog's batches, so a million files in one cost no copy of its
 // listing.
-func (f *FS) walkUnsized(ctx context.Context, dir catalog.NodeID, ids chan<- catalog.NodeID) {
+func (p *Prefetcher) walkUnsized(ctx context.Context, dir catalog.NodeID, ids chan<- catalog.NodeID) {
 	var subdirs []catalog.NodeID
-	f.cfg.Catalog.ReadDir(dir, func(_ string, id catalog.NodeID, a catalog.Attr) bool {
+	p.cfg.Catalog.ReadDir(dir, func(_ string, id catalog.NodeID, a catalog.Attr) bool {
 		switch {
 		case a.Dir:
 			subdirs = append(subdirs, id)
@@ -196,6 +186,6 @@ func (f *FS) walkUnsized(ctx context.Context, dir catalog.NodeID, ids chan<- cat
 		if ctx.Err() != nil {
 			return
 		}
-		f.walkUnsized(ctx, d, ids)
+		p.walkUnsized(ctx, d, ids)
 	}
 }

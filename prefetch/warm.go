@@ -1,8 +1,9 @@
-package fs
+package prefetch
 
 import (
 	"context"
 	"math"
+	"path"
 	"sync"
 
 	"rsfs/cache"
@@ -76,14 +77,21 @@ type walk struct {
 	filling bool
 }
 
-// warmFrom is called when a reader opens the small file name (id): it
-// follows the reader's walk, and fills its window when the read asks for it.
-func (f *FS) warmFrom(id catalog.NodeID, name string) {
-	dir, ok := f.cfg.Catalog.Parent(id)
+// Reading is called when a reader opens a stream on file id, size bytes
+// long (package fs: at each read of a file of one block, whose stream
+// closes when the read ends). A small file's read follows the reader's
+// walk, and fills its window when the read asks for it; a larger one's
+// does nothing here (the cache reads ahead within a file).
+func (p *Prefetcher) Reading(id catalog.NodeID, size int64) {
+	if !p.cfg.Cache.OneBlock(size) {
+		return
+	}
+	dir, ok := p.cfg.Catalog.Parent(id)
 	if !ok {
 		return
 	}
-	wm := &f.warm
+	name := path.Base(p.cfg.Catalog.Path(id))
+	wm := &p.warm
 	wm.mu.Lock()
 	r, known := wm.reached[dir]
 	var lasts []catalog.NodeID
@@ -95,30 +103,30 @@ func (f *FS) warmFrom(id catalog.NodeID, name string) {
 	wm.mu.Unlock()
 	var after catalog.NodeID // the last directory of a walk dir follows
 	for i := len(lasts) - 1; i >= 0 && !known; i-- {
-		if lasts[i] != dir && f.follows(lasts[i], dir, warmFollows) {
+		if lasts[i] != dir && p.follows(lasts[i], dir, warmFollows) {
 			after = lasts[i]
 			break
 		}
 	}
 	var start cursor
 	if !known {
-		start = f.startOf(dir, name)
+		start = p.startOf(dir, name)
 	}
 	wm.mu.Lock()
 	w, from, cross := wm.step(dir, name, r, known, after, start)
 	wm.mu.Unlock()
 	if w != nil {
-		f.fill(w, id, from, cross)
+		p.fill(w, id, from, cross)
 	}
 }
 
 // startOf is where a walk entering dir at the file name starts: the
 // directory's start if name is among its first warmNear entries, else
 // name's place.
-func (f *FS) startOf(dir catalog.NodeID, name string) cursor {
+func (p *Prefetcher) startOf(dir catalog.NodeID, name string) cursor {
 	n := 0
 	near := false
-	f.cfg.Catalog.ReadDir(dir, func(child string, _ catalog.NodeID, _ catalog.Attr) bool {
+	p.cfg.Catalog.ReadDir(dir, func(child string, _ catalog.NodeID, _ catalog.Attr) bool {
 		n++
 		near = child == name
 		return !near && n < warmNear
@@ -194,7 +202,7 @@ func (wm *warmer) touch(w *walk) {
 
 // warmWindow is what one fill collects.
 type warmWindow struct {
-	f         *FS
+	p         *Prefetcher
 	size      windowSize
 	reading   catalog.NodeID // the file the reader opened: it fetches it
 	items     []cache.WarmItem
@@ -218,10 +226,10 @@ func (w *warmWindow) take(name string, cid catalog.NodeID, a catalog.Attr) bool 
 		w.unsized, w.unsizedPlace = name, len(w.dirs)-1
 		return false
 	}
-	if w.room() && !a.Dir && a.Size > 0 && cid != w.reading && w.f.oneBlock(a.Size) {
-		if v, ok := w.f.cfg.Catalog.Version(cid); ok {
+	if w.room() && !a.Dir && a.Size > 0 && cid != w.reading && w.p.cfg.Cache.OneBlock(a.Size) {
+		if v, ok := w.p.cfg.Catalog.Version(cid); ok {
 			w.resources = append(w.resources, v.Resource)
-			w.items = append(w.items, cache.WarmItem{Content: contentOf(v), Fetcher: w.f.cfg.Fetcher(v.Resource)})
+			w.items = append(w.items, cache.WarmItem{Content: ContentOf(v), Fetcher: w.p.cfg.Fetcher(v.Resource)})
 			w.places = append(w.places, len(w.dirs)-1)
 			w.names = append(w.names, name)
 			w.bytes += a.Size
@@ -235,12 +243,12 @@ func (w *warmWindow) room() bool { return len(w.items) < w.size.files && w.bytes
 // collect fills win from cur in the tree's depth-first order, crossing
 // into the next directories if cross, and returns where the next fill
 // starts.
-func (f *FS) collect(win *warmWindow, cur cursor, cross bool) cursor {
+func (p *Prefetcher) collect(win *warmWindow, cur cursor, cross bool) cursor {
 	scanned := 0
 	for {
 		win.dirs = append(win.dirs, cur.dir)
 		last, stopped := cur.after, false
-		if !f.cfg.Catalog.ReadDirAfter(cur.dir, cur.after, func(child string, cid catalog.NodeID, a catalog.Attr) bool {
+		if !p.cfg.Catalog.ReadDirAfter(cur.dir, cur.after, func(child string, cid catalog.NodeID, a catalog.Attr) bool {
 			scanned++
 			last = child
 			stopped = !win.take(child, cid, a) || scanned >= warmScan
@@ -248,13 +256,13 @@ func (f *FS) collect(win *warmWindow, cur cursor, cross bool) cursor {
 		}) {
 			return cursor{} // the directory is gone: the walk ends
 		}
-		if stopped && !f.dirDone(cur.dir, last) {
+		if stopped && !p.dirDone(cur.dir, last) {
 			return cursor{dir: cur.dir, after: last}
 		}
 		if !cross {
 			return cursor{dir: cur.dir, after: dirEnd}
 		}
-		next, ok := f.nextDir(cur.dir)
+		next, ok := p.nextDir(cur.dir)
 		if !ok {
 			return cursor{}
 		}
@@ -266,9 +274,9 @@ func (f *FS) collect(win *warmWindow, cur cursor, cross bool) cursor {
 }
 
 // dirDone reports whether name is dir's last entry.
-func (f *FS) dirDone(dir catalog.NodeID, name string) bool {
+func (p *Prefetcher) dirDone(dir catalog.NodeID, name string) bool {
 	more := false
-	f.cfg.Catalog.ReadDirAfter(dir, name, func(string, catalog.NodeID, catalog.Attr) bool {
+	p.cfg.Catalog.ReadDirAfter(dir, name, func(string, catalog.NodeID, catalog.Attr) bool {
 		more = true
 		return false
 	})
@@ -277,10 +285,10 @@ func (f *FS) dirDone(dir catalog.NodeID, name string) bool {
 
 // fill collects w's next window from cur, records the directories it
 // reached and its refill point (its middle file), and warms it.
-func (f *FS) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
-	win := &warmWindow{f: f, size: f.windowSize(), reading: reading}
-	next := f.collect(win, cur, cross)
-	wm := &f.warm
+func (p *Prefetcher) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
+	win := &warmWindow{p: p, size: p.windowSize(), reading: reading}
+	next := p.collect(win, cur, cross)
+	wm := &p.warm
 	wm.mu.Lock()
 	if wm.reached == nil || len(wm.reached) > warmDirsKept {
 		wm.reached = map[catalog.NodeID]reach{}
@@ -310,11 +318,11 @@ func (f *FS) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
 	if len(win.items) == 0 {
 		return
 	}
-	if f.cfg.Batch == nil {
-		f.cfg.Cache.Warm(win.items)
+	if p.cfg.Batch == nil {
+		p.cfg.Cache.Warm(win.items)
 		return
 	}
-	f.warmBatch(win.items, win.resources)
+	p.warmBatch(win.items, win.resources)
 }
 
 // warmBatch reads what the Source can read in batches, stores it verified,
@@ -322,13 +330,13 @@ func (f *FS) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
 // memory then disk). The contents are claimed before it returns, so the
 // reader's next open waits on the batch instead of fetching; they are read
 // in the background.
-func (f *FS) warmBatch(items []cache.WarmItem, resources []*catalog.Resource) {
-	run := f.cfg.Cache.ClaimBatch(items)
-	go run(f.closing, func(ctx context.Context, which []int) [][]byte {
+func (p *Prefetcher) warmBatch(items []cache.WarmItem, resources []*catalog.Resource) {
+	run := p.cfg.Cache.ClaimBatch(items)
+	go run(p.closing, func(ctx context.Context, which []int) [][]byte {
 		rs := make([]*catalog.Resource, len(which))
 		for j, i := range which {
 			rs[j] = resources[i]
 		}
-		return f.cfg.Batch(ctx, rs)
+		return p.cfg.Batch(ctx, rs)
 	})
 }
