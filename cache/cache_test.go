@@ -106,13 +106,13 @@ func TestGetCancelledWaiterDoesNotFailOthers(t *testing.T) {
 	select {
 	case err := <-firstErr:
 		require.ErrorIs(t, err, context.Canceled)
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("cancelled waiter did not return")
 	}
 	close(release)
 	select {
 	case <-secondDone:
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("second waiter did not return")
 	}
 	require.NoError(t, secondErr)

@@ -51,7 +51,7 @@ func waitScanned(t *testing.T, c *Cache) {
 	t.Helper()
 	select {
 	case <-c.disk.scanDone:
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("disk scan did not finish")
 	}
 }
@@ -479,7 +479,7 @@ func TestDiskWritesWaitForQuietAndCloseWritesAll(t *testing.T) {
 	go func() { d.close(); close(closed) }()
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("close did not write the queued blocks at once")
 	}
 	assert.Equal(t, uint64(6), d.writes.Load(), "closing writes every queued block")
@@ -502,7 +502,7 @@ func waitWrites(t *testing.T, d *diskStore, n uint64) {
 // loaded machine, and the passing case returns as soon as it holds.
 func waitUntil(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(hangBound)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -146,7 +146,7 @@ func TestCloseEndsStream(t *testing.T) {
 	go func() { f.Close(); close(closed) }()
 	select {
 	case <-closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("Close did not return")
 	}
 	assert.Equal(t, int64(1), fetcher.cancelled.Load(), "Close waits for the stream to end")
@@ -183,7 +183,7 @@ func TestReaderWaitingOnStreamSurvivesItsClose(t *testing.T) {
 	select {
 	case err := <-done:
 		require.NoError(t, err)
-	case <-time.After(5 * time.Second):
+	case <-time.After(hangBound):
 		t.Fatal("reader did not return")
 	}
 	assert.Equal(t, data[testBlock+5:testBlock+15], buf)
