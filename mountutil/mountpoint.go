@@ -50,24 +50,45 @@ func Prepare(dir string, allowNonEmpty bool) error {
 // point (systemd's automount) is what a mount is made on, and is reported
 // like any other.
 func MountedAt(dir string) (fstype, source string, ok bool) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", "", false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		// id parent major:minor root mountpoint options [optional...] - fstype source super
-		f := strings.Fields(line)
-		if len(f) < 5 || unescapeMountinfo(f[4]) != dir {
-			continue
-		}
-		for i := 5; i+2 < len(f); i++ {
-			if f[i] == "-" {
-				fstype, source, ok = f[i+1], unescapeMountinfo(f[i+2]), true
-				break
-			}
+	for _, m := range Mounts() {
+		if m.Dir == dir {
+			fstype, source, ok = m.Type, m.Source, true
 		}
 	}
 	return fstype, source, ok
+}
+
+// Mount is a line of the mount table.
+type Mount struct {
+	Dir    string // the mount point
+	Type   string // the file system type: fuse.rsfs for rsfs
+	Source string // for rsfs, the Source's URL
+}
+
+// Mounts is this mount namespace's mount table, from /proc/self/mountinfo,
+// in its order (a mount over another comes after it); nil if it cannot be
+// read.
+func Mounts() []Mount {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	return parseMountinfo(string(data))
+}
+
+// parseMountinfo reads mountinfo lines:
+// id parent major:minor root mountpoint options [optional...] - fstype source super
+func parseMountinfo(data string) []Mount {
+	var out []Mount
+	for _, line := range strings.Split(data, "\n") {
+		before, after, ok := strings.Cut(line, " - ")
+		f, tail := strings.Fields(before), strings.Fields(after)
+		if !ok || len(f) < 5 || len(tail) < 2 {
+			continue
+		}
+		out = append(out, Mount{Dir: unescapeMountinfo(f[4]), Type: tail[0], Source: unescapeMountinfo(tail[1])})
+	}
+	return out
 }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).
