@@ -1,0 +1,40 @@
+package sdnotify
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Follow sends each new outcome once, and nothing is sent after
+// STOPPING=1.
+func TestNotifierFollowsAndStops(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notify")
+	conn := listen(t, path)
+	t.Setenv(Socket, path)
+	var n Notifier
+	n.Ready("serving 3 resources")
+	assert.Equal(t, "READY=1", receive(t, conn))
+	assert.Equal(t, "STATUS=serving 3 resources", receive(t, conn))
+
+	var mu sync.Mutex
+	at, line := time.Unix(1, 0), "first"
+	last := func() (time.Time, string) { mu.Lock(); defer mu.Unlock(); return at, line }
+	stop := n.Follow(context.Background(), last)
+	assert.Equal(t, "STATUS=first", receive(t, conn))
+	mu.Lock()
+	at, line = time.Unix(2, 0), "second"
+	mu.Unlock()
+	assert.Equal(t, "STATUS=second", receive(t, conn), "the same outcome is not sent twice")
+	stop()
+	n.Stopping()
+	assert.Equal(t, "STOPPING=1", receive(t, conn))
+	n.Send("STATUS=after")
+	n.Stopping()
+	assert.NoError(t, Notify("MARK")) // datagrams arrive in order: none came between
+	assert.Equal(t, "MARK", receive(t, conn), "nothing after STOPPING=1")
+}
