@@ -15,6 +15,9 @@ import (
 	"syscall"
 )
 
+// ErrNotEmpty is Prepare's refusal of a mount point that is not empty.
+var ErrNotEmpty = errors.New("not empty")
+
 // Prepare checks that dir can be mounted on: it exists, is a directory, and
 // is empty unless allowNonEmpty. A stale FUSE mount at dir (its server gone:
 // "transport endpoint is not connected") is detached first.
@@ -40,7 +43,7 @@ func Prepare(dir string, allowNonEmpty bool) error {
 		return fmt.Errorf("mountpoint %s: %w", dir, err)
 	}
 	if !empty {
-		return fmt.Errorf("mountpoint %s: not empty (use --allow-non-empty to mount over it)", dir)
+		return fmt.Errorf("mountpoint %s: %w", dir, ErrNotEmpty)
 	}
 	return nil
 }

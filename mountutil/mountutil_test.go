@@ -19,7 +19,7 @@ func TestPrepare(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x"), nil, 0o644))
 	err := Prepare(dir, false)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not empty")
+	assert.ErrorIs(t, err, ErrNotEmpty)
 	assert.NoError(t, Prepare(dir, true))
 	err = Prepare(filepath.Join(dir, "x"), true)
 	require.Error(t, err)

@@ -2,13 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"rsfs/logfile"
 	"rsfs/statedir"
 )
 
@@ -221,70 +217,40 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// pruneLogs removes the mounts' log files (defaultLogFile's directory)
-// last written longer ago than opts.OlderThan, but never the log of a
-// mount that is running: one mounted now, or one whose state directory
-// under base a mount holds while it loads.
+// pruneLogs removes the mounts' log files (logfile.Prune) last written
+// longer ago than opts.OlderThan, but never the log of a mount that is
+// running: one mounted now, or one whose state directory under base a
+// mount holds while it loads.
 func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
-	dir, err := logsDir()
+	dir, pruned, err := logfile.Prune(opts.OlderThan, opts.Now, opts.DryRun, liveMounts(base))
 	if err != nil {
-		return nil // no user cache directory: no default logs either
+		return fmt.Errorf("cache prune: %w", err)
 	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	if dir == "" {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("cache prune: logs: %w", err)
-	}
-	live := liveLogs(base)
 	verb := "removed"
 	if opts.DryRun {
 		verb = "would remove"
 	}
-	var n int
 	var freed int64
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || live[e.Name()] || opts.Now.Sub(info.ModTime()) <= opts.OlderThan {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if !opts.DryRun {
-			if err := os.Remove(path); err != nil {
-				slog.Warn("removing a log file", "file", path, "err", err)
-				continue
-			}
-		}
-		n++
-		freed += info.Size()
-		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, path, sizeText(info.Size()), ago(opts.Now, info.ModTime()))
+	for _, p := range pruned {
+		freed += p.Size
+		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, p.Path, sizeText(p.Size), ago(opts.Now, p.ModTime))
 	}
-	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, n, sizeText(freed), dir)
+	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, len(pruned), sizeText(freed), dir)
 	return nil
 }
 
-// logsDir is where mounts log by default (defaultLogFile).
-func logsDir() (string, error) {
-	path, err := defaultLogFile("/")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Dir(path), nil
-}
-
-// liveLogs are the names of the default log files of the mounts running
-// now: those mounted (the mount table), and those a state directory's lock
-// names while they load.
-func liveLogs(base string) map[string]bool {
-	live := map[string]bool{}
-	for _, mp := range rsfsMounts("", true, false) {
-		live[escapePath(mp)+".log"] = true
-	}
+// liveMounts are the mount points of the mounts running now: those
+// mounted (the mount table), and those a state directory's lock names
+// while they load.
+func liveMounts(base string) []string {
+	live := rsfsMounts("", true, false)
 	dirs, _ := statedir.List(base)
 	for _, d := range dirs {
 		if d.Mounted && d.MountPoint != "" {
-			live[escapePath(d.MountPoint)+".log"] = true
+			live = append(live, d.MountPoint)
 		}
 	}
 	return live

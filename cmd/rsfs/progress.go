@@ -40,7 +40,6 @@ func newProgress(f *os.File) *progress {
 }
 
 func (p *progress) update(pr source.Progress) {
-	notifySystemd.loading(pr)
 	if !p.tty {
 		return
 	}

@@ -32,9 +32,6 @@ func (h termWarnings) WithGroup(name string) slog.Handler {
 	return termWarnings{h.Handler.WithGroup(name), h.echo}
 }
 
-// loadEcho is the mount's echo of its loading's warnings.
-var loadEcho = &termEcho{}
-
 // termEcho writes warnings to a terminal while it is on: one line each,
 // "rsfs: warning: MESSAGE (key=value ...)", the first of each message
 // only; when it is turned off, the messages that came again say how many
