@@ -170,7 +170,7 @@ func remove(base, dir string) error {
 }
 
 // autoPrune keeps the state directories under base, together, within max
-// (--cache-total-max), removing the least recently used that no mount
+// (Take's totalMax), removing the least recently used that no mount
 // holds; keep, the mount's own, stays whatever its size.
 func autoPrune(base, keep string, max int64) {
 	if max <= 0 {
@@ -178,13 +178,13 @@ func autoPrune(base, keep string, max int64) {
 	}
 	pruned, total, err := Prune(base, PruneOptions{MaxTotal: max, Keep: keep, Now: time.Now()})
 	if err != nil {
-		slog.Warn("--cache-total-max: listing state directories", "err", err)
+		slog.Warn("keeping the state directories within their total: listing them", "err", err)
 		return
 	}
 	for _, d := range pruned {
-		slog.Info("state directory removed (--cache-total-max)", "dir", d.Dir, "url", d.URL, "size", d.Size, "last_used", d.LastUsed.UTC().Format(time.RFC3339))
+		slog.Info("state directory removed to keep them all within their total", "max", max, "dir", d.Dir, "url", d.URL, "size", d.Size, "last_used", d.LastUsed.UTC().Format(time.RFC3339))
 	}
 	if total > max {
-		slog.Warn("state directories above --cache-total-max: the rest are mounted", "total", total, "max", max)
+		slog.Warn("state directories above their total: the rest are mounted", "total", total, "max", max)
 	}
 }

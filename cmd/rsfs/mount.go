@@ -423,6 +423,9 @@ func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term
 	})
 	client.OnRetry(nil)
 	prog.done()
+	if errors.Is(err, mountsrc.ErrNothingRemembered) {
+		err = fmt.Errorf("--offline: %w", err)
+	}
 	if err != nil {
 		blocks.Close()
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"rsfs/cache"
 	"rsfs/fetch"
 	"rsfs/origin"
 )
@@ -29,4 +30,13 @@ func remedyText(uri string, r fetch.Remedy) string {
 		return "the host did not answer within --timeout: raise it, or try again"
 	}
 	return ""
+}
+
+// warmError words the error of a warm job (which the mount sends as text)
+// in rsfs's flags.
+func warmError(msg string) string {
+	if msg == cache.ErrNoDisk.Error() {
+		return msg + " (--cache-dir none, or --cache-max-size 0)"
+	}
+	return msg
 }
