@@ -1,5 +1,9 @@
-// Package mountutil prepares mount points, cleans up stale mounts, unmounts,
-// handles signals and runs a mount in the background.
+// Package mountutil prepares mount points and checks, before anything is
+// downloaded, that FUSE will mount there (Precheck); reads the mount table;
+// cleans up stale mounts, unmounts, handles signals and runs a mount in the
+// background; and keeps the hold files of `rsfs hold` and the handshake
+// that writes them (Holder). It names no flag of rsfs: its refusals are
+// typed errors the command words.
 package mountutil
 
 import (
