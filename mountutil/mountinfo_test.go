@@ -17,11 +17,11 @@ func TestUnescapeMountinfo(t *testing.T) {
 // as the kernel writes them.
 func TestParseMountinfo(t *testing.T) {
 	got := parseMountinfo(`22 1 0:21 / /proc rw,nosuid - proc proc rw
-45 27 0:42 / /mnt/my\040data ro,nosuid,nodev,relatime shared:7 master:1 - fuse.rsfs https://data.example.org/ ro,user_id=0
+45 27 0:42 / /mnt/my\040data ro,nosuid,nodev,relatime shared:7 master:1 - fuse.rsfs https://data.example.org/a\040b ro,user_id=0
 garbage
 `)
 	assert.Equal(t, []Mount{
 		{Dir: "/proc", Type: "proc", Source: "proc"},
-		{Dir: "/mnt/my data", Type: "fuse.rsfs", Source: "https://data.example.org/"},
+		{Dir: "/mnt/my data", Type: "fuse.rsfs", Source: "https://data.example.org/a b"},
 	}, got)
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Follow sends each new outcome once, and nothing is sent after
@@ -23,9 +25,14 @@ func TestNotifierFollowsAndStops(t *testing.T) {
 
 	var mu sync.Mutex
 	at, line := time.Unix(1, 0), "first"
-	last := func() (time.Time, string) { mu.Lock(); defer mu.Unlock(); return at, line }
+	var asked atomic.Int32
+	last := func() (time.Time, string) { asked.Add(1); mu.Lock(); defer mu.Unlock(); return at, line }
 	stop := n.Follow(context.Background(), last)
 	assert.Equal(t, "STATUS=first", receive(t, conn))
+	// Asked twice more with the same outcome: a copy of it would come
+	// before the next.
+	seen := asked.Load()
+	require.Eventually(t, func() bool { return asked.Load() >= seen+2 }, 10*time.Second, 10*time.Millisecond)
 	mu.Lock()
 	at, line = time.Unix(2, 0), "second"
 	mu.Unlock()
