@@ -6,13 +6,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"rsfs/logfile"
 	"rsfs/statedir"
+	"rsfs/status"
 )
 
 func cacheCmd() *cobra.Command {
@@ -53,7 +53,7 @@ func cacheListCmd() *cobra.Command {
 				enc.SetIndent("", "  ")
 				return enc.Encode(dirs)
 			}
-			printStateDirs(cmd.OutOrStdout(), base, dirs, time.Now())
+			statedir.WriteTable(cmd.OutOrStdout(), base, dirs, time.Now())
 			return nil
 		},
 	}
@@ -109,9 +109,9 @@ too, but never the log of a mount that is running.`,
 			var freed int64
 			for _, d := range pruned {
 				freed += d.Size
-				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), sizeText(d.Size), ago(opts.Now, d.LastUsed))
+				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, statedir.OrDash(d.URL), status.FormatSize(d.Size), statedir.Ago(opts.Now, d.LastUsed))
 			}
-			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), sizeText(freed), sizeText(total), base)
+			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), status.FormatSize(freed), status.FormatSize(total), base)
 			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
 				return pruneLogs(out, base, opts)
 			}
@@ -136,65 +136,6 @@ func cacheBase(cacheDir string) (string, error) {
 		return "", fmt.Errorf("--cache-dir: no user cache directory ($XDG_CACHE_HOME and $HOME unset); give --cache-dir")
 	}
 	return base, nil
-}
-
-// printStateDirs writes the table of cache list.
-func printStateDirs(w io.Writer, base string, dirs []statedir.Info, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE DIR\tSIZE\tLAST USED\tMOUNTED\tSOURCE")
-	var total int64
-	for i := len(dirs) - 1; i >= 0; i-- { // most recently used first
-		d := dirs[i]
-		total += d.Size
-		mounted := "no"
-		if d.Mounted {
-			mounted = "on " + orDash(d.MountPoint)
-			if d.PID > 0 {
-				mounted += fmt.Sprintf(" (pid %d)", d.PID)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, sizeText(d.Size), ago(now, d.LastUsed), mounted, orDash(d.URL))
-	}
-	_ = tw.Flush()
-	fmt.Fprintf(w, "%d state directories, %s, in %s\n", len(dirs), sizeText(total), base)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// sizeText is a byte count for a person: "512 B", "3.2 GiB".
-func sizeText(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// ago says how long before now t was, to the unit that matters.
-func ago(now, t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
 }
 
 // parseAge reads a duration that may also be given in days ("30d") or
@@ -236,9 +177,9 @@ func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
 	var freed int64
 	for _, p := range pruned {
 		freed += p.Size
-		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, p.Path, sizeText(p.Size), ago(opts.Now, p.ModTime))
+		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, p.Path, status.FormatSize(p.Size), statedir.Ago(opts.Now, p.ModTime))
 	}
-	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, len(pruned), sizeText(freed), dir)
+	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, len(pruned), status.FormatSize(freed), dir)
 	return nil
 }
 
