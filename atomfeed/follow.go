@@ -267,15 +267,19 @@ func (fl *Tree) learn(ctx context.Context, todo []atompmh.Change) (map[string]si
 
 // warnForeign warns once per origin about alternate links rsfs may not
 // fetch from (the host policy of ResourceSync resources): they are left
-// out of the tree until --allow-host allows their origin.
+// out of the tree until the host policy allows their origin (the client's
+// advice says how).
 func (fl *Tree) warnForeign(foreign map[string]int) {
 	for o, n := range foreign {
 		if fl.lastWarnedForeignOrigins[o] {
 			continue
 		}
 		fl.lastWarnedForeignOrigins[o] = true
-		fl.f.log.Warn("representations on an origin rsfs may not fetch from are left out; --allow-host allows it",
-			"origin", o, "links", n)
+		msg := "representations on an origin rsfs may not fetch from are left out"
+		if advice := fl.f.opts.Client.AllowAdvice(o); advice != "" {
+			msg += "; " + advice
+		}
+		fl.f.log.Warn(msg, "origin", o, "links", n)
 	}
 }
 

@@ -13,10 +13,20 @@ import (
 	"path/filepath"
 )
 
-// Write runs write into a temporary file beside path and renames it to
-// path. On any failure path is left as it was and the temporary file is
-// removed. The file is created with mode 0600.
-func Write(path string, write func(io.Writer) error) (err error) {
+// Option sets something of the temporary file before it is renamed to
+// path.
+type Option func(*os.File) error
+
+// Owner makes the file belong to uid and gid, for a file written for
+// another user (a hold, by root, in a mount's directory).
+func Owner(uid, gid int) Option {
+	return func(f *os.File) error { return f.Chown(uid, gid) }
+}
+
+// Write runs write into a temporary file beside path, applies opts to it,
+// and renames it to path. On any failure path is left as it was and the
+// temporary file is removed. The file is created with mode 0600.
+func Write(path string, write func(io.Writer) error, opts ...Option) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -31,6 +41,11 @@ func Write(path string, write func(io.Writer) error) (err error) {
 	if err = write(tmp); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	for _, o := range opts {
+		if err = o(tmp); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
 	if err = tmp.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
 	}
@@ -44,11 +59,11 @@ func Write(path string, write func(io.Writer) error) (err error) {
 }
 
 // WriteBytes writes data to path atomically, as Write does.
-func WriteBytes(path string, data []byte) error {
+func WriteBytes(path string, data []byte, opts ...Option) error {
 	return Write(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
-	})
+	}, opts...)
 }
 
 // syncDir makes a rename in dir durable.

@@ -25,7 +25,7 @@ const (
 )
 
 // ErrNoDisk: Keep needs a disk cache.
-var ErrNoDisk = errors.New("cache: no disk cache (--cache-dir none, or --cache-max-size 0)")
+var ErrNoDisk = errors.New("cache: no disk cache")
 
 // Keep fills every block of items not on disk into the disk cache, for
 // `rsfs warm`: small contents that batch can read together (dump members)

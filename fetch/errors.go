@@ -26,6 +26,9 @@ type StatusError struct {
 	URL    string // the URL that answered (after redirects)
 	Code   int    // e.g. 404
 	Status string // e.g. "404 Not Found"
+	// SlowDown, for a 429 or 503 after every retry, is what would let
+	// the request through (Advice.SlowDown).
+	SlowDown string
 }
 
 // IsGone reports whether err is an answer of 404 Not Found or 410 Gone:
@@ -40,25 +43,39 @@ func (e *StatusError) Error() string {
 	if status == "" {
 		status = fmt.Sprintf("%d %s", e.Code, http.StatusText(e.Code))
 	}
-	return fmt.Sprintf("fetch %s: HTTP %s%s", e.URL, status, throttleHint(e.Code))
+	return fmt.Sprintf("fetch %s: HTTP %s%s", e.URL, status, throttleHint(e.Code, e.SlowDown))
 }
 
-// throttleHint names the remedy for a request the Source kept refusing as
-// too many, after the retries and the pauses it asked for.
-func throttleHint(code int) string {
+// throttleHint says why a request the Source kept refusing as too many,
+// after the retries and the pauses it asked for, failed, and what would
+// let it through (advice, if any).
+func throttleHint(code int, advice string) string {
+	var why string
 	switch code {
 	case http.StatusTooManyRequests:
-		return " (the Source refused it as too many requests, after every retry: --max-rate sets a lower request rate)"
+		why = "the Source refused it as too many requests, after every retry"
 	case http.StatusServiceUnavailable:
-		return " (the Source is unavailable, or refusing requests as too many: --max-rate sets a lower request rate)"
+		why = "the Source is unavailable, or refusing requests as too many"
+	default:
+		return ""
 	}
-	return ""
+	if advice != "" {
+		why += ": " + advice
+	}
+	return " (" + why + ")"
 }
 
 // statusError drains and closes resp and describes its status.
 func statusError(resp *http.Response) error {
 	discard(resp)
 	return &StatusError{URL: responseURL(resp), Code: resp.StatusCode, Status: resp.Status}
+}
+
+// statusError is the package's statusError with the Client's advice.
+func (c *Client) statusError(resp *http.Response) error {
+	err := statusError(resp).(*StatusError)
+	err.SlowDown = c.opts.Advice.SlowDown
+	return err
 }
 
 // responseURL is the URL that answered, after redirects.

@@ -90,6 +90,9 @@ type Options struct {
 	// Offline: the Client sends nothing; every request fails at once with
 	// an *OfflineError (rsfs mount --offline).
 	Offline bool
+	// Advice is what the errors say would fix them, in the words of the
+	// program that uses fetch (its flags): fetch names no flag.
+	Advice Advice
 }
 
 // ProjectURL is where rsfs is described, named in the default User-Agent

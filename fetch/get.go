@@ -49,7 +49,7 @@ func (c *Client) Get(ctx context.Context, url string, v *Validators) (*Response,
 		discard(resp)
 		return nil, ErrNotModified
 	case resp.StatusCode < 200 || resp.StatusCode > 299 || resp.StatusCode == http.StatusPartialContent:
-		return nil, statusError(resp)
+		return nil, c.statusError(resp)
 	}
 	return &Response{
 		Body:         resp.Body,

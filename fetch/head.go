@@ -29,7 +29,7 @@ func (c *Client) Head(ctx context.Context, url string) (*Meta, error) {
 		discard(resp)
 		return c.headByRange(ctx, url, nil)
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return nil, statusError(resp)
+		return nil, c.statusError(resp)
 	}
 	discard(resp)
 	meta := metaOf(resp)
@@ -55,12 +55,12 @@ func (c *Client) headByRange(ctx context.Context, url string, known *Meta) (*Met
 	case http.StatusPartialContent, http.StatusRequestedRangeNotSatisfiable:
 		cr, err := parseContentRange(resp.Header.Get("Content-Range"))
 		if err != nil {
-			return nil, statusError(resp)
+			return nil, c.statusError(resp)
 		}
 		meta.Length = cr.total
 		meta.AcceptRanges = meta.AcceptRanges || resp.StatusCode == http.StatusPartialContent
 	default:
-		return nil, statusError(resp)
+		return nil, c.statusError(resp)
 	}
 	discard(resp)
 	return mergeMeta(meta, known), nil

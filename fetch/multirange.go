@@ -61,7 +61,7 @@ func (c *Client) Ranges(ctx context.Context, url string, spans [][2]int64, total
 		}
 		return nil, fmt.Errorf("fetch %s: %w", url, ErrNoMultiRange)
 	default:
-		return nil, statusError(resp)
+		return nil, c.statusError(resp)
 	}
 	defer resp.Body.Close()
 	a := &rangesAnswer{spans: spans, out: make([][]byte, len(spans)), total: total,

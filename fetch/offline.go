@@ -33,12 +33,14 @@ type OfflineError struct {
 	Hang   bool      // the last attempt connected and had no answer within Timeout
 	Last   error     // the last attempt's failure, if this request made one
 	Forced bool      // Options.Offline: nothing is sent
+	// ForcedAs is what Forced is called (Advice.Offline).
+	ForcedAs string
 }
 
 func (e *OfflineError) Error() string {
 	s := fmt.Sprintf("%s offline since %s", e.Origin, e.Since.UTC().Format(time.RFC3339))
 	if e.Forced {
-		s += " (mounted --offline)"
+		s += " (" + e.ForcedAs + ")"
 	}
 	if e.Last != nil {
 		s += ": " + e.Last.Error()
@@ -177,7 +179,7 @@ func (c *Client) tracking() bool { return c.opts.OfflineWait > 0 }
 // Client keeps none: Options.OfflineWait unset).
 func (c *Client) Offline() OfflineState {
 	if c.opts.Offline {
-		return OfflineState{Offline: true, Since: c.created, Err: "mounted --offline: the Source is not asked"}
+		return OfflineState{Offline: true, Since: c.created, Err: c.opts.Advice.offline() + ": the Source is not asked"}
 	}
 	if !c.tracking() || c.opts.CredentialOrigin == "" {
 		return OfflineState{}
@@ -191,7 +193,7 @@ func (c *Client) Offline() OfflineState {
 // at most, and a poll of many documents waits for one of them.
 func (c *Client) offlineErr(ctx context.Context, origin string, last error) error {
 	if c.opts.Offline {
-		return &OfflineError{Origin: origin, Since: c.created, Forced: true}
+		return &OfflineError{Origin: origin, Since: c.created, Forced: true, ForcedAs: c.opts.Advice.offline()}
 	}
 	if !c.tracking() || isPatient(ctx) {
 		return nil

@@ -78,11 +78,14 @@ func TestParseContentRange(t *testing.T) {
 }
 
 func TestStatusErrorText(t *testing.T) {
-	err := error(&StatusError{URL: "https://s.example/x", Code: 503})
+	const advice = "--max-rate sets a lower request rate"
+	err := error(&StatusError{URL: "https://s.example/x", Code: 503, SlowDown: advice})
 	assert.True(t, strings.HasPrefix(err.Error(), "fetch https://s.example/x: HTTP 503 Service Unavailable"), err.Error())
-	assert.Contains(t, err.Error(), "--max-rate", "a refusal names the remedy")
-	assert.Contains(t, (&StatusError{URL: "u", Code: 429}).Error(), "--max-rate")
-	assert.NotContains(t, (&StatusError{URL: "u", Code: 404}).Error(), "--max-rate")
+	assert.Contains(t, err.Error(), "refusing requests as too many: --max-rate", "a refusal names the remedy")
+	assert.Contains(t, (&StatusError{URL: "u", Code: 429, SlowDown: advice}).Error(), "after every retry: --max-rate")
+	assert.Equal(t, "fetch u: HTTP 429 Too Many Requests (the Source refused it as too many requests, after every retry)", (&StatusError{URL: "u", Code: 429}).Error(),
+		"without advice, what went wrong only")
+	assert.NotContains(t, (&StatusError{URL: "u", Code: 404, SlowDown: advice}).Error(), "--max-rate")
 	assert.True(t, strings.HasPrefix((&StatusError{URL: "u", Code: 404, Status: "404 Not Found"}).Error(), "fetch u: HTTP 404 Not Found"))
 }
 

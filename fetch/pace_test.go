@@ -229,6 +229,7 @@ func TestPersistentRefusalSlowsToAFewRequests(t *testing.T) {
 		_, _ = w.Write([]byte("ok"))
 	}))
 	opts := pacedOptions()
+	opts.Advice.SlowDown = "--max-rate sets a lower request rate"
 	opts.Retries = 2
 	opts.BackoffBase, opts.BackoffMax = 50*time.Millisecond, 400*time.Millisecond
 	c := newTestClient(t, opts, srv)

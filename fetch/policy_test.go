@@ -102,7 +102,8 @@ func TestRefusedRequestNamesTheFlag(t *testing.T) {
 	t.Cleanup(other.Close)
 	redirect := httptest.NewServer(http.RedirectHandler(other.URL+"/x", http.StatusFound))
 	t.Cleanup(redirect.Close)
-	c := New(Options{CredentialOrigin: redirect.URL, Logger: fastOptions().Logger, Retries: -1})
+	c := New(Options{CredentialOrigin: redirect.URL, Logger: fastOptions().Logger, Retries: -1,
+		Advice: Advice{AllowOrigin: func(o string) string { return "--allow-host " + o + " allows it" }}})
 	for _, u := range []string{other.URL + "/x", redirect.URL + "/moved"} {
 		_, err := c.Get(context.Background(), u, nil)
 		assert.ErrorIs(t, err, ErrNotAllowed, u)

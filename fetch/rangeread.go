@@ -84,7 +84,7 @@ func (c *Client) rangeOnce(ctx context.Context, url string, off, n int64, ifRang
 	case http.StatusRequestedRangeNotSatisfiable:
 		rb, err = emptyTail(resp, off)
 	default:
-		return nil, statusError(resp)
+		return nil, c.statusError(resp)
 	}
 	if rb != nil {
 		rb.lastModified = resp.Header.Get("Last-Modified")

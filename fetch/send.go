@@ -68,7 +68,7 @@ func (c *Client) follow(ctx context.Context, r request) (*http.Response, error) 
 	current := r.url
 	creds, ok := c.policy.consult(current)
 	if !ok {
-		return nil, fmt.Errorf("fetch %s: %w%s", current, ErrNotAllowed, allowHostHint(current))
+		return nil, fmt.Errorf("fetch %s: %w%s", current, ErrNotAllowed, c.opts.Advice.allowHint(current))
 	}
 	for hops := 0; ; hops++ {
 		resp, err := c.roundTrip(ctx, r.method, current, r.header, creds)
@@ -85,7 +85,7 @@ func (c *Client) follow(ctx context.Context, r request) (*http.Response, error) 
 				r.url, current, next, hops, ErrTooManyRedirects)
 		}
 		if creds, ok = c.policy.consult(next); !ok {
-			return nil, fmt.Errorf("fetch %s: redirect from %s to %s: %w%s", r.url, current, next, ErrNotAllowed, allowHostHint(next))
+			return nil, fmt.Errorf("fetch %s: redirect from %s to %s: %w%s", r.url, current, next, ErrNotAllowed, c.opts.Advice.allowHint(next))
 		}
 		current = next
 	}
@@ -223,17 +223,6 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// allowHostHint names the flag that allows rawURL's origin, for the error
-// of a request the policy refused: " (--allow-host http://host:port allows
-// it)"; "" for a URL with no http or https origin, which no flag allows.
-func allowHostHint(rawURL string) string {
-	o, err := httpOrigin(rawURL)
-	if err != nil {
-		return ""
-	}
-	return " (--allow-host " + o + " allows it)"
 }
 
 // acquire waits for a turn at origin; while the origin fails to answer, no

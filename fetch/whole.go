@@ -25,7 +25,7 @@ func (c *Client) Whole(ctx context.Context, url, etag string) (*RangeBody, error
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, statusError(resp)
+		return nil, c.statusError(resp)
 	}
 	got := resp.Header.Get("ETag")
 	if etag != "" && got != etag {

@@ -44,9 +44,9 @@ var (
 	descResources    = desc("rsfs_resources", "Resources in the tree.")
 	descSetResources = desc("rsfs_set_resources", "Resources in the tree, by the resource set that lists them.", "set")
 	descHeld         = desc("rsfs_held", "1 while changes are held back (rsfs hold), else 0.")
-	descThrottled    = desc("rsfs_fetch_throttled_total", "Answers that said slow down, by origin and status (429, 503; 0: no answer within --timeout).", "origin", "code")
+	descThrottled    = desc("rsfs_fetch_throttled_total", "Answers that said slow down, by origin and status (429, 503; 0: no answer within the request timeout).", "origin", "code")
 	descLimitFlight  = desc("rsfs_fetch_limit_in_flight", "Requests allowed in flight to an origin now, by origin.", "origin")
-	descLimitRate    = desc("rsfs_fetch_limit_rate", "Requests a second allowed to an origin now, by origin (0: unlimited; --max-rate applies besides).", "origin")
+	descLimitRate    = desc("rsfs_fetch_limit_rate", "Requests a second allowed to an origin now, by origin (0: unlimited; a maximum rate the mount was given applies besides).", "origin")
 )
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {

@@ -159,21 +159,34 @@ func (s *Source) Run(ctx context.Context) {
 	s.follower.Run(ctx)
 }
 
-// ErrOfflineMount is why a Source opened Offline was not asked.
-var ErrOfflineMount = errors.New("mounted --offline: the Source is not asked")
+// ErrNothingRemembered: a Source opened Offline has nothing remembered to
+// mount.
+var ErrNothingRemembered = errors.New("nothing is remembered")
 
 // openOffline opens what the state directory remembers of o.URL without a
 // request: the feed state or the snapshot, whichever was saved last.
 func openOffline(o Options) (*Source, error) {
-	if f := restoreUnreachableFeed(o, ErrOfflineMount); f != nil {
-		return &Source{opened: f, unreachable: ErrOfflineMount}, nil
+	notAsked := offlineErr(o)
+	if f := restoreUnreachableFeed(o, notAsked); f != nil {
+		return &Source{opened: f, unreachable: notAsked}, nil
 	}
 	if readSnapshot(o.Dir) == nil {
-		return nil, fmt.Errorf("--offline: nothing is remembered of %s (in %s): mount it once while it answers", o.URL, o.Dir)
+		return nil, fmt.Errorf("%w of %s (in %s): mount it once while it answers", ErrNothingRemembered, o.URL, o.Dir)
 	}
-	l, err := load(context.Background(), o.Dir, nil, ErrOfflineMount, o.Source, o.Progress)
+	l, err := load(context.Background(), o.Dir, nil, notAsked, o.Source, o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	return &Source{opened: newResourceSync(l, o.Dir), unreachable: ErrOfflineMount}, nil
+	return &Source{opened: newResourceSync(l, o.Dir), unreachable: notAsked}, nil
+}
+
+// offlineErr is why a Source opened Offline was not asked, in its client's
+// words ("mounted --offline: the Source is not asked").
+func offlineErr(o Options) error {
+	if c := o.Source.Client; c != nil {
+		if st := c.Offline(); st.Err != "" {
+			return errors.New(st.Err)
+		}
+	}
+	return errors.New("offline: the Source is not asked")
 }

@@ -21,7 +21,7 @@ const readyFDEnv = "RSFS_READY_FD"
 // StartBackground runs the same program again with args, detached in a
 // session of its own, and waits until it reports that the mount serves (or
 // why it could not). The child shares this process's stdout and stderr
-// until it moves its output to its log file (RedirectOutput), and keeps
+// until it moves its output to its log file (logfile.Output.Detach), and keeps
 // copies of them until it serves, for what it says on the terminal. SIGINT, SIGTERM or SIGHUP
 // while it waits stops the child: its loading ends and nothing is mounted.
 func StartBackground(args []string, timeout time.Duration) error {
@@ -164,27 +164,6 @@ func ReportReady(err error) {
 	}
 	_, _ = io.WriteString(f, msg)
 	os.Unsetenv(readyFDEnv)
-}
-
-// RedirectOutput points the process's stdout and stderr at the file at
-// path (created or appended), so a background mount's logs and any panic
-// land there, and detaches stdin.
-func RedirectOutput(path string) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("open log %s: %w", path, err)
-	}
-	defer f.Close()
-	for _, fd := range []int{1, 2} {
-		if err := syscall.Dup2(int(f.Fd()), fd); err != nil {
-			return fmt.Errorf("redirect output to %s: %w", path, err)
-		}
-	}
-	if null, err := os.Open(os.DevNull); err == nil {
-		_ = syscall.Dup2(int(null.Fd()), 0)
-		null.Close()
-	}
-	return nil
 }
 
 // CaptureStderr runs fn with the process's stderr (fd 2) sent to a pipe,

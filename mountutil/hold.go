@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"rsfs/atomicfile"
 )
 
 // HoldPath is the file that holds changes back for the mount at dir: while
@@ -74,33 +76,18 @@ func CheckHoldFile(path string, owner int) error {
 }
 
 // WriteHold holds changes back until until at the mount whose hold file is
-// path: written whole (a temporary file renamed), owned by the owner of
-// its directory, so that the mount can read and remove it.
+// path: written whole and durably (atomicfile), owned by the owner of its
+// directory, so that the mount can read and remove it.
 func WriteHold(path string, until time.Time) error {
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
+	st, err := os.Stat(filepath.Dir(path))
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".hold-*")
-	if err != nil {
-		return err
+	var opts []atomicfile.Option
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
+		opts = append(opts, atomicfile.Owner(int(sys.Uid), int(sys.Gid)))
 	}
-	defer os.Remove(f.Name())
-	_, err = f.WriteString(until.UTC().Format(time.RFC3339Nano) + "\n")
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok && err == nil && int(sys.Uid) != os.Getuid() {
-		err = f.Chown(int(sys.Uid), int(sys.Gid))
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.WriteBytes(path, []byte(until.UTC().Format(time.RFC3339Nano)+"\n"), opts...)
 }
 
 // RemoveHold ends the hold at the mount whose hold file is path. There

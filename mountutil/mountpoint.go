@@ -1,5 +1,9 @@
-// Package mountutil prepares mount points, cleans up stale mounts, unmounts,
-// handles signals and runs a mount in the background.
+// Package mountutil prepares mount points and checks, before anything is
+// downloaded, that FUSE will mount there (Precheck); reads the mount table;
+// cleans up stale mounts, unmounts, handles signals and runs a mount in the
+// background; and keeps the hold files of `rsfs hold` and the handshake
+// that writes them (Holder). It names no flag of rsfs: its refusals are
+// typed errors the command words.
 package mountutil
 
 import (
@@ -14,6 +18,9 @@ import (
 	"strings"
 	"syscall"
 )
+
+// ErrNotEmpty is Prepare's refusal of a mount point that is not empty.
+var ErrNotEmpty = errors.New("not empty")
 
 // Prepare checks that dir can be mounted on: it exists, is a directory, and
 // is empty unless allowNonEmpty. A stale FUSE mount at dir (its server gone:
@@ -40,7 +47,7 @@ func Prepare(dir string, allowNonEmpty bool) error {
 		return fmt.Errorf("mountpoint %s: %w", dir, err)
 	}
 	if !empty {
-		return fmt.Errorf("mountpoint %s: not empty (use --allow-non-empty to mount over it)", dir)
+		return fmt.Errorf("mountpoint %s: %w", dir, ErrNotEmpty)
 	}
 	return nil
 }
@@ -50,24 +57,45 @@ func Prepare(dir string, allowNonEmpty bool) error {
 // point (systemd's automount) is what a mount is made on, and is reported
 // like any other.
 func MountedAt(dir string) (fstype, source string, ok bool) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", "", false
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		// id parent major:minor root mountpoint options [optional...] - fstype source super
-		f := strings.Fields(line)
-		if len(f) < 5 || unescapeMountinfo(f[4]) != dir {
-			continue
-		}
-		for i := 5; i+2 < len(f); i++ {
-			if f[i] == "-" {
-				fstype, source, ok = f[i+1], unescapeMountinfo(f[i+2]), true
-				break
-			}
+	for _, m := range Mounts() {
+		if m.Dir == dir {
+			fstype, source, ok = m.Type, m.Source, true
 		}
 	}
 	return fstype, source, ok
+}
+
+// Mount is a line of the mount table.
+type Mount struct {
+	Dir    string // the mount point
+	Type   string // the file system type: fuse.rsfs for rsfs
+	Source string // for rsfs, the Source's URL
+}
+
+// Mounts is this mount namespace's mount table, from /proc/self/mountinfo,
+// in its order (a mount over another comes after it); nil if it cannot be
+// read.
+func Mounts() []Mount {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	return parseMountinfo(string(data))
+}
+
+// parseMountinfo reads mountinfo lines:
+// id parent major:minor root mountpoint options [optional...] - fstype source super
+func parseMountinfo(data string) []Mount {
+	var out []Mount
+	for _, line := range strings.Split(data, "\n") {
+		before, after, ok := strings.Cut(line, " - ")
+		f, tail := strings.Fields(before), strings.Fields(after)
+		if !ok || len(f) < 5 || len(tail) < 2 {
+			continue
+		}
+		out = append(out, Mount{Dir: unescapeMountinfo(f[4]), Type: tail[0], Source: unescapeMountinfo(tail[1])})
+	}
+	return out
 }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space).

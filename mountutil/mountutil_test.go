@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func TestPrepare(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "x"), nil, 0o644))
 	err := Prepare(dir, false)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not empty")
+	assert.ErrorIs(t, err, ErrNotEmpty)
 	assert.NoError(t, Prepare(dir, true))
 	err = Prepare(filepath.Join(dir, "x"), true)
 	require.Error(t, err)
@@ -79,82 +78,6 @@ func TestCheckHoldFileRefusesWhatIsNoHoldFile(t *testing.T) {
 	link := filepath.Join(base, "link")
 	require.NoError(t, os.Symlink(filepath.Join(base, "rsfs"), link))
 	assert.ErrorContains(t, CheckHoldFile(filepath.Join(link, "hold-0123456789abcdef"), -1), "not a directory")
-}
-
-func TestLockDir(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	first, err := LockDir(dir, "/mnt/a")
-	require.NoError(t, err, "creates the directory and takes it")
-
-	_, err = LockDir(dir, "/mnt/b")
-	var locked *LockedError
-	require.ErrorAs(t, err, &locked, "a second holder is refused")
-	assert.Equal(t, os.Getpid(), locked.PID)
-	assert.Equal(t, "/mnt/a", locked.Owner)
-	assert.Equal(t, dir+" is in use by another rsfs mount (pid "+strconv.Itoa(os.Getpid())+", on /mnt/a)", err.Error())
-
-	require.NoError(t, first.Close())
-	second, err := LockDir(dir, "/mnt/b")
-	require.NoError(t, err, "free once released")
-	defer second.Close()
-	data, err := os.ReadFile(filepath.Join(dir, "lock"))
-	require.NoError(t, err)
-	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/b\n", string(data), "the new holder replaced the record")
-}
-
-// A holder that is unmounted and closing is waited for, not refused; one
-// still mounted is refused at once.
-func TestLockDirWaitWaitsOnlyForAClosingHolder(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	first, err := LockDir(dir, "/mnt/a")
-	require.NoError(t, err)
-
-	start := time.Now()
-	_, err = LockDirWait(dir, "/mnt/b", 10*time.Second, func(*LockedError) { t.Error("waited for a holder that is still mounted") })
-	var locked *LockedError
-	require.ErrorAs(t, err, &locked, "a mounted holder is refused")
-	assert.False(t, locked.Closing)
-	assert.Less(t, time.Since(start), time.Second, "at once")
-
-	require.NoError(t, first.MarkClosing())
-	data, err := os.ReadFile(filepath.Join(dir, "lock"))
-	require.NoError(t, err)
-	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/a\nclosing\n", string(data))
-
-	_, err = LockDirWait(dir, "/mnt/b", 200*time.Millisecond, nil)
-	require.ErrorAs(t, err, &locked, "still closing when the wait ends")
-	assert.True(t, locked.Closing)
-	assert.Equal(t, "still closing after 200ms: "+dir+" is in use by an rsfs mount that is closing (pid "+strconv.Itoa(os.Getpid())+", unmounted from /mnt/a)", err.Error())
-
-	released := make(chan time.Time, 1)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		released <- time.Now()
-		_ = first.Close()
-	}()
-	var waitedFor []*LockedError
-	second, err := LockDirWait(dir, "/mnt/b", 10*time.Second, func(e *LockedError) { waitedFor = append(waitedFor, e) })
-	require.NoError(t, err, "taken once the closing holder lets go")
-	defer second.Close()
-	select {
-	case at := <-released:
-		assert.False(t, time.Now().Before(at), "not before it was released")
-	default:
-		t.Fatal("took the directory before the holder released it")
-	}
-	require.Len(t, waitedFor, 1, "told once that it waits")
-	assert.Equal(t, "/mnt/a", waitedFor[0].Owner)
-	data, err = os.ReadFile(filepath.Join(dir, "lock"))
-	require.NoError(t, err)
-	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/b\n", string(data), "the new holder's record, without the mark")
-}
-
-func TestLockDirUnwritable(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "file")
-	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	_, err := LockDir(filepath.Join(file, "state"), "/mnt/a")
-	require.Error(t, err)
-	assert.ErrorIs(t, err, syscall.ENOTDIR)
 }
 
 // fakeServer is a FUSE server whose unmount and end the test controls.
@@ -260,34 +183,4 @@ func TestMountedAt(t *testing.T) {
 	assert.Equal(t, "/mnt/my data", unescapeMountinfo(`/mnt/my\040data`))
 	err := Prepare("/proc", true)
 	assert.ErrorContains(t, err, "mountpoint /proc: already a mount point (of proc, type proc)", "even with --allow-non-empty")
-}
-
-// A mount that starts while rsfs cache list probes the lock (TryLockDir,
-// which names no process) waits for the probe rather than being refused;
-// a holder's Release leaves a lock that names no process.
-func TestLockDirWaitWaitsForAProbe(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "state")
-	first, err := LockDir(dir, "/mnt/a")
-	require.NoError(t, err)
-	require.NoError(t, first.Release())
-	data, err := os.ReadFile(filepath.Join(dir, "lock"))
-	require.NoError(t, err)
-	assert.Empty(t, string(data), "released: the lock names no process")
-
-	probe, err := TryLockDir(dir)
-	require.NoError(t, err)
-	released := make(chan struct{})
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		close(released)
-		_ = probe.Close()
-	}()
-	second, err := LockDirWait(dir, "/mnt/b", time.Minute, func(*LockedError) { t.Error("a probe is not a closing mount") })
-	require.NoError(t, err, "taken once the probe lets go")
-	defer second.Close()
-	select {
-	case <-released:
-	default:
-		t.Fatal("took the directory before the probe released it")
-	}
 }

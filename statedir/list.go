@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"syscall"
 	"time"
-
-	"rsfs/mountutil"
 )
 
 // Info describes one state directory under a base.
@@ -61,13 +59,13 @@ func List(base string) ([]Info, error) {
 		info := Info{Name: e.Name(), Dir: d, URL: ReadURL(d)}
 		info.Size, info.LastUsed = dirUsage(d)
 		if _, err := os.Stat(filepath.Join(d, "lock")); err == nil { // else never mounted
-			l, err := mountutil.TryLockDir(d)
-			var locked *mountutil.LockedError
+			l, err := probe(d)
+			var locked *LockedError
 			switch {
 			case errors.As(err, &locked):
 				info.Mounted, info.PID, info.MountPoint = true, locked.PID, locked.Owner
 			case err == nil:
-				_ = l.Close()
+				l.close()
 			}
 		}
 		out = append(out, info)
@@ -141,7 +139,7 @@ func Prune(base string, opts PruneOptions) ([]Info, int64, error) {
 		}
 		if !opts.DryRun {
 			if err := remove(base, d.Dir); err != nil {
-				var locked *mountutil.LockedError
+				var locked *LockedError
 				if !errors.As(err, &locked) {
 					slog.Warn("removing a state directory", "dir", d.Dir, "err", err)
 				}
@@ -159,11 +157,11 @@ func Prune(base string, opts PruneOptions) ([]Info, int64, error) {
 // the directory is first renamed out of the way, so that one starting just
 // after gets a new one.
 func remove(base, dir string) error {
-	l, err := mountutil.TryLockDir(dir)
+	l, err := probe(dir)
 	if err != nil {
 		return err
 	}
-	defer l.Close()
+	defer l.close()
 	gone := filepath.Join(base, ".pruning-"+filepath.Base(dir)+"-"+strconv.Itoa(os.Getpid()))
 	if err := os.Rename(dir, gone); err != nil {
 		return err
@@ -172,7 +170,7 @@ func remove(base, dir string) error {
 }
 
 // autoPrune keeps the state directories under base, together, within max
-// (--cache-total-max), removing the least recently used that no mount
+// (Take's totalMax), removing the least recently used that no mount
 // holds; keep, the mount's own, stays whatever its size.
 func autoPrune(base, keep string, max int64) {
 	if max <= 0 {
@@ -180,13 +178,13 @@ func autoPrune(base, keep string, max int64) {
 	}
 	pruned, total, err := Prune(base, PruneOptions{MaxTotal: max, Keep: keep, Now: time.Now()})
 	if err != nil {
-		slog.Warn("--cache-total-max: listing state directories", "err", err)
+		slog.Warn("keeping the state directories within their total: listing them", "err", err)
 		return
 	}
 	for _, d := range pruned {
-		slog.Info("state directory removed (--cache-total-max)", "dir", d.Dir, "url", d.URL, "size", d.Size, "last_used", d.LastUsed.UTC().Format(time.RFC3339))
+		slog.Info("state directory removed to keep them all within their total", "max", max, "dir", d.Dir, "url", d.URL, "size", d.Size, "last_used", d.LastUsed.UTC().Format(time.RFC3339))
 	}
 	if total > max {
-		slog.Warn("state directories above --cache-total-max: the rest are mounted", "total", total, "max", max)
+		slog.Warn("state directories above their total: the rest are mounted", "total", total, "max", max)
 	}
 }

@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"rsfs/mountutil"
 )
 
 // makeStateDir makes a state directory under base as a mount leaves it:
@@ -19,9 +17,9 @@ func makeStateDir(t *testing.T, base, url string, size int, used time.Time) stri
 	t.Helper()
 	dir, err := Dir(base, url)
 	require.NoError(t, err)
-	l, err := mountutil.LockDir(dir, "/mnt/x")
+	l, err := LockDir(dir, "/mnt/x")
 	require.NoError(t, err)
-	require.NoError(t, l.Close())
+	l.close()
 	require.NoError(t, WriteURL(dir, url))
 	blocks := BlocksDir(dir)
 	require.NoError(t, os.MkdirAll(blocks, 0o700))
@@ -57,9 +55,9 @@ func TestStateDirsListAndPrune(t *testing.T) {
 	mid := makeStateDir(t, base, "http://mid.example/", 200<<10, now.Add(-10*24*time.Hour))
 	recent := makeStateDir(t, base, "http://recent.example/", 100<<10, now.Add(-time.Hour))
 	require.NoError(t, os.WriteFile(filepath.Join(base, "rsfs.log"), []byte("x"), 0o600)) // not a state dir
-	held, err := mountutil.LockDir(mounted, "/mnt/m")
+	held, err := LockDir(mounted, "/mnt/m")
 	require.NoError(t, err)
-	t.Cleanup(func() { held.Close() })
+	t.Cleanup(held.close)
 	dateStateDir(t, mounted, now.Add(-50*24*time.Hour)) // mounted long ago, and idle since
 
 	dirs, err := List(base)
@@ -94,7 +92,7 @@ func TestStateDirsListAndPrune(t *testing.T) {
 	assert.Greater(t, total, int64(150<<10), "still above: the rest are held")
 
 	// Released, the mounted one can go.
-	require.NoError(t, held.Close())
+	held.close()
 	pruned, _, err = Prune(base, PruneOptions{MaxTotal: 1, Now: now})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"http://mounted.example/", "http://mid.example/"}, names(pruned))
@@ -112,13 +110,13 @@ func TestResolveMigratesTheLegacyDir(t *testing.T) {
 	require.NoError(t, os.WriteFile(SnapshotPath(legacy), []byte("snap"), 0o600))
 
 	// Held by a mount of an earlier rsfs: left alone.
-	held, err := mountutil.LockDir(legacy, "/mnt/old")
+	held, err := LockDir(legacy, "/mnt/old")
 	require.NoError(t, err)
 	dir, err := Resolve(base, typed)
 	require.NoError(t, err)
 	assert.NotEqual(t, legacy, dir)
 	assert.DirExists(t, legacy)
-	require.NoError(t, held.Close())
+	held.close()
 
 	// Free: moved to the canonical name, with its snapshot.
 	dir, err = Resolve(base, typed)

@@ -3,8 +3,6 @@ package statedir
 import (
 	"log/slog"
 	"os"
-
-	"rsfs/mountutil"
 )
 
 // migrate moves the state directory rsfs named by the URL as typed
@@ -22,12 +20,12 @@ func migrate(legacy, dir string) {
 	if _, err := os.Stat(legacy); err != nil {
 		return
 	}
-	l, err := mountutil.TryLockDir(legacy)
+	l, err := probe(legacy)
 	if err != nil {
 		slog.Info("state directory of an earlier rsfs not moved", "from", legacy, "to", dir, "err", err)
 		return
 	}
-	defer l.Close()
+	defer l.close()
 	if err := os.Rename(legacy, dir); err != nil {
 		slog.Warn("moving the state directory of an earlier rsfs", "from", legacy, "to", dir, "err", err)
 		return

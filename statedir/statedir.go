@@ -15,6 +15,7 @@ package statedir
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -166,4 +167,26 @@ func UserCacheDir() (string, error) {
 		return filepath.Join("/var", "cache"), nil
 	}
 	return dir, err
+}
+
+// CheckBase confirms that the base of the state directories for cacheDir
+// (Base) can be written, unless remembering is off; it creates the base,
+// not a state directory (a mount that fails leaves none).
+func CheckBase(cacheDir string) error {
+	base := Base(cacheDir)
+	switch base {
+	case None:
+		return nil
+	case "":
+		return errors.New("state directory: no cache directory ($XDG_CACHE_HOME and $HOME are unset)")
+	}
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	f, err := os.CreateTemp(base, ".write-test-*")
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

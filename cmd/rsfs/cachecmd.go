@@ -1,20 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"rsfs/logfile"
 	"rsfs/report"
 	"rsfs/statedir"
 )
@@ -55,7 +50,7 @@ func cacheListCmd() *cobra.Command {
 				}
 				return report.JSON(cmd.OutOrStdout(), dirs)
 			}
-			printStateDirs(cmd.OutOrStdout(), base, dirs, time.Now())
+			statedir.WriteTable(cmd.OutOrStdout(), base, dirs, time.Now())
 			return nil
 		},
 	}
@@ -111,7 +106,7 @@ too, but never the log of a mount that is running.`,
 			var freed int64
 			for _, d := range pruned {
 				freed += d.Size
-				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, orDash(d.URL), report.Size(d.Size), ago(opts.Now, d.LastUsed))
+				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, statedir.OrDash(d.URL), report.Size(d.Size), statedir.Ago(opts.Now, d.LastUsed))
 			}
 			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), report.Size(freed), report.Size(total), base)
 			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
@@ -140,51 +135,6 @@ func cacheBase(cacheDir string) (string, error) {
 	return base, nil
 }
 
-// printStateDirs writes the table of cache list.
-func printStateDirs(w io.Writer, base string, dirs []statedir.Info, now time.Time) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE DIR\tSIZE\tLAST USED\tMOUNTED\tSOURCE")
-	var total int64
-	for i := len(dirs) - 1; i >= 0; i-- { // most recently used first
-		d := dirs[i]
-		total += d.Size
-		mounted := "no"
-		if d.Mounted {
-			mounted = "on " + orDash(d.MountPoint)
-			if d.PID > 0 {
-				mounted += fmt.Sprintf(" (pid %d)", d.PID)
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, report.Size(d.Size), ago(now, d.LastUsed), mounted, orDash(d.URL))
-	}
-	_ = tw.Flush()
-	fmt.Fprintf(w, "%d state directories, %s, in %s\n", len(dirs), report.Size(total), base)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// ago says how long before now t was, to the unit that matters.
-func ago(now, t time.Time) string {
-	if t.IsZero() {
-		return "never"
-	}
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%d min ago", int(d/time.Minute))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%d h ago", int(d/time.Hour))
-	}
-	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
-}
-
 // parseAge reads a duration that may also be given in days ("30d") or
 // weeks ("2w"), as time.ParseDuration does not.
 func parseAge(s string) (time.Duration, error) {
@@ -205,70 +155,40 @@ func parseAge(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// pruneLogs removes the mounts' log files (defaultLogFile's directory)
-// last written longer ago than opts.OlderThan, but never the log of a
-// mount that is running: one mounted now, or one whose state directory
-// under base a mount holds while it loads.
+// pruneLogs removes the mounts' log files (logfile.Prune) last written
+// longer ago than opts.OlderThan, but never the log of a mount that is
+// running: one mounted now, or one whose state directory under base a
+// mount holds while it loads.
 func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
-	dir, err := logsDir()
+	dir, pruned, err := logfile.Prune(opts.OlderThan, opts.Now, opts.DryRun, liveMounts(base))
 	if err != nil {
-		return nil // no user cache directory: no default logs either
+		return fmt.Errorf("cache prune: %w", err)
 	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
+	if dir == "" {
 		return nil
 	}
-	if err != nil {
-		return fmt.Errorf("cache prune: logs: %w", err)
-	}
-	live := liveLogs(base)
 	verb := "removed"
 	if opts.DryRun {
 		verb = "would remove"
 	}
-	var n int
 	var freed int64
-	for _, e := range entries {
-		info, err := e.Info()
-		if err != nil || !info.Mode().IsRegular() || live[e.Name()] || opts.Now.Sub(info.ModTime()) <= opts.OlderThan {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		if !opts.DryRun {
-			if err := os.Remove(path); err != nil {
-				slog.Warn("removing a log file", "file", path, "err", err)
-				continue
-			}
-		}
-		n++
-		freed += info.Size()
-		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, path, report.Size(info.Size()), ago(opts.Now, info.ModTime()))
+	for _, p := range pruned {
+		freed += p.Size
+		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, p.Path, report.Size(p.Size), statedir.Ago(opts.Now, p.ModTime))
 	}
-	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, n, report.Size(freed), dir)
+	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, len(pruned), report.Size(freed), dir)
 	return nil
 }
 
-// logsDir is where mounts log by default (defaultLogFile).
-func logsDir() (string, error) {
-	path, err := defaultLogFile("/")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Dir(path), nil
-}
-
-// liveLogs are the names of the default log files of the mounts running
-// now: those mounted (the mount table), and those a state directory's lock
-// names while they load.
-func liveLogs(base string) map[string]bool {
-	live := map[string]bool{}
-	for _, mp := range rsfsMounts("", true, false) {
-		live[escapePath(mp)+".log"] = true
-	}
+// liveMounts are the mount points of the mounts running now: those
+// mounted (the mount table), and those a state directory's lock names
+// while they load.
+func liveMounts(base string) []string {
+	live := rsfsMounts("", true, false)
 	dirs, _ := statedir.List(base)
 	for _, d := range dirs {
 		if d.Mounted && d.MountPoint != "" {
-			live[escapePath(d.MountPoint)+".log"] = true
+			live = append(live, d.MountPoint)
 		}
 	}
 	return live

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"rsfs/mountutil"
+	"rsfs/statedir"
 )
 
 func TestParseAge(t *testing.T) {
@@ -59,9 +59,9 @@ func TestCachePruneMaxSizeZero(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", xdg)
 	base := filepath.Join(xdg, "rsfs")
 	stateDirs(t, base, time.Hour, "0000000000000001", "0000000000000002", "0000000000000003")
-	held, err := mountutil.LockDir(filepath.Join(base, "0000000000000003"), "/mnt/held")
+	held, err := statedir.LockDir(filepath.Join(base, "0000000000000003"), "/mnt/held")
 	require.NoError(t, err)
-	defer held.Close()
+	defer held.Release()
 
 	code, out := prune(t, "--max-size", "0")
 	assert.Equal(t, 0, code, out)
@@ -89,9 +89,9 @@ func TestCachePruneOlderThanPrunesLogs(t *testing.T) {
 		require.NoError(t, os.Chtimes(p, mtime, mtime))
 	}
 	stateDirs(t, base, time.Hour, "00000000000000aa")
-	held, err := mountutil.LockDir(filepath.Join(base, "00000000000000aa"), "/mnt/live")
+	held, err := statedir.LockDir(filepath.Join(base, "00000000000000aa"), "/mnt/live")
 	require.NoError(t, err)
-	defer held.Close()
+	defer held.Release()
 
 	code, out := prune(t, "--older-than", "30d", "--dry-run")
 	assert.Equal(t, 0, code, out)

@@ -112,11 +112,21 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 		UserAgent:        f.userAgent,
 		OfflineWait:      f.offlineWait,
 		Offline:          f.offline,
+		Advice:           fetchAdvice(),
 	})
 	for _, h := range f.allowHosts {
 		client.AllowOrigin(h)
 	}
 	return client, nil
+}
+
+// fetchAdvice is what fetch's errors say would fix them, in rsfs's flags.
+func fetchAdvice() fetch.Advice {
+	return fetch.Advice{
+		AllowOrigin: func(o string) string { return "--allow-host " + o + " allows it" },
+		SlowDown:    "--max-rate sets a lower request rate",
+		Offline:     "mounted --offline",
+	}
 }
 
 // tlsConfig is the TLS configuration of --ca-cert, --client-cert and

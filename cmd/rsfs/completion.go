@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"rsfs/mountutil"
 )
 
 // addCompletions tells cobra's shell completion (`rsfs completion
@@ -84,52 +83,20 @@ func flagValues(c *cobra.Command, name string, values []string, d cobra.ShellCom
 	})
 }
 
-// rsfsMounts lists the rsfs mounts now (from /proc/self/mountinfo): their
-// mount points, their Sources' URLs, or both, those that start with
-// prefix.
+// rsfsMounts lists the rsfs mounts now (mountutil.Mounts): their mount
+// points, their Sources' URLs, or both, those that start with prefix.
 func rsfsMounts(prefix string, dirs, urls bool) []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// 45 27 0:42 / /mnt/data ro,nosuid,nodev,relatime - fuse.rsfs https://data.example.org/ ro,...
-		before, after, ok := strings.Cut(sc.Text(), " - ")
-		fields, tail := strings.Fields(before), strings.Fields(after)
-		if !ok || len(fields) < 5 || len(tail) < 2 || tail[0] != "fuse.rsfs" {
+	for _, m := range mountutil.Mounts() {
+		if m.Type != "fuse.rsfs" {
 			continue
 		}
-		for _, s := range []struct {
-			want  bool
-			value string
-		}{{dirs, unescapeMountinfo(fields[4])}, {urls, unescapeMountinfo(tail[1])}} {
-			if s.want && strings.HasPrefix(s.value, prefix) {
-				out = append(out, s.value)
-			}
+		if dirs && strings.HasPrefix(m.Dir, prefix) {
+			out = append(out, m.Dir)
+		}
+		if urls && strings.HasPrefix(m.Source, prefix) {
+			out = append(out, m.Source)
 		}
 	}
 	return out
-}
-
-// unescapeMountinfo undoes the kernel's octal escapes in mountinfo (\040
-// for a space, \011, \012, \134).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -71,10 +71,3 @@ func TestCompletionScripts(t *testing.T) {
 		assert.Contains(t, stdout, "__complete", shell)
 	}
 }
-
-func TestUnescapeMountinfo(t *testing.T) {
-	assert.Equal(t, "/mnt/my data", unescapeMountinfo(`/mnt/my\040data`))
-	assert.Equal(t, `/mnt/a\b`, unescapeMountinfo(`/mnt/a\134b`))
-	assert.Equal(t, "/mnt/plain", unescapeMountinfo("/mnt/plain"))
-	assert.Equal(t, `/mnt/x\0`, unescapeMountinfo(`/mnt/x\0`))
-}

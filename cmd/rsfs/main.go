@@ -2,35 +2,46 @@
 package main
 
 import (
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"rsfs/fetch"
+	"rsfs/logfile"
 	"rsfs/mountutil"
+	"rsfs/sdnotify"
 )
 
-// envFixed is what main changed in the environment of a helper run by
-// mount(8) (mountutil.FixHelperEnv), which a mount logs.
-var envFixed []string
+// cli is one run of rsfs: what its commands share, which main makes.
+type cli struct {
+	logs *logfile.Output // where the logs go
+	// envFixed is what main changed in the environment of a helper run by
+	// mount(8) (mountutil.FixHelperEnv), which a mount logs.
+	envFixed []string
+	systemd  sdnotify.Notifier // a mount's link to systemd
+}
 
 func main() {
-	envFixed = mountutil.FixHelperEnv()
+	c := &cli{logs: logfile.New(), envFixed: mountutil.FixHelperEnv()}
 	fetch.Version = readBuildInfo().UserAgent()
-	root := rootCmd()
+	root := c.rootCmd()
 	err := rewriteHelperArgs(root)
 	if err == nil {
 		err = root.Execute()
 	}
 	code, msg := exitCode(err)
 	if msg != nil {
-		printError(msg)
+		c.logs.PrintError("rsfs: " + oneLine(msg))
 	}
 	os.Exit(code)
 }
 
-func rootCmd() *cobra.Command {
+// rootCmd is rsfs's command tree, for a run of its own.
+func rootCmd() *cobra.Command { return (&cli{logs: logfile.New()}).rootCmd() }
+
+func (c *cli) rootCmd() *cobra.Command {
 	var logLevel, logFormat string
 	root := &cobra.Command{
 		Use:   "rsfs",
@@ -51,17 +62,30 @@ audit: 0 no drift, 1 drift, 2 trouble.`,
 		// `rsfs inspcet`: unknown command "inspcet" (did you mean inspect?)
 		SuggestionsMinimumDistance: 2,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return setupLogging(logLevel, logFormat)
+			return c.setupLogging(logLevel, logFormat)
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&logFormat, "log-format", "text", "log format: text (logfmt), or json (one object a line, for log shippers)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(flagError(err)) })
 	root.SetVersionTemplate("{{.Version}}")
-	root.AddCommand(inspectCmd(), mountCmd(), holdCmd(), releaseCmd(), statusCmd(), pollCmd(), auditCmd(), cacheCmd(), warmCmd(), versionCmd())
+	root.AddCommand(inspectCmd(), c.mountCmd(), holdCmd(), releaseCmd(), statusCmd(), pollCmd(), auditCmd(), cacheCmd(), warmCmd(), versionCmd())
 	usageArgs(root)
 	addCompletions(root)
 	return root
+}
+
+// setupLogging sets the root logger of --log-level and --log-format.
+func (c *cli) setupLogging(level, format string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", level)
+	}
+	if format != "text" && format != "json" {
+		return usagef("--log-format %q: want text or json", format)
+	}
+	c.logs.Setup(l, format == "json")
+	return nil
 }
 
 func oneLine(err error) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -21,19 +21,24 @@ import (
 	"rsfs/fetch"
 	"rsfs/follow"
 	"rsfs/fs"
+	"rsfs/metrics"
 	"rsfs/mountsrc"
 	"rsfs/mountutil"
 	"rsfs/notify"
 	"rsfs/origin"
 	"rsfs/prefetch"
 	"rsfs/protocol"
+	"rsfs/sdnotify"
+	"rsfs/source"
 	"rsfs/statedir"
 	"rsfs/status"
+	"rsfs/termui"
 )
 
 type mountFlags struct {
 	sourceFlags
-	systemFlags
+	metricsAddr   string
+	metrics       *metrics.Server // listening when --metrics-addr is set
 	foreground    bool
 	allowNonEmpty bool
 	allowOther    bool
@@ -92,7 +97,7 @@ func (mf *mountFlags) parseSizes() error {
 	return nil
 }
 
-func mountCmd() *cobra.Command {
+func (c *cli) mountCmd() *cobra.Command {
 	var mf mountFlags
 	cmd := &cobra.Command{
 		Use:   "mount URL DIR",
@@ -107,12 +112,12 @@ or iB, in either case; every unit is a power of 1024: 1G, 1GB, 1gb and 1GiB
 are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMount(cmd, &mf, args[0], args[1])
+			return c.runMount(cmd, &mf, args[0], args[1])
 		},
 	}
 	mf.register(cmd)
-	mf.registerSystem(cmd.Flags())
 	fl := cmd.Flags()
+	fl.StringVar(&mf.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://HOST:PORT/metrics (default: off)")
 	fl.BoolVarP(&mf.foreground, "foreground", "f", false, "stay attached: serve until unmounted or interrupted")
 	fl.BoolVar(&mf.allowNonEmpty, "allow-non-empty", false, "mount over a directory that is not empty")
 	fl.BoolVar(&mf.allowOther, "allow-other", false, "let other users see the mount (needs user_allow_other in /etc/fuse.conf unless root)")
@@ -145,7 +150,7 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	return cmd
 }
 
-func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
+func (c *cli) runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if err := checkMountArgs(rawURL, dir); err != nil {
 		return err
 	}
@@ -161,6 +166,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		return err
 	}
 	if err := mountutil.Prepare(dir, mf.allowNonEmpty); err != nil {
+		if errors.Is(err, mountutil.ErrNotEmpty) {
+			return fmt.Errorf("%w (use --allow-non-empty to mount over it)", err)
+		}
 		return err
 	}
 	if err := precheck(mf, dir); err != nil {
@@ -180,22 +188,23 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	term, out := os.Stderr, os.Stdout
 	if mountutil.InBackground() {
 		var err error
-		if term, out, err = detachLogs(mf.logFile, dir); err != nil {
+		if term, out, err = c.logs.Detach(mf.logFile, dir); err != nil {
 			mountutil.ReportReady(err)
 			// Its stderr is still the parent's, which prints err: say
 			// nothing, or the terminal would show it twice.
 			return exitWith(exitFailure, nil)
 		}
 	} else if mf.logFile != "" {
-		if err := logOut.toFile(mf.logFile, false); err != nil {
+		if err := c.logs.ToFile(mf.logFile, false); err != nil {
 			return err
 		}
 	}
 	// Until the mount serves, its warnings are said on the terminal too,
 	// unless the terminal is where the log goes.
-	slog.SetDefault(slog.New(loadEcho.Handler(slog.Default().Handler())))
-	if file, _ := logOut.toward(); file || term != os.Stderr {
-		loadEcho.Start(term)
+	echo := &termui.Echo{}
+	slog.SetDefault(slog.New(echo.Handler(slog.Default().Handler())))
+	if file, _ := c.logs.Toward(); file || term != os.Stderr {
+		echo.Start(term)
 	}
 	// Credentials in the URL are never sent (fetch strips them), so they
 	// are not kept either: not in logs, status, metrics or the state key.
@@ -205,9 +214,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	}
 	// Every line says which mount wrote it.
 	slog.SetDefault(slog.Default().With("source", rawURL, "mount", dir))
-	failAttrs = []any{"source", rawURL, "mount", dir} // the final error's, too
-	if len(envFixed) > 0 {
-		slog.Info("environment completed, as mount(8) runs a helper without PATH or the user's HOME", "set", envFixed)
+	c.logs.FailWith("source", rawURL, "mount", dir) // the final error's, too
+	if len(c.envFixed) > 0 {
+		slog.Info("environment completed, as mount(8) runs a helper without PATH or the user's HOME", "set", c.envFixed)
 	}
 	// From here until the process ends, SIGINT and SIGTERM are held: one
 	// during loading stops it, one after the mount is made unmounts; held
@@ -215,11 +224,12 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	// loads removes it. SIGHUP reopens the log file (logrotate) in both
 	// modes, and never unmounts: systemd runs a mount in the foreground, and
 	// reload or a logrotate script sends it SIGHUP.
-	signals := mountutil.CatchSignals(cmd.Context(), logOut.reopen)
+	signals := mountutil.CatchSignals(cmd.Context(), c.logs.Reopen)
 	cmd.SetContext(signals.Context())
+	failed := func(err error, lock *statedir.Lock) error { return c.mountFailed(err, lock, echo) }
 	lock, err := lockState(mf, rawURL, dir)
 	if err != nil {
-		return mountFailed(err, nil)
+		return failed(err, nil)
 	}
 	mounted := false
 	defer func() {
@@ -230,15 +240,15 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(mf.cpuProfile)
 		if err != nil {
-			return mountFailed(err, lock)
+			return failed(err, lock)
 		}
 		defer stopProfile()
 	}
 	if err := mf.listenMetrics(); err != nil {
-		return mountFailed(err, lock)
+		return failed(err, lock)
 	}
 	if err := mf.listenNotify(); err != nil {
-		return mountFailed(err, lock)
+		return failed(err, lock)
 	}
 	if mf.sizes.memoryLimit > 0 {
 		debug.SetMemoryLimit(mf.sizes.memoryLimit)
@@ -246,15 +256,15 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 	if mf.pprofAddr != "" {
 		go servePprof(mf.pprofAddr)
 	}
-	notifySystemd.send("STATUS=loading " + rawURL)
-	m, err := serve(cmd, mf, rawURL, dir, term)
-	loadEcho.Stop()
+	c.systemd.Send("STATUS=loading " + rawURL)
+	m, err := c.serve(cmd, mf, rawURL, dir, term, echo)
+	echo.Stop()
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
-		if logFile, _ := logOut.toward(); logFile || term != os.Stderr {
+		if logFile, _ := c.logs.Toward(); logFile || term != os.Stderr {
 			// The terminal is not the log, which has the line above.
-			fmt.Fprintln(out, mountedLine(m.src.Catalog().Len(), rawURL, dir, logOut.file()))
+			fmt.Fprintln(out, mountedLine(m.src.Catalog().Len(), rawURL, dir, c.logs.File()))
 		}
 	}
 	if term != os.Stderr {
@@ -264,11 +274,11 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 		out.Close()
 	}
 	if err != nil {
-		return mountFailed(err, lock)
+		return failed(err, lock)
 	}
 	mountutil.ReportReady(nil)
 	mounted = true
-	notifySystemd.ready(m.src.Catalog().Len(), rawURL)
+	c.systemd.Ready(fmt.Sprintf("serving %d resources from %s", m.src.Catalog().Len(), rawURL))
 	m.unmounted = lock.Closing
 	m.run(cmd.Context(), mf, dir, signals)
 	return nil
@@ -278,9 +288,9 @@ func runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) error {
 // logs go to one, says so in its own format; the state directory is let go
 // (lock.Abandon: one that remembers no Source is removed); then a waiting
 // parent is told, so that nothing is left once it exits.
-func mountFailed(err error, lock *statedir.Lock) error {
-	loadEcho.Stop() // the error is said once, by printError or the parent
-	if file, _ := logOut.toward(); file {
+func (c *cli) mountFailed(err error, lock *statedir.Lock, echo *termui.Echo) error {
+	echo.Stop() // the error is said once, by PrintError or the parent
+	if file, _ := c.logs.Toward(); file {
 		slog.Error("mount failed", "err", oneLine(err))
 	}
 	if lock != nil {
@@ -309,7 +319,15 @@ func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals
 			m.learnLengths(ctx)
 		}
 	}()
-	stopSystemd := notifySystemd.follow(ctx, follower, m.src.Catalog().Len)
+	stopSystemd := m.systemd.Follow(ctx, func() (time.Time, string) {
+		p := follower.Polling()
+		result := "ok"
+		if p.LastPollErr != "" {
+			result = "failed: " + p.LastPollErr
+		}
+		return p.LastPoll, fmt.Sprintf("following: %d resources, %d changes applied; last poll %s %s",
+			m.src.Catalog().Len(), follower.Applied(), p.LastPoll.UTC().Format(time.TimeOnly), result)
+	})
 	sub, err := startPush(fetch.Probe(ctx), mf, follower)
 	if err != nil {
 		slog.Error("push notifications", "err", err)
@@ -345,8 +363,8 @@ func (m *mountedFS) learnLengths(ctx context.Context) {
 // serveUntilUnmounted serves until the file system is unmounted, then
 // stops following (cancel).
 func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, cancel context.CancelFunc) {
-	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { notifySystemd.stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
-	notifySystemd.stopping()
+	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { m.systemd.Stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
+	m.systemd.Stopping()
 	slog.Info("unmounted", "dir", dir)
 	if m.unmounted != nil {
 		m.unmounted()
@@ -360,6 +378,8 @@ type mountedFS struct {
 	fsys   *fs.FS
 	server *fuse.Server
 	blocks *cache.Cache
+	// systemd is told that it serves, follows and stops.
+	systemd *sdnotify.Notifier
 	// unmounted, if set, is called once the file system is unmounted,
 	// before the state is saved.
 	unmounted func()
@@ -372,7 +392,7 @@ type mountedFS struct {
 // follower (which tells the file system of the changes it applies, and
 // lets bad versions be tried again after each poll), the catching up, the
 // mount.
-func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File) (*mountedFS, error) {
+func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File, echo *termui.Echo) (*mountedFS, error) {
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
 		return nil, err
@@ -389,18 +409,25 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
 		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
 	}
-	prog := newProgress(term)
-	if file, _ := logOut.toward(); logJSON && !file && term == os.Stderr {
-		prog = newProgress(nil) // stderr is the JSON log, which has each retry
+	prog := newProgress(term, echo)
+	if file, _ := c.logs.Toward(); c.logs.JSON() && !file && term == os.Stderr {
+		prog = newProgress(nil, echo) // stderr is the JSON log, which has each retry
 	}
 	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
 	// Loading is what the user waits for: its requests go through their
 	// retries, saying what they wait for, whatever the offline state.
 	src, err := mountsrc.Open(fetch.Patient(cmd.Context()), mountsrc.Options{
-		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Progress: prog.update, Offline: mf.offline,
+		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Offline: mf.offline,
+		Progress: func(pr source.Progress) {
+			c.systemd.Loading(fmt.Sprintf("loading: %d lists read, %d resources", pr.Lists, pr.Resources))
+			prog.update(pr)
+		},
 	})
 	client.OnRetry(nil)
 	prog.done()
+	if errors.Is(err, mountsrc.ErrNothingRemembered) {
+		err = fmt.Errorf("--offline: %w", err)
+	}
 	if err != nil {
 		blocks.Close()
 		return nil, err
@@ -410,7 +437,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	if err := src.Unreachable(); err != nil {
 		reach.Failed(time.Now(), err) // rsfs status says since when
 	}
-	stat, mets := newMountReport(mf, rawURL, dir, holdFile, src, blocks, readErrors, reach)
+	stat, mets := newMountReport(mf, rawURL, dir, holdFile, c.logs.File(), src, blocks, readErrors, reach)
 	f := fs.New(fs.Config{
 		Status:      stat.JSON,
 		Poll:        pollNow(stat, src),
@@ -439,7 +466,7 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 				reach.Observe(fl.Polling()) // the first of failed polls in a row is since when
 			}
 		}})
-	mf.serveMetrics(cmd.Context(), mets)
+	mf.metrics.Serve(cmd.Context(), mets)
 	if err := src.CatchUp(fetch.Patient(cmd.Context())); err != nil {
 		slog.Warn("catching up with the Source", "err", err)
 		reach.Failed(time.Now(), err) // rsfs status says since when
@@ -450,12 +477,12 @@ func serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File
 	start := time.Now()
 	debug.FreeOSMemory()
 	slog.Debug("returned the loading's garbage to the OS", "took", time.Since(start))
-	server, err := mf.mountFS(dir, f, src.Origin(), mf.allowOther)
+	server, err := f.Mount(dir, src.Origin(), mf.allowOther, mf.metrics.WrapFUSE)
 	if err != nil {
 		blocks.Close()
 		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks}, nil
+	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks, systemd: &c.systemd}, nil
 }
 
 // headLength learns a resource's length by HEAD (or a one-byte range when
@@ -501,33 +528,18 @@ func newCache(mf *mountFlags, stateDir string, inFlight func() int) (*cache.Cach
 	return c, nil
 }
 
-// detachLogs sends a background mount's logs to their file (--log-file,
-// or the mount point's default one) and returns copies of the terminal
-// it was started from, its stderr and stdout: the stderr for progress and
-// warnings while it loads, the stdout for the line that says it mounted.
-func detachLogs(path, dir string) (term, out *os.File, err error) {
-	if path == "" {
-		if path, err = defaultLogFile(dir); err != nil {
-			return nil, nil, err
-		}
+// listenMetrics binds --metrics-addr before anything is mounted, so that
+// an address in use is a clear error.
+func (mf *mountFlags) listenMetrics() error {
+	if mf.metricsAddr == "" {
+		return nil
 	}
-	errFD, err := syscall.Dup(2)
+	srv, err := metrics.Listen(mf.metricsAddr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("log file: %w", err)
+		return fmt.Errorf("--metrics-addr: %w", err)
 	}
-	term = os.NewFile(uintptr(errFD), "terminal")
-	outFD, err := syscall.Dup(1)
-	if err != nil {
-		term.Close()
-		return nil, nil, fmt.Errorf("log file: %w", err)
-	}
-	out = os.NewFile(uintptr(outFD), "stdout")
-	if err := logOut.toFile(path, true); err != nil {
-		term.Close()
-		out.Close()
-		return nil, nil, err
-	}
-	return term, out, nil
+	mf.metrics = srv
+	return nil
 }
 
 // pusher is a follower that also applies pushed notifications: a

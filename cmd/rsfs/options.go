@@ -8,24 +8,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// ignoredOptions are the generic mount(8) options a helper may be passed.
-// They are accepted and ignored: rsfs is always read-only, and the kernel
-// mount is made nodev,nosuid by FUSE whatever they say. The ones mount(8)
-// and mount.fuse3 act on themselves (noauto, user, _netdev, nofail,
-// x-systemd.*, comment=) are accepted too, for `rsfs URL DIR -o ...` typed
-// by hand with an fstab line's options.
-var ignoredOptions = map[string]bool{
-	"ro": true, "rw": true, "defaults": true,
-	"dev": true, "nodev": true, "suid": true, "nosuid": true, "exec": true, "noexec": true,
-	"atime": true, "noatime": true, "relatime": true, "strictatime": true, "diratime": true, "nodiratime": true,
-	"lazytime": true, "nolazytime": true, "sync": true, "async": true, "dirsync": true,
-	"auto": true, "noauto": true, "user": true, "nouser": true, "users": true, "owner": true, "group": true,
-	"_netdev": true, "nofail": true,
-}
-
-// ignoredOptionPrefixes are option families that are accepted and ignored.
-var ignoredOptionPrefixes = []string{"x-", "comment="}
-
 // helperArgs rewrites the form mount(8) and mount.fuse3 use, `rsfs URL DIR
 // -o OPTIONS`, into `rsfs mount URL DIR --flag...`: an argument list that
 // starts with a URL (a word with a ':', '/' or '.', which no command name
@@ -98,16 +80,23 @@ func optionFlags(opts string, lookup func(string) *pflag.Flag) ([]string, error)
 	return out, nil
 }
 
+// ignored reports whether o is a generic mount(8) option a helper may be
+// passed. They are accepted and ignored: rsfs is always read-only, and the
+// kernel mount is made nodev,nosuid by FUSE whatever they say. The ones
+// mount(8) and mount.fuse3 act on themselves (noauto, user, _netdev,
+// nofail, x-systemd.*, comment=) are accepted too, for `rsfs URL DIR -o
+// ...` typed by hand with an fstab line's options.
 func ignored(o string) bool {
-	if ignoredOptions[o] {
+	switch o {
+	case "ro", "rw", "defaults",
+		"dev", "nodev", "suid", "nosuid", "exec", "noexec",
+		"atime", "noatime", "relatime", "strictatime", "diratime", "nodiratime",
+		"lazytime", "nolazytime", "sync", "async", "dirsync",
+		"auto", "noauto", "user", "nouser", "users", "owner", "group",
+		"_netdev", "nofail":
 		return true
 	}
-	for _, p := range ignoredOptionPrefixes {
-		if strings.HasPrefix(o, p) {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(o, "x-") || strings.HasPrefix(o, "comment=")
 }
 
 // rewriteHelperArgs applies helperArgs to os.Args for root, so that a

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"rsfs/statedir"
@@ -28,5 +29,10 @@ func lockState(mf *mountFlags, rawURL, dir string) (*statedir.Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return statedir.Take(stateDir, dir, rawURL, mf.sizes.cacheTotal)
+	l, err := statedir.Take(stateDir, dir, rawURL, mf.sizes.cacheTotal)
+	var locked *statedir.LockedError
+	if errors.As(err, &locked) {
+		return nil, fmt.Errorf("%w: unmount it first, or mount with another --cache-dir (or --cache-dir none)", err)
+	}
+	return l, err
 }

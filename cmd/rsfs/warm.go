@@ -128,7 +128,7 @@ func warmSummary(out io.Writer, targets []*warmTarget, asJSON bool) error {
 				fmt.Fprintf(out, "%s: %d files, %s, do not fit --cache-max-size %s: it needs %s more; nothing fetched\n",
 					t.arg, j.Files, report.Size(j.Bytes), report.Size(j.DiskMax), report.Size(j.Needs))
 			} else {
-				fmt.Fprintf(out, "%s: %s; nothing fetched\n", t.arg, j.Error)
+				fmt.Fprintf(out, "%s: %s; nothing fetched\n", t.arg, warmError(j.Error))
 			}
 			continue
 		}
