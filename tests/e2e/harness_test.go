@@ -135,12 +135,21 @@ func allowOtherHost(src *sourcetest.Source) []string {
 // unmounts in t.Cleanup.
 func mount(t *testing.T, url string, extra ...string) *mounted {
 	t.Helper()
+	return mountWithin(t, 2*time.Minute, url, extra...)
+}
+
+// mountWithin is mount with another bound on the mount command: a Source
+// of a million resources loads in about 20 s of one core, so on a machine
+// loaded many times over (stress-ng beside parallel tests) it needs more
+// than mount's 2 minutes without hanging.
+func mountWithin(t *testing.T, bound time.Duration, url string, extra ...string) *mounted {
+	t.Helper()
 	needFUSE(t)
 	dir := t.TempDir()
 	m := &mounted{url: url, dir: filepath.Join(dir, "mnt"), logFile: filepath.Join(dir, "rsfs.log")}
 	require.NoError(t, os.Mkdir(m.dir, 0o755))
 	args := append([]string{"mount", url, m.dir, "--log-file", m.logFile, "--cache-dir", filepath.Join(dir, "cache")}, extra...)
-	_, stderr, err := run(t, 2*time.Minute, rsfsBin, args...)
+	_, stderr, err := run(t, bound, rsfsBin, args...)
 	if err != nil {
 		log, _ := os.ReadFile(m.logFile)
 		require.NoError(t, err, "rsfs mount: %s\nrsfs log:\n%s", stderr, log)

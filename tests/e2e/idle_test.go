@@ -18,7 +18,7 @@ func TestMountAtRestUsesNoCPU(t *testing.T) {
 		t.Skip("loads 1,000,000 resources")
 	}
 	src := startSource(t, sourcetest.Config{Resources: 1_000_000, PerList: 50_000})
-	m := mount(t, src.URL(), "--cache-dir", "none", "--poll-interval", "1h")
+	m := mountWithin(t, 10*time.Minute, src.URL(), "--cache-dir", "none", "--poll-interval", "1h")
 	pid := m.pid(t)
 	// The load's last work (freeing what parsing the lists left) ends
 	// when it ends on a loaded machine: wait for a quiet second first.
