@@ -101,6 +101,7 @@ func (c *Catalog) WriteSnapshot(w io.Writer, state []byte) error {
 	if err != nil {
 		return err
 	}
+	defer img.release()
 	return img.writeTo(w)
 }
 

@@ -15,8 +15,9 @@ import (
 // sliced at their current lengths).
 type snapshotImage struct {
 	small   []byte   // sections meta to children, framed
-	records []byte   // the records section's payload
+	records []byte   // the records section's payload, in scratch memory
 	arena   [][]byte // arena chunk slots as of the capture
+	release func()   // gives records back; the image is unusable after
 }
 
 // captureSnapshot copies the catalog under its read lock.
@@ -41,7 +42,8 @@ func (c *Catalog) captureSnapshot(state []byte) (*snapshotImage, error) {
 	}
 	c.encodeAltIno(&e)
 	c.encodeDirs(&e)
-	return &snapshotImage{small: e.b, records: c.recordsImage(), arena: slices.Clone(c.arena.chunks)}, nil
+	records, release := c.recordsImage()
+	return &snapshotImage{small: e.b, records: records, arena: slices.Clone(c.arena.chunks), release: release}, nil
 }
 
 // begin starts a section whose length end fills in.
@@ -157,10 +159,11 @@ func boolByte(b bool) uint8 {
 	return 0
 }
 
-// recordsImage copies the records (IDs 0 to next-1) in disk form.
-func (c *Catalog) recordsImage() []byte {
+// recordsImage copies the records (IDs 0 to next-1) in disk form, into
+// scratch memory that release gives back to the OS.
+func (c *Catalog) recordsImage() (out []byte, release func()) {
 	n := int(c.files.next)
-	out := make([]byte, n*recordSize)
+	out, release = scratch(n * recordSize)
 	for ci, chunk := range c.files.chunks {
 		first := ci * fileChunkSize
 		if first >= n {
@@ -169,7 +172,7 @@ func (c *Catalog) recordsImage() []byte {
 		count := min(fileChunkSize, n-first)
 		encodeRecords(out[first*recordSize:], chunk[:count])
 	}
-	return out
+	return out, release
 }
 
 // Arena slot kinds in the arena section.
