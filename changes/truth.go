@@ -62,7 +62,7 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 	}
 	var failed []error
 	for _, set := range src.Sets() {
-		w := newWalk(src, wholeReads{src}, Position{Time: st.ListedAt(set)}, time.Now())
+		w := newWalk(src, loadedReads{wholeReads{src}, st.Reads}, Position{Time: st.ListedAt(set)}, time.Now())
 		w.cat, w.fresh = cat, true
 		w.changeLists(ctx, src.Docs(set, resourcesync.CapChangeList))
 		w.changeDumps(ctx, src.Docs(set, resourcesync.CapChangeDump))

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"sync"
 	"time"
+
+	"rsfs/resourcesync"
 )
 
 // unreadDocs are documents that could not be read, by URL, with their
@@ -100,8 +103,8 @@ func (s *Source) UnreadDumps(set *Set) map[string]UnreadDoc {
 // (LoadEach), which reads every dump again. One that still fails keeps its
 // latest error, without another warning.
 func (s *Source) RetryUnreadDumps(ctx context.Context) (readable bool) {
-	for u := range s.unread.copy() {
-		if _, err := s.dumpPackages(ctx, u, 0); err != nil {
+	for u, d := range s.unread.copy() {
+		if err := s.readDump(ctx, d.set, u); err != nil {
 			if ctx.Err() != nil {
 				return false
 			}
@@ -112,6 +115,21 @@ func (s *Source) RetryUnreadDumps(ctx context.Context) (readable bool) {
 		readable = true
 	}
 	return readable
+}
+
+// readDump reads set's dump u again, as a load does (the documents, not the
+// packages), and returns why it, or a child of its index, cannot be read.
+func (s *Source) readDump(ctx context.Context, set *Set, u string) error {
+	if !slices.Contains(s.Docs(set, resourcesync.CapChangeDump), u) {
+		_, err := (&dumpWalk{s: s, get: s.GetDoc}).packages(ctx, u, 0)
+		return err
+	}
+	v := &dumpVisitor{l: &loader{s: s, read: &Reads{}}}
+	w := ChangeWalk{Src: s, V: v}
+	if err := w.Doc(ctx, u, -1, time.Time{}, 0, true); err != nil {
+		v.errs = append(v.errs, err)
+	}
+	return errors.Join(v.errs...)
 }
 
 // saved is the unread dumps as a State keeps them; nil for none.

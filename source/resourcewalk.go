@@ -1,0 +1,74 @@
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"rsfs/resourcesync"
+)
+
+// The walk of Resource List and Resource Dump indexes: an index's children
+// are read in order, to MaxDepth (the one depth rule, changewalk.go), and
+// a child that cannot be read is a failure of its own while its siblings
+// are read. A load streams Resource Lists (readLists, each document with
+// its depth) and reads Resource Dumps whole (dumpWalk); inspect counts
+// both the same way (inspectDoc, inspectResourceDump).
+
+// dumpWalk walks a Resource Dump, or an index of them: each document is
+// read once, by get; seen, when set, is told of each document read whole
+// (inspect counts it); failed, when set, of each index's child that could
+// not be read (else its error joins the walk's).
+type dumpWalk struct {
+	s      *Source
+	get    func(context.Context, string) (*resourcesync.Document, error)
+	seen   func(depth int, doc *resourcesync.Document)
+	failed func(u string, err error)
+}
+
+// packages lists the packages of the Resource Dump (or index) u, at depth,
+// each with the time of the dump that names it. A package named as the
+// dump itself (DSpace's *.zip) is that one package, with a warning. The
+// error is u's own, joined with its children's failures unless failed
+// takes them; the packages of the documents read come with it.
+func (w *dumpWalk) packages(ctx context.Context, u string, depth int) ([]dumpPackage, error) {
+	if depth > MaxDepth {
+		return nil, tooDeep("resource dump", u)
+	}
+	doc, err := w.get(ctx, u)
+	var pe *resourcesync.ParseError
+	if errors.As(err, &pe) {
+		if _, perr := w.s.pkgs.open(ctx, u); perr == nil {
+			doc, err = &resourcesync.Document{
+				Header:   resourcesync.Header{URL: u, Root: resourcesync.URLSet, MD: resourcesync.MD{Capability: resourcesync.CapResourceDump}},
+				Entries:  []resourcesync.Entry{{Loc: u}},
+				Warnings: []resourcesync.Warning{resourcesync.PackageAsDump(u)},
+			}, nil
+			w.s.warn(doc.Warnings)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read dump: %w", err)
+	}
+	if w.seen != nil {
+		w.seen(depth, doc)
+	}
+	var out []dumpPackage
+	var errs []error
+	for _, e := range doc.Entries {
+		w.s.AllowDoc(e.Loc)
+		if doc.Header.Root != resourcesync.SitemapIndex {
+			out = append(out, dumpPackage{url: e.Loc, at: ListTime(&doc.Header.MD)})
+			continue
+		}
+		more, err := w.packages(ctx, e.Loc, depth+1)
+		out = append(out, more...)
+		switch {
+		case err != nil && w.failed != nil:
+			w.failed(e.Loc, err)
+		case err != nil:
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
