@@ -42,8 +42,8 @@ type docReader interface {
 	pkg(ctx context.Context, u string) (*source.PackageRead, error)
 }
 
-// wholeReads reads every document whole (an unconditional GET): Truth's
-// and Plan's reader.
+// wholeReads reads every document whole (an unconditional GET): under
+// Plan's reader (onceReads) and Truth's (loadedReads).
 type wholeReads struct{ s *source.Source }
 
 func (w wholeReads) get(ctx context.Context, u string) (*resourcesync.Document, error) {

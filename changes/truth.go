@@ -24,7 +24,7 @@ import (
 // is sealed, and then, set by set, every change document the Capability
 // List names now is walked as the follower's first poll after a load walks
 // it, but read whole (an unconditional GET): from the set's list time, an
-// index followed to its children (up to maxDepth levels) but those closed
+// index followed to its children (up to source.MaxDepth levels) but those closed
 // before that time, entries dated by datedChanges, changes met twice kept
 // once, undated ones behind the list time whose result the catalog lacks
 // kept as doubts, and the latest change behind the list time of each

@@ -391,7 +391,8 @@ func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.T
 // of its index) is left out with a warning (once, until it reads again)
 // and tried again at a later poll (RetryUnreadDumps): the Resource Lists,
 // the other dumps and the index's other children still load. Only a Source
-// with neither fails. What it read is kept (l.read) for a walk in the same
+// with no Resource List, and no package named by a dump that could be read,
+// fails. What it read is kept (l.read) for a walk in the same
 // use (Truth) to read again without asking.
 func (l *loader) readDumps(ctx context.Context) error {
 	l.pkgs = map[string]dumpPackage{}
@@ -642,8 +643,8 @@ func (s *Source) OpenMember(ctx context.Context, l *resourcesync.Link, off, n in
 	return pkg.Reader(ctx, m, off, n)
 }
 
-// parallel runs fn on every item with at most n at once, and returns the
-// first error.
+// parallel runs fn on every item with at most n at once, and returns
+// their errors, joined.
 func parallel(ctx context.Context, n int, items []string, fn func(context.Context, string) error) error {
 	if n <= 0 {
 		n = 1
@@ -672,9 +673,12 @@ func parallel(ctx context.Context, n int, items []string, fn func(context.Contex
 // ReadDumpBatch reads the bytes of resources that have a dump copy of their
 // version (whether it is their first origin or a fallback), with one request
 // per run of members in a package instead of one per resource
-// (zipindex.Package.ReadMembers: a run bridges gaps of at most 64 KiB of
-// members not asked for); the packages are read at once, up to
-// dumpBatchPackages of them. It returns the bytes by index; nil where a
+// (zipindex.Package.ReadMembers: a run reads through the members not asked
+// for between two wanted ones where that costs less than another request:
+// up to the bytes of one round trip, 16 to 256 KiB, on fetch's reader, 64
+// KiB on one that does not measure its network; and its runs go several to
+// a multi-range request, where a gap of more than 256 bytes starts a new
+// range); the packages are read at once, up to dumpBatchPackages of them. It returns the bytes by index; nil where a
 // resource has no dump copy or its member could not be read (the normal
 // read path, with its own checks and fallbacks, is left to it).
 func (s *Source) ReadDumpBatch(ctx context.Context, rs []*catalog.Resource) [][]byte {

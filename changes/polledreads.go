@@ -60,6 +60,9 @@ func (p *polledReads) read(u string, children []resourcesync.Entry, index bool, 
 	}
 }
 
+// pkg reads a Change Dump's package whole: a package is not polled (a
+// Change Dump names a new one for new changes), and its ETag guards its
+// reads (If-Range).
 func (p *polledReads) pkg(ctx context.Context, u string) (*source.PackageRead, error) {
 	return p.f.s.ReadPackage(ctx, u)
 }
