@@ -3,6 +3,7 @@ package source
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -118,6 +119,70 @@ func TestLoadWalksChangeDumpIndexesByTheOneRule(t *testing.T) {
 				assert.ErrorContains(t, err, f)
 			}
 			assert.Equal(t, len(tc.failures), strings.Count(err.Error(), "\n")+1, "each failure once: %v", err)
+		})
+	}
+}
+
+// listIndexSite is a Source whose Capability List names a Resource List of
+// b.txt and a Resource List Index whose chain of indexes is nested levels
+// deep above a Resource List of a.txt.
+func listIndexSite(t *testing.T, levels int) string {
+	t.Helper()
+	docs := map[string]string{
+		"/caps.xml": `<urlset ` + nsXML + `><rs:md capability="capabilitylist"/>
+<url><loc>{base}/rli0.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>{base}/direct.xml</loc><rs:md capability="resourcelist"/></url></urlset>`,
+		"/rl.xml":     resList,
+		"/direct.xml": strings.ReplaceAll(resList, "/a.txt", "/b.txt"),
+	}
+	for i := 0; i < levels; i++ {
+		next := fmt.Sprintf("{base}/rli%d.xml", i+1)
+		if i == levels-1 {
+			next = "{base}/rl.xml"
+		}
+		docs[fmt.Sprintf("/rli%d.xml", i)] = `<sitemapindex ` + nsXML + `><rs:md capability="resourcelist"/>` +
+			`<sitemap><loc>` + next + `</loc></sitemap></sitemapindex>`
+	}
+	return walkSite(t, docs, nil)
+}
+
+// A load and inspect follow a Resource List Index's chain by the same rule
+// as every walk of indexes: to MaxDepth (3) under the document the
+// Capability List names, and not deeper (a failure of its own, the other
+// lists loaded).
+func TestResourceListIndexesByTheOneRule(t *testing.T) {
+	for _, tc := range []struct {
+		levels int
+		loaded bool
+	}{{1, true}, {3, true}, {4, false}} {
+		t.Run(fmt.Sprintf("depth %d", tc.levels), func(t *testing.T) {
+			base := listIndexSite(t, tc.levels)
+			s, cat, _, err := load(t, base+"/caps.xml")
+			require.NoError(t, err)
+			_, ok := cat.ByURI(base + "/a.txt")
+			assert.Equal(t, tc.loaded, ok, "the nested list's resource")
+			_, ok = cat.ByURI(base + "/b.txt")
+			assert.True(t, ok, "the other list's")
+			unread := s.UnreadLists(s.Sets()[0])
+			if tc.loaded {
+				assert.Empty(t, unread)
+			} else {
+				require.Len(t, unread, 1)
+				assert.ErrorContains(t, unread[base+"/rl.xml"].Err, "nested too deep")
+			}
+
+			s, err = discover(t, base+"/caps.xml")
+			require.NoError(t, err)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rep, err := s.Inspect(ctx)
+			require.NoError(t, err)
+			require.Len(t, rep.Sets, 1)
+			want := int64(1)
+			if tc.loaded {
+				want = 2
+			}
+			assert.Equal(t, want, rep.Sets[0].Resources, "inspect counts what a load loads")
 		})
 	}
 }
