@@ -86,7 +86,7 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 // catalogHolds reports whether cat already holds a change's result (the
 // follower's doubts and Truth's ask it): a deleted resource is absent; a
 // created or updated one is there in the version the entry lists
-// (source.SameVersion).
+// (catalog.SameVersion).
 func catalogHolds(cat *catalog.Catalog, c *change) bool {
 	e := c.entry
 	id, ok := cat.ByURI(e.Loc)
@@ -97,7 +97,7 @@ func catalogHolds(cat *catalog.Catalog, c *change) bool {
 		return false
 	}
 	res, ok := cat.Resource(id)
-	return ok && source.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
+	return ok && catalog.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
 }
 
 // applyTruth applies a set's changes to cat by the apply plan. A length
@@ -153,7 +153,7 @@ func (d Drift) String() string {
 }
 
 // Compare compares have (e.g. a mount's catalog) with want (Truth). A
-// record is updated when source.CompareVersion says it is another version;
+// record is updated when catalog.CompareVersion says it is another version;
 // two that nothing tells apart (no lastmod, no common hash, lengths that do
 // not disagree) are no drift.
 func Compare(have, want *catalog.Catalog) Drift {
@@ -165,7 +165,7 @@ func Compare(have, want *catalog.Catalog) Drift {
 		case w == nil:
 		case h == nil:
 			d.Created = append(d.Created, u)
-		case source.CompareVersion(h, w.Hashes, w.Lastmod, w.Length) == source.VersionOther:
+		case catalog.CompareVersion(h, w.Hashes, w.Lastmod, w.Length) == catalog.VersionOther:
 			d.Updated = append(d.Updated, u)
 		}
 	}
