@@ -121,7 +121,7 @@ func (sr *SetReport) noteLinks(e *resourcesync.Entry) {
 type FollowPlan struct {
 	// Polled are the documents each poll reads once caught up: the Change
 	// Lists and Change Dumps the Capability List names, and of an index
-	// (at any depth) the children its entries do not close (until) before
+	// (to MaxDepth) the children its entries do not close (until) before
 	// the position.
 	Polled []string `json:"polled"`
 	// Position is where following stands once caught up: past the newest
