@@ -348,7 +348,7 @@ func (l *loader) readDumps(ctx context.Context) error {
 	unread := map[string]unreadDoc{}
 	for _, set := range l.s.Sets() {
 		for _, u := range l.s.Docs(set, resourcesync.CapResourceDump) {
-			found, err := (&dumpWalk{s: l.s, get: l.s.GetDoc}).packages(ctx, u, 0)
+			found, err := l.s.readResourceDump(ctx, u)
 			if err != nil && ctx.Err() != nil {
 				return err
 			} else if err != nil {

@@ -270,7 +270,7 @@ func (s *Source) inspectResourceDump(ctx context.Context, u string, dr *DocRepor
 	pkgs, err := w.packages(ctx, u, 0)
 	if err != nil {
 		dr.Error = err.Error()
-		sr.Packages = append(sr.Packages, PackageReport{URL: u, Error: err.Error()})
+		sr.Packages = append(sr.Packages, PackageReport{URL: u, Error: "read dump: " + err.Error()})
 	}
 	for _, p := range pkgs {
 		sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p.url, sr))

@@ -30,7 +30,8 @@ type dumpWalk struct {
 // each with the time of the dump that names it. A package named as the
 // dump itself (DSpace's *.zip) is that one package, with a warning. The
 // error is u's own, joined with its children's failures unless failed
-// takes them; the packages of the documents read come with it.
+// takes them; the packages of the documents read come with it. (A load
+// says it as "read dump: …": readResourceDump.)
 func (w *dumpWalk) packages(ctx context.Context, u string, depth int) ([]dumpPackage, error) {
 	if depth > MaxDepth {
 		return nil, tooDeep("resource dump", u)
@@ -48,7 +49,7 @@ func (w *dumpWalk) packages(ctx context.Context, u string, depth int) ([]dumpPac
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read dump: %w", err)
+		return nil, err
 	}
 	if w.seen != nil {
 		w.seen(depth, doc)
@@ -71,4 +72,15 @@ func (w *dumpWalk) packages(ctx context.Context, u string, depth int) ([]dumpPac
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// readResourceDump is the packages of a Resource Dump u (dumpWalk, reading
+// each document by GetDoc), and why it, or a child of its index, could not
+// be read.
+func (s *Source) readResourceDump(ctx context.Context, u string) ([]dumpPackage, error) {
+	found, err := (&dumpWalk{s: s, get: s.GetDoc}).packages(ctx, u, 0)
+	if err != nil {
+		return found, fmt.Errorf("read dump: %w", err)
+	}
+	return found, nil
 }

@@ -121,7 +121,7 @@ func (s *Source) RetryUnreadDumps(ctx context.Context) (readable bool) {
 // packages), and returns why it, or a child of its index, cannot be read.
 func (s *Source) readDump(ctx context.Context, set *Set, u string) error {
 	if !slices.Contains(s.Docs(set, resourcesync.CapChangeDump), u) {
-		_, err := (&dumpWalk{s: s, get: s.GetDoc}).packages(ctx, u, 0)
+		_, err := s.readResourceDump(ctx, u)
 		return err
 	}
 	v := &dumpVisitor{l: &loader{s: s, read: &Reads{}}}
