@@ -94,7 +94,7 @@ func (w *ChangeWalk) Doc(ctx context.Context, u string, parent int, until time.T
 	me := w.V.Visit(u, parent, until, dump)
 	doc, err := w.V.Get(ctx, u)
 	if err != nil && dump {
-		if pd, ok := w.packageAsDump(ctx, u, err); ok {
+		if pd, ok := w.Src.packageAsDump(ctx, u, resourcesync.CapChangeDump, err, w.Quiet); ok {
 			doc, err = pd, nil
 		}
 	}
@@ -146,23 +146,26 @@ func (w *ChangeWalk) children(ctx context.Context, children []resourcesync.Entry
 	}
 }
 
-// packageAsDump is u, named as a Change Dump but not XML (parseErr), as a
-// Change Dump of that one package, if it opens as one.
-func (w *ChangeWalk) packageAsDump(ctx context.Context, u string, parseErr error) (*resourcesync.Document, bool) {
+// packageAsDump is u, named as a dump of capability c but not XML
+// (parseErr), as a dump of that one package, if it opens as one: DSpace's
+// Capability List names each run's changedump_*.zip itself. Every walk of
+// dumps asks it (ChangeWalk, dumpWalk); the document it returns carries the
+// warning that says so, logged unless quiet (inspect reports it).
+func (s *Source) packageAsDump(ctx context.Context, u string, c resourcesync.Capability, parseErr error, quiet bool) (*resourcesync.Document, bool) {
 	var pe *resourcesync.ParseError
 	if !errors.As(parseErr, &pe) {
 		return nil, false
 	}
-	if _, err := w.Src.OpenPackage(ctx, u); err != nil {
+	if _, err := s.OpenPackage(ctx, u); err != nil {
 		return nil, false
 	}
 	doc := &resourcesync.Document{
-		Header:   resourcesync.Header{URL: u, Root: resourcesync.URLSet, MD: resourcesync.MD{Capability: resourcesync.CapChangeDump}},
+		Header:   resourcesync.Header{URL: u, Root: resourcesync.URLSet, MD: resourcesync.MD{Capability: c}},
 		Entries:  []resourcesync.Entry{{Loc: u}},
 		Warnings: []resourcesync.Warning{resourcesync.PackageAsDump(u)},
 	}
-	if !w.Quiet {
-		w.Src.warn(doc.Warnings)
+	if !quiet {
+		s.warn(doc.Warnings)
 	}
 	return doc, true
 }

@@ -186,3 +186,27 @@ func TestResourceListIndexesByTheOneRule(t *testing.T) {
 		})
 	}
 }
+
+// A Capability List that names a package as its Change Dump or Resource
+// Dump (DSpace's changedump_*.zip) is read as a dump of that one package,
+// by the one check every walk of dumps asks: its members load.
+func TestAPackageNamedAsADumpLoads(t *testing.T) {
+	for _, c := range []string{"changedump", "resourcedump"} {
+		t.Run(c, func(t *testing.T) {
+			docs := map[string]string{
+				"/caps.xml": `<urlset ` + nsXML + `><rs:md capability="capabilitylist"/>
+<url><loc>{base}/run1.zip</loc><rs:md capability="` + c + `"/></url></urlset>`,
+			}
+			zips := map[string][]byte{}
+			base := walkSite(t, docs, zips)
+			zips["/run1.zip"] = zipOf(t, map[string]string{"manifest.xml": `<urlset ` + nsXML + `><rs:md capability="` + c + `-manifest" at="2024-01-03T00:00:00Z"/>
+<url><loc>` + base + `/n.txt</loc><lastmod>2024-01-03T00:00:00Z</lastmod><rs:md change="created" length="4" path="/res/n.txt"/></url></urlset>`,
+				"res/n.txt": "nnnn"})
+			s, cat, _, err := load(t, base+"/caps.xml")
+			require.NoError(t, err)
+			_, ok := cat.ByURI(base + "/n.txt")
+			assert.True(t, ok, "the package's member")
+			assert.Empty(t, s.UnreadDumps(s.Sets()[0]))
+		})
+	}
+}

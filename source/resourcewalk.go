@@ -37,15 +37,9 @@ func (w *dumpWalk) packages(ctx context.Context, u string, depth int) ([]dumpPac
 		return nil, tooDeep("resource dump", u)
 	}
 	doc, err := w.get(ctx, u)
-	var pe *resourcesync.ParseError
-	if errors.As(err, &pe) {
-		if _, perr := w.s.pkgs.open(ctx, u); perr == nil {
-			doc, err = &resourcesync.Document{
-				Header:   resourcesync.Header{URL: u, Root: resourcesync.URLSet, MD: resourcesync.MD{Capability: resourcesync.CapResourceDump}},
-				Entries:  []resourcesync.Entry{{Loc: u}},
-				Warnings: []resourcesync.Warning{resourcesync.PackageAsDump(u)},
-			}, nil
-			w.s.warn(doc.Warnings)
+	if err != nil {
+		if pd, ok := w.s.packageAsDump(ctx, u, resourcesync.CapResourceDump, err, false); ok {
+			doc, err = pd, nil
 		}
 	}
 	if err != nil {
