@@ -247,7 +247,8 @@ func (l *loader) report() {
 }
 
 // readLists walks the documents breadth-first with a bounded pool: an index
-// adds its children to the queue, a list streams into the catalog.
+// adds its children to the queue, to MaxDepth (deeper is a failure of its
+// own), a list streams into the catalog.
 func (l *loader) readLists(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
