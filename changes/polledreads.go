@@ -62,7 +62,11 @@ func (p *polledReads) read(u string, children []resourcesync.Entry, index bool, 
 
 // pkg reads a Change Dump's package whole: a package is not polled (a
 // Change Dump names a new one for new changes), and its ETag guards its
-// reads (If-Range).
+// reads (If-Range). The catch-up poll after a load takes what the load
+// read of it (source.TakeLoadedPackage).
 func (p *polledReads) pkg(ctx context.Context, u string) (*source.PackageRead, error) {
+	if pr, ok, err := p.f.s.TakeLoadedPackage(u); ok {
+		return pr, err
+	}
 	return p.f.s.ReadPackage(ctx, u)
 }

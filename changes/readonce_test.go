@@ -83,20 +83,23 @@ func startReadOnceSource(t *testing.T) *readOnceSource {
 		"/cd2.xml": `<urlset ` + ns + `><rs:md capability="changedump" from="2024-01-03T00:00:00Z"/>
 <url><loc>BASE/p3.zip</loc><rs:md type="application/zip" from="2024-01-03T00:00:00Z" until="2024-01-04T00:00:00Z"/></url></urlset>`,
 	}
-	manifest := func(c, body string) string {
-		return strings.ReplaceAll(`<urlset `+ns+`><rs:md capability="`+c+`" at="2024-01-01T00:00:00Z"/>`+body+`</urlset>`, "BASE", s.base)
+	manifest := func(c, md, body string) string {
+		return strings.ReplaceAll(`<urlset `+ns+`><rs:md capability="`+c+`" `+md+`/>`+body+`</urlset>`, "BASE", s.base)
+	}
+	span := func(from, until string) string {
+		return `from="2024-01-0` + from + `T00:00:00Z" until="2024-01-0` + until + `T00:00:00Z"`
 	}
 	s.zips = map[string][]byte{
-		"/rd.zip": zipPackage(t, manifest("resourcedump-manifest",
+		"/rd.zip": zipPackage(t, manifest("resourcedump-manifest", `at="2024-01-01T00:00:00Z"`,
 			`<url><loc>BASE/a.txt</loc><lastmod>2023-06-01T00:00:00Z</lastmod><rs:md length="1" path="/res/a.txt"/></url>`),
 			map[string]string{"res/a.txt": "a"}),
-		"/p1.zip": zipPackage(t, manifest("changedump-manifest",
+		"/p1.zip": zipPackage(t, manifest("changedump-manifest", span("1", "2"),
 			`<url><loc>BASE/n.txt</loc><lastmod>2024-01-01T13:00:00Z</lastmod><rs:md change="created" datetime="2024-01-01T13:00:00Z" path="/res/n.txt"/></url>`),
 			map[string]string{"res/n.txt": "nnnn"}),
-		"/p2.zip": zipPackage(t, manifest("changedump-manifest",
+		"/p2.zip": zipPackage(t, manifest("changedump-manifest", span("2", "3"),
 			`<url><loc>BASE/b.txt</loc><lastmod>2024-01-02T13:00:00Z</lastmod><rs:md change="updated" datetime="2024-01-02T13:00:00Z" length="2" path="/res/b.txt"/></url>`),
 			map[string]string{"res/b.txt": "bb"}),
-		"/p3.zip": zipPackage(t, manifest("changedump-manifest",
+		"/p3.zip": zipPackage(t, manifest("changedump-manifest", span("3", "4"),
 			`<url><loc>BASE/c.txt</loc><rs:md change="deleted" datetime="2024-01-03T13:00:00Z"/></url>`),
 			map[string]string{}),
 	}
@@ -180,4 +183,28 @@ func TestEveryDocumentIsReadOncePerUse(t *testing.T) {
 			assert.Equal(t, 1, hits["HEAD "+z], "%s: HEADs of %s", name, z)
 		}
 	}
+
+	// A fresh mount: the load, then the catch-up poll, which reads the
+	// Change Dumps again (it polls them: a whole GET, whose validators the
+	// next poll asks with) but walks their packages from what the load
+	// read: no package request twice.
+	src, err := discoverSource(ctx, s.base+"/caps.xml", testOptions())
+	require.NoError(t, err)
+	fresh()
+	cat := catalog.New(catalog.Options{Origin: src.Origin})
+	_, err = src.Load(ctx, cat, nil)
+	require.NoError(t, err)
+	f := New(src, cat, FollowOptions{}, nil)
+	require.NoError(t, f.Poll(ctx))
+	src.ForgetLoad() // as mountsrc's CatchUp does
+	hits := s.take()
+	t.Logf("mount (load and catch-up poll): requests per document %v", perDocument(hits))
+	var twice []string
+	for _, r := range repeated(hits) {
+		if !strings.Contains(r, ".xml") {
+			twice = append(twice, r)
+		}
+	}
+	assert.Empty(t, twice, "a fresh mount asks for each package's HEAD and ranges once")
+	assert.Equal(t, int64(2), resourceAt(cat, s.base+"/b.txt").Length, "the catch-up applied p2's update")
 }

@@ -63,6 +63,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 	for _, set := range s.Sets() { // no follower yet: nothing reads the sets meanwhile
 		set.ListedAt = st.listed[set]
 	}
+	s.loaded.Store(st.Reads) // for the catch-up poll (TakeLoadedPackage), until ForgetLoad
 	if err := cat.Seal(); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}

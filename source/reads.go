@@ -67,3 +67,28 @@ func (r *Reads) Package(u string) (p *PackageRead, ok bool, err error) {
 	d, ok := r.pkgs[u]
 	return d.p, ok, d.err
 }
+
+// take returns the package the load read at u, and forgets it: ok false
+// when the load did not ask for it (or it was taken).
+func (r *Reads) take(u string) (p *PackageRead, ok bool, err error) {
+	if r == nil {
+		return nil, false, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, ok := r.pkgs[u]
+	delete(r.pkgs, u)
+	return d.p, ok, d.err
+}
+
+// TakeLoadedPackage returns the package at u as the first load (Load) read
+// it (ReadPackage), once: the catch-up poll that follows a load walks the
+// Change Dumps' packages from what the load read, so a fresh mount reads
+// each manifest once. ok false: read it (ReadPackage).
+func (s *Source) TakeLoadedPackage(u string) (p *PackageRead, ok bool, err error) {
+	return s.loaded.Load().take(u)
+}
+
+// ForgetLoad drops what the first load read (once the catch-up poll has
+// walked, whatever it took).
+func (s *Source) ForgetLoad() { s.loaded.Store(nil) }

@@ -15,6 +15,7 @@ package source
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rsfs/fetch"
@@ -47,6 +48,10 @@ type Source struct {
 	// unreadLists are the Resource Lists that could not be read
 	// (unreadlists.go).
 	unreadLists unreadDocs
+	// loaded are the packages a first load (Load) read, for the catch-up
+	// poll that follows it to take rather than read again
+	// (TakeLoadedPackage); nil once ForgetLoad drops them.
+	loaded atomic.Pointer[Reads]
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one
