@@ -295,7 +295,7 @@ func (c *Catalog) setVersion(id NodeID, a *addition) bool {
 	changed := false
 	mt, tz := timeNanos(r.Lastmod), zoneMinutes(r.Lastmod)
 	length := r.Length
-	if length < 0 && f.size >= 0 && f.mtime == mt && c.sameHashes(f, a.blob) {
+	if length < 0 && f.size >= 0 && c.mayBeVersion(f, r) {
 		length = f.size // a length learned (SetLength) stays while the version does
 	}
 	if f.size != length || f.mtime != mt || f.tzMin != tz {
@@ -316,6 +316,19 @@ func (c *Catalog) setVersion(id NodeID, a *addition) bool {
 		changed = true
 	}
 	return changed
+}
+
+// mayBeVersion reports whether r, which publishes no length, may be the
+// version f holds, by the one rule of the same version (CompareVersion):
+// unless it is another version, f's learned length stays. An unknown (no
+// lastmod, no common hash) keeps it: every read checks a length against
+// the server's answer.
+func (c *Catalog) mayBeVersion(f *fileRec, r *Resource) bool {
+	held := Resource{Length: f.size, Lastmod: mtimeUTC(f.mtime)}
+	if f.hash != 0 {
+		held.Hashes = decodeHashes(c.arena.tail(f.hash))
+	}
+	return CompareVersion(&held, r.Hashes, r.Lastmod, r.Length) != VersionOther
 }
 
 // sameHashes reports whether f's hash blob is blob.

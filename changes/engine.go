@@ -16,18 +16,16 @@ import (
 	"rsfs/source"
 )
 
-// The one reader of change documents. The follower's polls and pushes,
-// Truth (drift repair's and audit's) and inspect's follow plan (Plan) all
-// walk a set's documents with a walk, collect its changes with its
-// collect, and order them with an applyPlan. What differs between them is
-// a parameter: how a document is read (docReader: a poll's conditional
-// GET with the validators of the last read, or a whole GET), where the walk
-// starts (the set's position, or the Resource Lists' time), and whether a
-// catalog answers for undated entries behind it.
-
-// maxDepth is how deep indexes of change documents may nest under the
-// document the Capability List names.
-const maxDepth = 3
+// The engine of change documents. The follower's polls and pushes, Truth
+// (drift repair's and audit's) and inspect's follow plan (Plan) all walk a
+// set's documents with the one walker of change documents
+// (source.ChangeWalk, which a load's reading of the Change Dumps uses too),
+// collect their changes with a walk's collect, and order them with an
+// applyPlan. What differs between them is a parameter: how a document is
+// read (docReader: a poll's conditional GET with the validators of the
+// last read, a whole GET, or what the load of the same use read), where
+// the walk starts (the set's position, or the Resource Lists' time), and
+// whether a catalog answers for undated entries behind it.
 
 // docReader is how a walk reads one document.
 type docReader interface {
@@ -40,10 +38,12 @@ type docReader interface {
 	remembered(u string) (children []resourcesync.Entry, index bool, cov coverage)
 	// read records what a document read whole held, for remembered.
 	read(u string, children []resourcesync.Entry, index bool, cov coverage)
+	// pkg reads a Change Dump's package (source.ReadPackage).
+	pkg(ctx context.Context, u string) (*source.PackageRead, error)
 }
 
-// wholeReads reads every document whole (an unconditional GET): Truth's
-// and Plan's reader.
+// wholeReads reads every document whole (an unconditional GET): under
+// Plan's reader (onceReads) and Truth's (loadedReads).
 type wholeReads struct{ s *source.Source }
 
 func (w wholeReads) get(ctx context.Context, u string) (*resourcesync.Document, error) {
@@ -55,6 +55,32 @@ func (wholeReads) remembered(string) ([]resourcesync.Entry, bool, coverage) {
 }
 
 func (wholeReads) read(string, []resourcesync.Entry, bool, coverage) {}
+
+func (w wholeReads) pkg(ctx context.Context, u string) (*source.PackageRead, error) {
+	return w.s.ReadPackage(ctx, u)
+}
+
+// loadedReads is wholeReads that takes what the load of the same use read
+// (source.Reads: its Change Dumps and packages) rather than ask again:
+// Truth's reader, so that its load and its walk read each document once.
+type loadedReads struct {
+	wholeReads
+	loaded *source.Reads
+}
+
+func (l loadedReads) get(ctx context.Context, u string) (*resourcesync.Document, error) {
+	if doc, ok, err := l.loaded.Doc(u); ok {
+		return doc, err
+	}
+	return l.wholeReads.get(ctx, u)
+}
+
+func (l loadedReads) pkg(ctx context.Context, u string) (*source.PackageRead, error) {
+	if p, ok, err := l.loaded.Package(u); ok {
+		return p, err
+	}
+	return l.wholeReads.pkg(ctx, u)
+}
 
 // walk reads one set's change documents and collects the changes past a
 // position.
@@ -137,19 +163,17 @@ func (w *walk) err() error {
 	return errors.Join(errs...)
 }
 
-// changeLists walks the Change Lists a set names, changeDumps its Change
-// Dumps: each failure is noted for its document, and the others are read.
-func (w *walk) changeLists(ctx context.Context, urls []string) {
-	for _, u := range urls {
-		w.fail(u, w.changeList(ctx, u, -1, time.Time{}, 0))
-	}
+// walker is the one walker of change documents (source.ChangeWalk), from
+// the position, telling w what it reads (walkVisitor).
+func (w *walk) walker() *source.ChangeWalk {
+	return &source.ChangeWalk{Src: w.s, V: walkVisitor{w}, From: w.pos.Time, Quiet: w.report != nil}
 }
 
-func (w *walk) changeDumps(ctx context.Context, urls []string) {
-	for _, u := range urls {
-		w.fail(u, w.changeDump(ctx, u, -1, time.Time{}, 0))
-	}
-}
+// changeLists walks the Change Lists a set names, changeDumps its Change
+// Dumps: each failure is noted for its document, and the others are read.
+func (w *walk) changeLists(ctx context.Context, urls []string) { w.walker().Lists(ctx, urls) }
+
+func (w *walk) changeDumps(ctx context.Context, urls []string) { w.walker().Dumps(ctx, urls) }
 
 // visit records a document read at depth under the visit parent.
 func (w *walk) visit(u string, parent int, until time.Time, dump bool) int {
@@ -157,120 +181,85 @@ func (w *walk) visit(u string, parent int, until time.Time, dump bool) int {
 	return len(w.visits) - 1
 }
 
-// changeList reads a Change List, or an index of them, changeDump a
-// Change Dump, or an index of them: document.
+// changeList reads a Change List, or an index of them, at depth under the
+// visit parent.
 func (w *walk) changeList(ctx context.Context, u string, parent int, until time.Time, depth int) error {
-	return w.document(ctx, u, parent, until, depth, false)
+	return w.walker().Doc(ctx, u, parent, until, depth, false)
 }
 
-func (w *walk) changeDump(ctx context.Context, u string, parent int, until time.Time, depth int) error {
-	return w.document(ctx, u, parent, until, depth, true)
+// walkVisitor is a walk as the walker's source.ChangeVisitor: it reads
+// through the walk's docReader, remembers what each document held (an
+// unchanged index's children are read again: a Change List may have
+// grown, a Change Dump gained packages), and collects the changes past
+// the position of each Change List and package.
+type walkVisitor struct{ w *walk }
+
+func (v walkVisitor) Get(ctx context.Context, u string) (*resourcesync.Document, error) {
+	return v.w.docs.get(ctx, u)
 }
 
-// document reads a Change List, or a Change Dump (dump), or an index of
-// either, and collects the changes past the position: a list's own, a
-// Change Dump's packages' (packages). A document unchanged since the last
-// read has nothing new, but an unchanged index's children may have grown
-// (a Change List more changes, a Change Dump more packages): they are read
-// again.
-func (w *walk) document(ctx context.Context, u string, parent int, until time.Time, depth int, dump bool) error {
-	what, read := "change list", w.changeList
-	if dump {
-		what, read = "change dump", w.changeDump
+func (v walkVisitor) Unchanged(u string) ([]resourcesync.Entry, bool) {
+	children, index, cov := v.w.docs.remembered(u)
+	if !index {
+		v.w.cov = v.w.cov.with(cov)
 	}
-	if depth > maxDepth {
-		return fmt.Errorf("%s %s: indexes nested too deep", what, u)
-	}
-	me := w.visit(u, parent, until, dump)
-	doc, err := w.docs.get(ctx, u)
-	if err != nil && dump && w.packageAsDump(ctx, u, me, depth, err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if doc == nil {
-		children, index, cov := w.docs.remembered(u)
-		if index {
-			w.children(ctx, children, me, depth, read)
-			return nil
-		}
-		w.cov = w.cov.with(cov)
-		return nil
-	}
+	return children, index
+}
+
+func (v walkVisitor) Visit(u string, parent int, until time.Time, dump bool) int {
+	return v.w.visit(u, parent, until, dump)
+}
+
+func (v walkVisitor) Failed(u string, err error) { v.w.fail(u, err) }
+
+// Read keeps what an index, list or Change Dump read whole held: an
+// index's children; a Change List's changes, and a closed one the
+// Capability List names is told of (closed).
+func (v walkVisitor) Read(u string, me, depth int, doc *resourcesync.Document, dump bool) {
+	w := v.w
 	w.report.noteDoc(me, doc)
-	if doc.Header.Root == resourcesync.SitemapIndex {
+	switch {
+	case doc.Header.Root == resourcesync.SitemapIndex:
 		w.docs.read(u, doc.Entries, true, coverage{})
-		w.children(ctx, doc.Entries, me, depth, read)
-		return nil
+	case dump: // its packages follow (Packages)
+	default:
+		w.docs.read(u, nil, false, w.collect(u, &doc.Header, doc.Entries, false))
+		if depth == 0 && w.closed != nil && !doc.Header.MD.Until.IsZero() {
+			w.closed(u, &doc.Header)
+		}
 	}
-	if dump {
-		w.docs.read(u, nil, false, w.packages(ctx, doc.Entries, me, depth))
-		return nil
-	}
-	w.docs.read(u, nil, false, w.collect(u, &doc.Header, doc.Entries, false))
-	if depth == 0 && w.closed != nil && !doc.Header.MD.Until.IsZero() {
-		w.closed(u, &doc.Header)
-	}
-	return nil
 }
 
-// packageAsDump reads u, named as a Change Dump but not XML (parseErr), as
-// a Change Dump of that one package, if it is one: DSpace's Capability
-// List names each run's changedump_*.zip itself. It reports whether u
-// was a package; then its changes are collected and a warning says so.
-func (w *walk) packageAsDump(ctx context.Context, u string, me, depth int, parseErr error) bool {
-	var pe *resourcesync.ParseError
-	if !errors.As(parseErr, &pe) {
-		return false
-	}
-	if _, _, err := packageEntries(ctx, w.s, u, nil); err != nil {
-		return false
-	}
-	doc := &resourcesync.Document{
-		Header:   resourcesync.Header{URL: u, Root: resourcesync.URLSet, MD: resourcesync.MD{Capability: resourcesync.CapChangeDump}},
-		Entries:  []resourcesync.Entry{{Loc: u}},
-		Warnings: []resourcesync.Warning{resourcesync.PackageAsDump(u)},
-	}
-	if w.report == nil {
-		w.s.Logger().Warn("tolerated: "+doc.Warnings[0].Msg, "url", u)
-	}
-	w.report.noteDoc(me, doc)
-	w.docs.read(u, nil, false, w.packages(ctx, doc.Entries, me, depth))
-	return true
-}
-
-// children reads the documents an index (or 1.0 archive) names, in order,
-// from the first whose interval holds the position: those its entries
-// close (until) before it are skipped. Each failure is noted for its
-// document.
-func (w *walk) children(ctx context.Context, children []resourcesync.Entry, parent, depth int,
-	read func(ctx context.Context, u string, parent int, until time.Time, depth int) error) {
-	for i := range children {
-		e := &children[i]
-		if until := e.MD.Until; !until.IsZero() && until.Before(w.pos.Time) {
+// Packages collects the changes, past the position, of the packages a
+// Change Dump names (each read by the docReader's pkg: a created or
+// updated resource gets its member as a copy of that version), and keeps
+// what they cover as the Change Dump's. Each failure is noted for its
+// package.
+func (v walkVisitor) Packages(ctx context.Context, u string, _ int, _ *resourcesync.Document, pkgs []resourcesync.Entry) {
+	w := v.w
+	var cov coverage
+	for _, e := range pkgs {
+		p, err := w.docs.pkg(ctx, e.Loc)
+		if w.report != nil {
+			w.report.pkgs[e.Loc] = w.report.sr.NotePackage(e.Loc, p.Pkg, p.Manifest, err)
+		}
+		if err != nil {
+			w.fail(e.Loc, packageErr(p, err))
 			continue
 		}
-		w.s.AllowDoc(e.Loc)
-		w.fail(e.Loc, read(ctx, e.Loc, parent, e.MD.Until, depth+1))
+		cov = cov.with(w.collect(e.Loc, &p.Manifest.Header, p.Entries, true))
 	}
+	w.docs.read(u, nil, false, cov)
 }
 
-// packages collects the changes, past the position, of the packages a
-// Change Dump names, and returns what they cover: a package closed before
-// the position is skipped. Each created or updated resource gets its
-// member in the package as a copy of that version (packageEntries).
-func (w *walk) packages(ctx context.Context, entries []resourcesync.Entry, me, depth int) coverage {
-	var cov coverage
-	w.children(ctx, entries, me, depth, func(ctx context.Context, pkg string, _ int, _ time.Time, _ int) error {
-		h, entries, err := packageEntries(ctx, w.s, pkg, w.report)
-		if err != nil {
-			return err
-		}
-		cov = cov.with(w.collect(pkg, h, entries, true))
-		return nil
-	})
-	return cov
+// packageErr is why a Change Dump's package could not be read: it did not
+// open, or its manifest could not be read (source's error names the
+// package then).
+func packageErr(p *source.PackageRead, err error) error {
+	if p.Pkg == nil {
+		return fmt.Errorf("change dump package: %w", err)
+	}
+	return fmt.Errorf("change %w", err)
 }
 
 // collect keeps a document's changes that are past the position, dated by

@@ -157,12 +157,12 @@ func (f *Follower) listDifferences(set *source.Set, u string, doc *resourcesync.
 }
 
 // sameListedVersion reports whether a listed entry is the version the
-// catalog holds (source.SameVersion), an entry without lastmod taking the
+// catalog holds (catalog.SameVersion), an entry without lastmod taking the
 // list's time (at).
 func sameListedVersion(old *catalog.Resource, e *resourcesync.Entry, at time.Time) bool {
 	lastmod := e.Lastmod
 	if lastmod.IsZero() {
 		lastmod = at
 	}
-	return source.SameVersion(old, e.MD.Hashes, lastmod, e.MD.Length)
+	return catalog.SameVersion(old, e.MD.Hashes, lastmod, e.MD.Length)
 }

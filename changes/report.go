@@ -30,9 +30,9 @@ func (r *walkReport) noteDoc(me int, doc *resourcesync.Document) {
 }
 
 // fill fills sr's reports of the change documents the Capability List
-// names with what w read under each, at any depth: whether it is an index
-// and of how many documents, the entries read, the documents that could
-// not be read and what the parser tolerated. Their entries count in sr
+// names with what w read under each, to source.MaxDepth: whether it is an
+// index and of how many documents, the entries read, the documents that
+// could not be read and what the parser tolerated. Their entries count in sr
 // (changes, dump packages, links), and every package a Change Dump read
 // names is reported: opened by the walk, or here when the walk skipped it
 // (closed before the position).

@@ -24,7 +24,7 @@ import (
 // is sealed, and then, set by set, every change document the Capability
 // List names now is walked as the follower's first poll after a load walks
 // it, but read whole (an unconditional GET): from the set's list time, an
-// index followed to its children (up to maxDepth levels) but those closed
+// index followed to its children (up to source.MaxDepth levels) but those closed
 // before that time, entries dated by datedChanges, changes met twice kept
 // once, undated ones behind the list time whose result the catalog lacks
 // kept as doubts, and the latest change behind the list time of each
@@ -64,7 +64,7 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 	}
 	var failed []error
 	for _, set := range src.Sets() {
-		w := newWalk(src, wholeReads{src}, Position{Time: st.ListedAt(set)}, time.Now())
+		w := newWalk(src, loadedReads{wholeReads{src}, st.Reads}, Position{Time: st.ListedAt(set)}, time.Now())
 		w.cat, w.fresh = cat, true
 		w.changeLists(ctx, src.Docs(set, resourcesync.CapChangeList))
 		w.changeDumps(ctx, src.Docs(set, resourcesync.CapChangeDump))
@@ -88,7 +88,7 @@ func Truth(ctx context.Context, src *source.Source) (*catalog.Catalog, error) {
 // catalogHolds reports whether cat already holds a change's result (the
 // follower's doubts and Truth's ask it): a deleted resource is absent; a
 // created or updated one is there in the version the entry lists
-// (source.SameVersion).
+// (catalog.SameVersion).
 func catalogHolds(cat *catalog.Catalog, c *change) bool {
 	e := c.entry
 	id, ok := cat.ByURI(e.Loc)
@@ -99,7 +99,7 @@ func catalogHolds(cat *catalog.Catalog, c *change) bool {
 		return false
 	}
 	res, ok := cat.Resource(id)
-	return ok && source.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
+	return ok && catalog.SameVersion(res, e.MD.Hashes, e.Lastmod, e.MD.Length)
 }
 
 // applyTruth applies a set's changes to cat by the apply plan, with no
@@ -146,7 +146,7 @@ func (d Drift) String() string {
 }
 
 // Compare compares have (e.g. a mount's catalog) with want (Truth). A
-// record is updated when source.CompareVersion says it is another version;
+// record is updated when catalog.CompareVersion says it is another version;
 // two that nothing tells apart (no lastmod, no common hash, lengths that do
 // not disagree) are no drift.
 func Compare(have, want *catalog.Catalog) Drift {
@@ -158,7 +158,7 @@ func Compare(have, want *catalog.Catalog) Drift {
 		case w == nil:
 		case h == nil:
 			d.Created = append(d.Created, u)
-		case source.CompareVersion(h, w.Hashes, w.Lastmod, w.Length) == source.VersionOther:
+		case catalog.CompareVersion(h, w.Hashes, w.Lastmod, w.Length) == catalog.VersionOther:
 			d.Updated = append(d.Updated, u)
 		}
 	}

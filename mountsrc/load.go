@@ -97,6 +97,7 @@ func (l *Loaded) CatchUp(ctx context.Context, f *changes.Follower) error {
 		return f.Reload(ctx)
 	case l.NeedsCatchUp:
 		start := time.Now()
+		defer l.Source.ForgetLoad() // the load's reads, which the catch-up took from
 		if err := f.Poll(ctx); err != nil {
 			return err // the caller says it, and status shows the set degraded
 		}

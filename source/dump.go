@@ -188,19 +188,11 @@ type dumpCopies struct {
 type dumpCopy struct {
 	link  resourcesync.Link
 	entry resourcesync.Entry // the manifest entry, for dump-only resources
-	at    time.Time          // its change time (datetime), else lastmod
+	at    time.Time          // the time the dump speaks for it at (copyTime)
 	set   *Set
 	// resourceDump: a Resource Dump names its package (not only a Change
 	// Dump).
 	resourceDump bool
-}
-
-// changeTime is a manifest entry's datetime, else its lastmod.
-func changeTime(e *resourcesync.Entry) time.Time {
-	if !e.MD.Datetime.IsZero() {
-		return e.MD.Datetime
-	}
-	return e.Lastmod
 }
 
 // copyTime is the time a dump speaks for an entry at: its change time
@@ -278,7 +270,9 @@ func (d *dumpCopies) attach(r *catalog.Resource) {
 	d.merged[r.URI] = true
 	for _, c := range copies {
 		if sameVersion(r, &c.link) {
-			r.Links = append(r.Links[:len(r.Links):len(r.Links)], c.link)
+			link := c.link
+			link.Pri = 0 // the listed URI first, the copy its fallback (copies.DumpRel)
+			r.Links = append(r.Links[:len(r.Links):len(r.Links)], link)
 			r.Links = addNewLinks(r.Links, c.entry.Links)
 		}
 	}
@@ -332,87 +326,51 @@ func (d *dumpCopies) unlisted() []*catalog.Resource {
 	return out
 }
 
-// sameVersion: the dump copy l is the version r lists (SameVersion).
+// sameVersion: the dump copy l is the version r lists (catalog.SameVersion,
+// the one rule of the same version).
 func sameVersion(r *catalog.Resource, l *resourcesync.Link) bool {
-	return SameVersion(r, l.Hashes, l.Modified, l.Length)
+	return catalog.SameVersion(r, l.Hashes, l.Modified, l.Length)
 }
 
-// Version is what can be told of whether two records of a resource are
-// the same version (CompareVersion).
-type Version int
-
-const (
-	// VersionOther: they differ (a common hash, the lastmods or the
-	// lengths disagree, or only one of them has a lastmod).
-	VersionOther Version = iota
-	// VersionSame: a hash both publish with the same algorithm agrees,
-	// else the lastmods agree (and the lengths, where both give one).
-	VersionSame
-	// VersionUnknown: neither gives a lastmod nor a hash the other gives,
-	// and the lengths do not disagree: nothing tells them apart.
-	VersionUnknown
-)
-
-// CompareVersion tells whether r is the version that hashes, lastmod and
-// length describe. It is the one rule of "the same version": what needs
-// the same version to act (a dump copy attached as an origin, a doubt the
-// catalog already holds, a re-read Resource List's entry the catalog
-// already has) asks SameVersion, which takes VersionUnknown for another
-// version, so rsfs reads again rather than serve or keep what may differ;
-// what reports a difference (audit's and drift repair's Compare) reports
-// only VersionOther, since an unknown is no evidence of drift.
-func CompareVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.Time, length int64) Version {
-	for _, a := range r.Hashes {
-		for _, b := range hashes {
-			if a.Alg == b.Alg {
-				if a.Value == b.Value {
-					return VersionSame
-				}
-				return VersionOther
-			}
-		}
-	}
-	if r.Length >= 0 && length >= 0 && r.Length != length {
-		return VersionOther
-	}
-	switch {
-	case r.Lastmod.IsZero() && lastmod.IsZero():
-		return VersionUnknown
-	case r.Lastmod.IsZero() || lastmod.IsZero() || !r.Lastmod.Equal(lastmod):
-		return VersionOther
-	}
-	return VersionSame
-}
-
-// SameVersion reports whether r is known to be the version that hashes,
-// lastmod and length describe (CompareVersion says VersionSame).
-func SameVersion(r *catalog.Resource, hashes []resourcesync.Hash, lastmod time.Time, length int64) bool {
-	return CompareVersion(r, hashes, lastmod, length) == VersionSame
-}
-
-// readDumps opens every Resource Dump and Change Dump package of every set
-// and records its manifest's members. A dump that cannot be read is left
-// out with a warning (once, until it reads again) and tried again at a
-// later poll (RetryUnread): the Resource Lists and the other dumps
-// still load. Only a Source with neither fails.
+// readDumps reads every Resource Dump and Change Dump of every set (and
+// their indexes: dumpWalk, and the one walker of change documents,
+// ChangeWalk), then opens every package they name and records its
+// manifest's members (readPackage). A dump that cannot be read (or a child
+// of its index) is left out with a warning (once, until it reads again)
+// and tried again at a later poll (RetryUnread): the Resource Lists,
+// the other dumps and the index's other children still load. Only a Source
+// with no Resource List, and no package named by a dump that could be read,
+// fails. What it read is kept (l.read) for a walk in the same
+// use (Truth) to read again without asking.
 func (l *loader) readDumps(ctx context.Context) error {
 	l.pkgs = map[string]dumpPackage{}
 	var urls []string // the packages, in the order the dumps name them
 	unread := map[string]unreadDoc{}
 	for _, set := range l.s.Sets() {
-		for _, c := range []resourcesync.Capability{resourcesync.CapResourceDump, resourcesync.CapChangeDump} {
-			for _, u := range l.s.Docs(set, c) {
-				found, err := l.s.dumpPackages(ctx, u, 0)
-				if err != nil && ctx.Err() != nil {
-					return err
-				} else if err != nil {
-					unread[u] = unreadDoc{set, UnreadDoc{err, time.Now()}}
-				}
-				urls = l.addPackages(urls, set, found, c == resourcesync.CapResourceDump)
-				if c == resourcesync.CapResourceDump && len(l.s.Docs(set, resourcesync.CapResourceList)) == 0 {
-					l.noteDumpTimes(set, found)
-				}
+		for _, u := range l.s.Docs(set, resourcesync.CapResourceDump) {
+			found, err := l.s.readResourceDump(ctx, u)
+			if err != nil && ctx.Err() != nil {
+				return err
+			} else if err != nil {
+				unread[u] = unreadDoc{set, UnreadDoc{err, time.Now()}}
 			}
+			urls = l.addPackages(urls, set, found, true)
+			if len(l.s.Docs(set, resourcesync.CapResourceList)) == 0 {
+				l.noteDumpTimes(set, found)
+			}
+		}
+		for _, u := range l.s.Docs(set, resourcesync.CapChangeDump) {
+			v := &dumpVisitor{l: l}
+			w := ChangeWalk{Src: l.s, V: v} // from the start: a load skips no package
+			if err := w.Doc(ctx, u, -1, time.Time{}, 0, true); err != nil {
+				v.errs = append(v.errs, err)
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			} else if len(v.errs) > 0 {
+				unread[u] = unreadDoc{set, UnreadDoc{errors.Join(v.errs...), time.Now()}}
+			}
+			urls = l.addPackages(urls, set, v.found, false)
 		}
 	}
 	l.s.noteUnreadDumps(unread)
@@ -425,6 +383,38 @@ func (l *loader) readDumps(ctx context.Context) error {
 	}
 	return parallel(ctx, l.s.opts.Parallel, urls, l.readPackage)
 }
+
+// dumpVisitor is a load's ChangeVisitor of one Change Dump (or index): it
+// reads each document whole, once (kept in l.read), and collects the
+// packages they name, with the time of the dump that names each; a
+// document that cannot be read is noted in errs, and its siblings are
+// read. The packages are read after, in parallel (readPackage).
+type dumpVisitor struct {
+	l      *loader
+	found  []dumpPackage
+	errs   []error
+	visits int
+}
+
+func (v *dumpVisitor) Get(ctx context.Context, u string) (*resourcesync.Document, error) {
+	doc, err := v.l.s.GetDoc(ctx, u)
+	v.l.read.noteDoc(u, doc, err)
+	return doc, err
+}
+
+func (*dumpVisitor) Unchanged(string) ([]resourcesync.Entry, bool) { return nil, false }
+
+func (v *dumpVisitor) Visit(string, int, time.Time, bool) int { v.visits++; return v.visits - 1 }
+
+func (*dumpVisitor) Read(string, int, int, *resourcesync.Document, bool) {}
+
+func (v *dumpVisitor) Packages(_ context.Context, _ string, _ int, dump *resourcesync.Document, pkgs []resourcesync.Entry) {
+	for _, e := range pkgs {
+		v.found = append(v.found, dumpPackage{url: e.Loc, at: ListTime(&dump.Header.MD)})
+	}
+}
+
+func (v *dumpVisitor) Failed(_ string, err error) { v.errs = append(v.errs, err) }
 
 // noteDumpTimes takes the times a set's Resource Dumps speak for as its
 // list time when it has no Resource List: they list it, and its follower
@@ -460,47 +450,67 @@ type dumpPackage struct {
 	resourceDump bool // a Resource Dump names it (not only a Change Dump)
 }
 
-// dumpPackages lists the packages of a Resource Dump or Change Dump (or
-// an index of them), each with the time of the dump that names it.
-func (s *Source) dumpPackages(ctx context.Context, u string, depth int) ([]dumpPackage, error) {
-	if depth > 3 {
-		return nil, fmt.Errorf("dump %s: indexes nested too deep", u)
-	}
-	doc, err := s.GetDoc(ctx, u)
-	var pe *resourcesync.ParseError
-	if errors.As(err, &pe) {
-		if _, perr := s.pkgs.open(ctx, u); perr == nil {
-			// A package named as the dump itself (DSpace's changedump_*.zip).
-			s.warn([]resourcesync.Warning{resourcesync.PackageAsDump(u)})
-			return []dumpPackage{{url: u}}, nil
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read dump: %w", err)
-	}
-	var out []dumpPackage
-	for _, e := range doc.Entries {
-		if doc.Header.Root == resourcesync.SitemapIndex {
-			s.AllowDoc(e.Loc)
-			more, err := s.dumpPackages(ctx, e.Loc, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, more...)
-			continue
-		}
-		s.AllowDoc(e.Loc)
-		out = append(out, dumpPackage{url: e.Loc, at: ListTime(&doc.Header.MD)})
-	}
-	return out, nil
+// PackageRead is a dump package as ReadPackage read it: the package, its
+// manifest, and the manifest's entries, each created or updated resource
+// with its member as a copy of that version (copies.DumpRel, Pri 1: read
+// first, the URI the fallback) and the member's size where the manifest
+// gives no length.
+type PackageRead struct {
+	URL      string
+	Pkg      *zipindex.Package
+	Manifest *resourcesync.Document
+	Entries  []resourcesync.Entry
 }
 
-// readPackage records the members of one package. A package that cannot
-// be opened or whose manifest cannot be read (hostile or corrupt ZIP, not a
-// ZIP at all, no length, unreachable) is skipped with a warning: its members
-// are not copies of anything, and every other document still loads.
+// CopyOf returns the copy ReadPackage gave e, one of p's entries; nil if
+// it has none (a deletion, or a member the package lacks).
+func (p *PackageRead) CopyOf(e *resourcesync.Entry) *resourcesync.Link {
+	if n := len(e.Links); n > 0 && e.Links[n-1].Rel == copies.DumpRel && e.Links[n-1].Href == p.URL {
+		return &e.Links[n-1]
+	}
+	return nil
+}
+
+// ReadPackage opens the dump package at url and reads its manifest: the
+// one reader of packages, for a load (readDumps) and every walk of Change
+// Dumps (package changes). A created or updated entry that names no member,
+// or one the package lacks or of another size, is warned of: its resource
+// is read from its URI. pkg is set when the package opened though its
+// manifest could not be read (err says why).
+func (s *Source) ReadPackage(ctx context.Context, url string) (*PackageRead, error) {
+	man, pkg, err := s.openManifest(ctx, url)
+	p := &PackageRead{URL: url, Pkg: pkg, Manifest: man}
+	if err != nil {
+		return p, err
+	}
+	p.Entries = make([]resourcesync.Entry, 0, len(man.Entries))
+	for i := range man.Entries {
+		e := man.Entries[i]
+		if e.MD.Change != resourcesync.ChangeDeleted {
+			if m, ok := pkg.Lookup(e.MD.Path); ok && e.MD.Path != "" && (e.MD.Length < 0 || e.MD.Length == m.Size) {
+				e.Links = append(e.Links[:len(e.Links):len(e.Links)], resourcesync.Link{Rel: copies.DumpRel, Href: url,
+					Path: e.MD.Path, Hashes: e.MD.Hashes, Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type, Pri: 1})
+				if e.MD.Length < 0 {
+					e.MD.Length = m.Size
+				}
+			} else {
+				s.log.Warn("dump manifest names a member the package lacks or of another size; the resource is read from its URI",
+					"package", url, "path", e.MD.Path, "uri", e.Loc)
+			}
+		}
+		p.Entries = append(p.Entries, e)
+	}
+	return p, nil
+}
+
+// readPackage records the members of one package (ReadPackage). A package
+// that cannot be opened or whose manifest cannot be read (hostile or
+// corrupt ZIP, not a ZIP at all, no length, unreachable) is skipped with a
+// warning: its members are not copies of anything, and every other
+// document still loads.
 func (l *loader) readPackage(ctx context.Context, url string) error {
-	man, pkg, err := l.openManifest(ctx, url)
+	p, err := l.s.ReadPackage(ctx, url)
+	l.read.notePackage(url, p, err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return err
@@ -515,48 +525,46 @@ func (l *loader) readPackage(ctx context.Context, url string) error {
 	}
 	var skipped NonWebLocs
 	defer skipped.Warn(l.s.log, url)
-	for i := range man.Entries {
-		e := &man.Entries[i]
+	byLastmod := DatedByLastmod(p.Entries)
+	named := l.pkgs[url]
+	for i := range p.Entries {
+		e := &p.Entries[i]
 		if skipped.Skip(e.Loc) {
 			continue
 		}
 		if e.MD.Change == resourcesync.ChangeDeleted {
-			l.dumps.noteDeleted(e.Loc, changeTime(e))
+			l.dumps.noteDeleted(e.Loc, ChangeTime(e, byLastmod))
 			continue
 		}
-		m, ok := pkg.Lookup(e.MD.Path)
-		if !ok {
-			l.s.log.Error("dump manifest names a member the package lacks", "package", url, "path", e.MD.Path, "uri", e.Loc)
-			continue
+		link := p.CopyOf(e)
+		if link == nil {
+			continue // warned of by ReadPackage
 		}
-		if e.MD.Length >= 0 && e.MD.Length != m.Size {
-			l.s.log.Error("dump member size disagrees with its manifest; copy ignored", "package", url, "path", e.MD.Path, "manifest", e.MD.Length, "member", m.Size)
-			continue
-		}
-		link := resourcesync.Link{Rel: copies.DumpRel, Href: url, Path: e.MD.Path, Hashes: e.MD.Hashes,
-			Length: m.Size, Modified: e.Lastmod, Type: e.MD.Type}
-		p := l.pkgs[url]
-		l.dumps.add(e.Loc, dumpCopy{link: link, entry: *e, at: copyTime(e, &man.Header, p.at), set: p.set, resourceDump: p.resourceDump})
+		entry := *e
+		entry.Links = e.Links[: len(e.Links)-1 : len(e.Links)-1] // the manifest's own links
+		l.dumps.add(e.Loc, dumpCopy{link: *link, entry: entry, at: copyTime(e, &p.Manifest.Header, named.at),
+			set: named.set, resourceDump: named.resourceDump})
 	}
 	return nil
 }
 
 // openManifest opens the package at url and reads its manifest. A package
 // opened before that has since been replaced at its URL (WEKO3 rebuilds an
-// item's package when the item changes) is opened again, once.
-func (l *loader) openManifest(ctx context.Context, url string) (*resourcesync.Document, *zipindex.Package, error) {
+// item's package when the item changes) is opened again, once. The package
+// comes back when it opened, whatever became of its manifest.
+func (s *Source) openManifest(ctx context.Context, url string) (*resourcesync.Document, *zipindex.Package, error) {
 	for try := 0; ; try++ {
-		pkg, err := l.s.pkgs.open(ctx, url)
+		pkg, err := s.pkgs.open(ctx, url)
 		if err != nil {
 			return nil, nil, err
 		}
 		man, err := ReadManifest(ctx, pkg)
 		if errors.Is(err, fetch.ErrChanged) && try == 0 {
-			l.s.pkgs.forget(url, pkg)
+			s.pkgs.forget(url, pkg)
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("dump package %s: %w", url, err)
+			return nil, pkg, fmt.Errorf("dump package %s: %w", url, err)
 		}
 		return man, pkg, nil
 	}
@@ -583,8 +591,8 @@ func (s *Source) OpenMember(ctx context.Context, l *resourcesync.Link, off, n in
 	return pkg.Reader(ctx, m, off, n)
 }
 
-// parallel runs fn on every item with at most n at once, and returns the
-// first error.
+// parallel runs fn on every item with at most n at once, and returns
+// their errors, joined.
 func parallel(ctx context.Context, n int, items []string, fn func(context.Context, string) error) error {
 	if n <= 0 {
 		n = 1
@@ -613,9 +621,12 @@ func parallel(ctx context.Context, n int, items []string, fn func(context.Contex
 // ReadDumpBatch reads the bytes of resources that have a dump copy of their
 // version (whether it is their first origin or a fallback), with one request
 // per run of members in a package instead of one per resource
-// (zipindex.Package.ReadMembers: a run bridges gaps of at most 64 KiB of
-// members not asked for); the packages are read at once, up to
-// dumpBatchPackages of them. It returns the bytes by index; nil where a
+// (zipindex.Package.ReadMembers: a run reads through the members not asked
+// for between two wanted ones where that costs less than another request:
+// up to the bytes of one round trip, 16 to 256 KiB, on fetch's reader, 64
+// KiB on one that does not measure its network; and its runs go several to
+// a multi-range request, where a gap of more than 256 bytes starts a new
+// range); the packages are read at once, up to dumpBatchPackages of them. It returns the bytes by index; nil where a
 // resource has no dump copy or its member could not be read (the normal
 // read path, with its own checks and fallbacks, is left to it).
 func (s *Source) ReadDumpBatch(ctx context.Context, rs []*catalog.Resource) [][]byte {

@@ -121,7 +121,7 @@ func (sr *SetReport) noteLinks(e *resourcesync.Entry) {
 type FollowPlan struct {
 	// Polled are the documents each poll reads once caught up: the Change
 	// Lists and Change Dumps the Capability List names, and of an index
-	// (at any depth) the children its entries do not close (until) before
+	// (to MaxDepth) the children its entries do not close (until) before
 	// the position.
 	Polled []string `json:"polled"`
 	// Position is where following stands once caught up: past the newest
@@ -209,16 +209,8 @@ type inspection struct {
 func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport, in *inspection) *DocReport {
 	dr := &DocReport{Capability: c, URL: u, Documents: 1}
 	if c == resourcesync.CapResourceDump {
-		defer func() {
-			pkgs, err := s.dumpPackages(ctx, u, 0)
-			if err != nil {
-				sr.Packages = append(sr.Packages, PackageReport{URL: u, Error: err.Error()})
-				return
-			}
-			for _, p := range pkgs {
-				sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p.url, sr))
-			}
-		}()
+		s.inspectResourceDump(ctx, u, dr, sr)
+		return dr
 	}
 	children, err := s.readCounted(ctx, c, u, dr, sr, in)
 	if err != nil {
@@ -229,12 +221,60 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 	}
 	dr.Index = true
 	dr.Documents = len(children)
+	s.inspectChildren(ctx, c, children, 1, dr, sr, in)
+	return dr
+}
+
+// inspectChildren reads the documents an index names, at depth, and
+// theirs, to MaxDepth (the load's rule); each failure is reported for its
+// document.
+func (s *Source) inspectChildren(ctx context.Context, c resourcesync.Capability, children []string, depth int, dr *DocReport, sr *SetReport, in *inspection) {
 	for _, child := range children {
-		if _, err := s.readCounted(ctx, c, child, dr, sr, in); err != nil {
+		if depth > MaxDepth {
+			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: tooDeep("resource list", child).Error()})
+			continue
+		}
+		more, err := s.readCounted(ctx, c, child, dr, sr, in)
+		if err != nil {
 			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
 		}
+		if more != nil {
+			s.inspectChildren(ctx, c, more, depth+1, dr, sr, in)
+		}
 	}
-	return dr
+}
+
+// inspectResourceDump reads a Resource Dump (or index) as a load does
+// (dumpWalk), each document once, counts what each holds, and reports
+// every package it names (InspectPackage).
+func (s *Source) inspectResourceDump(ctx context.Context, u string, dr *DocReport, sr *SetReport) {
+	w := &dumpWalk{s: s, get: s.GetDoc}
+	w.seen = func(depth int, doc *resourcesync.Document) {
+		for _, pw := range doc.Warnings {
+			dr.Warnings = append(dr.Warnings, ProblemOf(pw))
+		}
+		if doc.Header.Root == resourcesync.SitemapIndex {
+			if depth == 0 {
+				dr.Index, dr.Documents = true, len(doc.Entries)
+			}
+			return
+		}
+		for i := range doc.Entries {
+			dr.Entries++
+			sr.Count(resourcesync.CapResourceDump, &doc.Entries[i])
+		}
+	}
+	w.failed = func(child string, err error) {
+		dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
+	}
+	pkgs, err := w.packages(ctx, u, 0)
+	if err != nil {
+		dr.Error = err.Error()
+		sr.Packages = append(sr.Packages, PackageReport{URL: u, Error: "read dump: " + err.Error()})
+	}
+	for _, p := range pkgs {
+		sr.Packages = append(sr.Packages, s.InspectPackage(ctx, p.url, sr))
+	}
 }
 
 // readCounted streams one document. For an index it returns the

@@ -43,6 +43,9 @@ type LoadStats struct {
 	// the resources only they hold are not known.
 	SkippedResourceDumpPackages int64
 	Duration                    time.Duration
+	// Reads are the Change Dumps and dump packages the load read, for a
+	// walk in the same use to read from (Truth).
+	Reads *Reads
 
 	listed map[*Set]time.Time // per set, the oldest time its Resource Lists speak for
 }
@@ -60,6 +63,7 @@ func (s *Source) Load(ctx context.Context, cat *catalog.Catalog, progress func(P
 	for _, set := range s.Sets() { // no follower yet: nothing reads the sets meanwhile
 		set.ListedAt = st.listed[set]
 	}
+	s.loaded.Store(st.Reads) // for the catch-up poll (TakeLoadedPackage), until ForgetLoad
 	if err := cat.Seal(); err != nil {
 		return nil, fmt.Errorf("load: %w", err)
 	}
@@ -92,7 +96,7 @@ func (st *LoadStats) ListedAt(set *Set) time.Time { return st.listed[set] }
 func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) error,
 	sinkAll func([]*catalog.Resource) (int, error), progress func(Progress), tolerant bool) (*LoadStats, error) {
 	start := time.Now()
-	l := &loader{s: s, progress: progress, tolerant: tolerant}
+	l := &loader{s: s, progress: progress, tolerant: tolerant, read: &Reads{}}
 	l.dumps.number, l.dumps.docs = s.SetNumber, s.Docs
 	s.lists.reset()
 	dumps, changes, noBaseline := 0, 0, true
@@ -100,7 +104,7 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		noBaseline = noBaseline && s.NoBaseline(set)
 		docs := s.AllDocs(set)
 		for _, u := range docs[resourcesync.CapResourceList] {
-			l.seeds = append(l.seeds, listDoc{u, set})
+			l.seeds = append(l.seeds, listDoc{url: u, set: set})
 		}
 		dumps += len(docs[resourcesync.CapResourceDump]) + len(docs[resourcesync.CapChangeDump])
 		changes += len(docs[resourcesync.CapChangeList])
@@ -153,7 +157,8 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 	}
 	l.warnForeign()
 	l.report() // the last report is final, whatever order the workers' reached the callback in
-	st := &LoadStats{Progress: l.snapshot(), SkippedPackages: l.skipped.Load(), SkippedResourceDumpPackages: l.skippedResource.Load(), Duration: time.Since(start), listed: l.listed}
+	st := &LoadStats{Progress: l.snapshot(), SkippedPackages: l.skipped.Load(), SkippedResourceDumpPackages: l.skippedResource.Load(),
+		Duration: time.Since(start), Reads: l.read, listed: l.listed}
 	if st.Missing > 0 {
 		s.log.Info("resources without a published length: in the tree, their length learned when first looked up", "resources", st.Missing)
 	}
@@ -184,13 +189,16 @@ type loader struct {
 	foreign                   map[string]int // resources by origin, other than the Source's
 	dumps                     dumpCopies
 	pkgs                      map[string]dumpPackage // the dump packages, by URL
+	read                      *Reads                 // the Change Dumps and packages read
 	listed                    map[*Set]time.Time
 }
 
-// listDoc is a Resource List (or index) to read, and the set it belongs to.
+// listDoc is a Resource List (or index) to read, the set it belongs to,
+// and how deep under the one the Capability List names.
 type listDoc struct {
-	url string
-	set *Set
+	url   string
+	set   *Set
+	depth int
 }
 
 // noteListTime keeps, per set, the oldest time its Resource Lists speak
@@ -240,7 +248,8 @@ func (l *loader) report() {
 }
 
 // readLists walks the documents breadth-first with a bounded pool: an index
-// adds its children to the queue, a list streams into the catalog.
+// adds its children to the queue, to MaxDepth (deeper is a failure of its
+// own), a list streams into the catalog.
 func (l *loader) readLists(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -296,6 +305,9 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	if ctx.Err() != nil {
 		return nil
 	}
+	if d.depth > MaxDepth {
+		return tooDeep("resource list", d.url)
+	}
 	l.started.Add(1)
 	resp, err := l.s.opts.Client.Get(ctx, d.url, nil)
 	if err != nil {
@@ -318,14 +330,14 @@ func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc))
 	defer l.s.warnReader(r)
 	l.s.lists.noteAt(d.url, ListTime(&h.MD))
 	if h.Root == resourcesync.SitemapIndex {
-		return l.readIndex(r, d.set, enqueue)
+		return l.readIndex(r, d, enqueue)
 	}
 	at := ListTime(&h.MD)
 	l.noteListTime(d.set, at)
 	return l.readEntries(r, resp.URL, at, l.s.SetNumber(d.set))
 }
 
-func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDoc)) error {
+func (l *loader) readIndex(r *resourcesync.Reader, d listDoc, enqueue func(listDoc)) error {
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -335,7 +347,7 @@ func (l *loader) readIndex(r *resourcesync.Reader, set *Set, enqueue func(listDo
 			return fmt.Errorf("read resource list index: %w", err)
 		}
 		l.s.AllowDoc(e.Loc)
-		enqueue(listDoc{e.Loc, set})
+		enqueue(listDoc{url: e.Loc, set: d.set, depth: d.depth + 1})
 	}
 }
 

@@ -71,36 +71,3 @@ func TestDumpCopyIsAttachedOnlyWhenItIsTheSameVersion(t *testing.T) {
 		})
 	}
 }
-
-// TestCompareVersion pins the three answers of the one rule of the same
-// version: what needs the same version (SameVersion) takes an unknown for
-// another version; only what differs is VersionOther.
-func TestCompareVersion(t *testing.T) {
-	day := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	md5 := func(v string) []resourcesync.Hash { return []resourcesync.Hash{{Alg: "md5", Value: v}} }
-	none := resourcesync.NoLength
-	for _, tc := range []struct {
-		name    string
-		r       catalog.Resource
-		hashes  []resourcesync.Hash
-		lastmod time.Time
-		length  int64
-		want    Version
-	}{
-		{"common hash agrees", catalog.Resource{Hashes: md5("a"), Length: 1}, md5("a"), time.Time{}, 2, VersionSame},
-		{"common hash disagrees", catalog.Resource{Hashes: md5("a"), Lastmod: day, Length: 1}, md5("b"), day, 1, VersionOther},
-		{"lastmods and lengths agree", catalog.Resource{Lastmod: day, Length: 1}, nil, day, 1, VersionSame},
-		{"lastmods agree, a length unknown", catalog.Resource{Lastmod: day, Length: none}, nil, day, 1, VersionSame},
-		{"lastmods agree, lengths disagree", catalog.Resource{Lastmod: day, Length: 1}, nil, day, 2, VersionOther},
-		{"lastmods disagree", catalog.Resource{Lastmod: day, Length: 1}, nil, day.Add(time.Second), 1, VersionOther},
-		{"one lastmod only", catalog.Resource{Length: 1}, nil, day, 1, VersionOther},
-		{"no lastmod, no hash, same length", catalog.Resource{Length: 1}, nil, time.Time{}, 1, VersionUnknown},
-		{"no lastmod, no hash, a length unknown", catalog.Resource{Length: none}, nil, time.Time{}, 1, VersionUnknown},
-		{"no lastmod, no hash, lengths disagree", catalog.Resource{Length: 1}, nil, time.Time{}, 2, VersionOther},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, CompareVersion(&tc.r, tc.hashes, tc.lastmod, tc.length))
-			assert.Equal(t, tc.want == VersionSame, SameVersion(&tc.r, tc.hashes, tc.lastmod, tc.length))
-		})
-	}
-}

@@ -15,6 +15,7 @@ package source
 import (
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rsfs/fetch"
@@ -41,6 +42,10 @@ type Source struct {
 	pkgs   packages
 	lists  listValidators // of the Resource Lists last loaded
 	unread unreadDocs     // the documents that could not be read (unread.go)
+	// loaded are the packages a first load (Load) read, for the catch-up
+	// poll that follows it to take rather than read again
+	// (TakeLoadedPackage); nil once ForgetLoad drops them.
+	loaded atomic.Pointer[Reads]
 
 	// sets are the resource sets, one per Capability List (a Source
 	// reached through a Resource List, Change List or robots.txt has one

@@ -296,11 +296,26 @@ func (s *Source) RetryUnread(ctx context.Context, due bool, read map[UnreadKind]
 
 // rereadDump reads an unread dump (and its index) again: reading now, its
 // packages' copies need a reload, which reads every dump again.
-func (s *Source) rereadDump(ctx context.Context, _ *Set, u string) (bool, error) {
-	if _, err := s.dumpPackages(ctx, u, 0); err != nil {
+func (s *Source) rereadDump(ctx context.Context, set *Set, u string) (bool, error) {
+	if err := s.readDump(ctx, set, u); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// readDump reads set's dump u again, as a load does (the documents, not the
+// packages), and returns why it, or a child of its index, cannot be read.
+func (s *Source) readDump(ctx context.Context, set *Set, u string) error {
+	if !slices.Contains(s.Docs(set, resourcesync.CapChangeDump), u) {
+		_, err := s.readResourceDump(ctx, u)
+		return err
+	}
+	v := &dumpVisitor{l: &loader{s: s, read: &Reads{}}}
+	w := ChangeWalk{Src: s, V: v}
+	if err := w.Doc(ctx, u, -1, time.Time{}, 0, true); err != nil {
+		v.errs = append(v.errs, err)
+	}
+	return errors.Join(v.errs...)
 }
 
 // savedUnread is the registry as a State keeps it (but the change
