@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
-	"rsfs/mountsrc"
 	"rsfs/report"
 	"rsfs/status"
 )
@@ -90,23 +88,5 @@ func askPoll(dir string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
 	default:
 		return nil, fmt.Errorf("poll of %s: %w", abs, err)
-	}
-}
-
-// pollNow is fs.Config.Poll: the follower's PollNow, reported.
-func pollNow(stat *status.Mount, src *mountsrc.Source) func(ctx context.Context) []byte {
-	return func(ctx context.Context) []byte {
-		fl := src.Follower()
-		rep := stat.PollNow(func() error {
-			if fl == nil {
-				return errors.New("the mount is not following yet")
-			}
-			return fl.PollNow(ctx)
-		})
-		data, err := json.Marshal(rep)
-		if err != nil {
-			data = []byte(`{"error":"` + err.Error() + `"}`)
-		}
-		return data
 	}
 }
