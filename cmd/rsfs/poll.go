@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 
@@ -59,24 +58,17 @@ as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 	return cmd
 }
 
-// askPoll reads the mount's poll attribute: a size query, which polls and
-// waits, then the answer it kept, on one thread (the mount keeps it for
-// the reader that asked).
+// askPoll asks the mount at dir to poll now (fs.AskPoll), and words why
+// it cannot.
 func askPoll(dir string) ([]byte, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	n, err := syscall.Getxattr(abs, fs.XattrPoll, nil)
-	if err == nil {
-		buf := make([]byte, n)
-		if n, err = syscall.Getxattr(abs, fs.XattrPoll, buf); err == nil {
-			return buf[:n], nil
-		}
-	}
+	data, err := fs.AskPoll(abs)
 	switch {
+	case err == nil:
+		return data, nil
 	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
 		if _, serr := readStatus(abs); serr == nil {
 			return nil, fmt.Errorf("the rsfs mount at %s is older than rsfs poll: remount it", abs)

@@ -52,7 +52,7 @@ func readStatus(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := getxattrAll(abs, fs.XattrStatus)
+	data, err := fs.GetxattrAll(abs, fs.XattrStatus)
 	switch {
 	case err == nil:
 		return data, nil
