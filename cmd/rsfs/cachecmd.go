@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,12 +75,12 @@ too, but never the log of a mount that is running.`,
 			opts := statedir.PruneOptions{DryRun: dryRun, Now: time.Now()}
 			var err error
 			if olderThan != "" {
-				if opts.OlderThan, err = parseAge(olderThan); err != nil {
+				if opts.OlderThan, err = report.ParseAge(olderThan); err != nil {
 					return usagef("--older-than: %w", err)
 				}
 			}
 			if maxSize != "" {
-				if opts.MaxTotal, err = parseSize(maxSize); err != nil {
+				if opts.MaxTotal, err = report.ParseSize(maxSize); err != nil {
 					return usagef("--max-size: %w", err)
 				}
 				opts.All = opts.MaxTotal == 0
@@ -133,26 +131,6 @@ func cacheBase(cacheDir string) (string, error) {
 		return "", fmt.Errorf("--cache-dir: no user cache directory ($XDG_CACHE_HOME and $HOME unset); give --cache-dir")
 	}
 	return base, nil
-}
-
-// parseAge reads a duration that may also be given in days ("30d") or
-// weeks ("2w"), as time.ParseDuration does not.
-func parseAge(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, ok := strings.CutSuffix(t, suffix); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
-			}
-			return time.Duration(v * float64(unit)), nil
-		}
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
-	}
-	return d, nil
 }
 
 // pruneLogs removes the mounts' log files (logfile.Prune) last written

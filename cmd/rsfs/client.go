@@ -13,6 +13,7 @@ import (
 
 	"rsfs/fetch"
 	"rsfs/origin"
+	"rsfs/report"
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
@@ -85,7 +86,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if retries == 0 {
 		retries = -1 // fetch reads 0 as "the default"
 	}
-	minRate, err := parseSize(f.minRate)
+	minRate, err := report.ParseSize(f.minRate)
 	if err != nil {
 		return nil, fmt.Errorf("--min-rate: %w", err)
 	}
@@ -96,7 +97,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	bwlimit, err := parseSize(f.bwlimit)
+	bwlimit, err := report.ParseSize(f.bwlimit)
 	if err != nil {
 		return nil, fmt.Errorf("--bwlimit: %w", err)
 	}

@@ -78,7 +78,7 @@ func (mf *mountFlags) parseSizes() error {
 		if f.value == "" {
 			continue
 		}
-		n, err := parseSize(f.value)
+		n, err := report.ParseSize(f.value)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
@@ -118,7 +118,7 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks (at least 4 blocks)")
 	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB")
 	// The default is the cache's; "" keeps it, and help shows it.
-	fl.Lookup("block-size").DefValue = sizeString(cache.DefaultBlockSize)
+	fl.Lookup("block-size").DefValue = report.SizeArg(cache.DefaultBlockSize)
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
