@@ -5,11 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
 
 	"rsfs/prefetch"
+	"rsfs/status"
 )
 
 // This file is the client side of the extended attributes: what a program
@@ -31,10 +34,66 @@ func GetxattrAll(path, name string) ([]byte, error) {
 	}
 }
 
-// AskPoll reads the poll attribute of the mount's root at dir: a size
-// query, which polls and waits, then the answer it kept, on one thread
-// (the mount keeps it for the reader that asked).
+// ReadStatus reads the status attribute of the mount's root at dir
+// (status.Report's JSON), and words why it cannot.
+func ReadStatus(dir string) ([]byte, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := GetxattrAll(abs, XattrStatus)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
+		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
+	case errors.Is(err, syscall.ENOTCONN):
+		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
+	}
+	return nil, fmt.Errorf("status of %s: %w", abs, err)
+}
+
+// ReadReport reads and decodes the status of the mount at dir.
+func ReadReport(dir string) (*status.Report, error) {
+	data, err := ReadStatus(dir)
+	if err != nil {
+		return nil, err
+	}
+	var rep status.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("status of %s: %w", dir, err)
+	}
+	return &rep, nil
+}
+
+// AskPoll asks the mount at dir to poll now, and words why it cannot. It
+// reads the poll attribute of the mount's root: a size query, which polls
+// and waits, then the answer it kept, on one thread (the mount keeps it
+// for the reader that asked).
 func AskPoll(dir string) ([]byte, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := askPoll(abs)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
+		if _, serr := ReadStatus(abs); serr == nil {
+			return nil, fmt.Errorf("the rsfs mount at %s is older than rsfs poll: remount it", abs)
+		}
+		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
+	case errors.Is(err, syscall.EPERM):
+		return nil, fmt.Errorf("poll of %s: only the user the mount runs as, and root, may ask for a poll", abs)
+	case errors.Is(err, syscall.ENOTCONN):
+		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
+	default:
+		return nil, fmt.Errorf("poll of %s: %w", abs, err)
+	}
+}
+
+func askPoll(dir string) ([]byte, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	n, err := syscall.Getxattr(dir, XattrPoll, nil)

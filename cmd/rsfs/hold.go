@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"rsfs/fs"
 	"rsfs/mountutil"
-	"rsfs/status"
 )
 
 func holdCmd() *cobra.Command {
@@ -70,7 +69,7 @@ mount's status shows no hold.`,
 // holdStatus is mountutil.StatusFunc: what the status of the mount at dir
 // says of its hold.
 func holdStatus(dir string) (mountutil.HoldStatus, error) {
-	rep, err := readReport(dir)
+	rep, err := fs.ReadReport(dir)
 	if err != nil {
 		return mountutil.HoldStatus{}, err
 	}
@@ -79,17 +78,4 @@ func holdStatus(dir string) (mountutil.HoldStatus, error) {
 		st.Until = rep.Hold.Until
 	}
 	return st, nil
-}
-
-// readReport reads and decodes the status of the mount at dir.
-func readReport(dir string) (*status.Report, error) {
-	data, err := readStatus(dir)
-	if err != nil {
-		return nil, err
-	}
-	var rep status.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("status of %s: %w", dir, err)
-	}
-	return &rep, nil
 }

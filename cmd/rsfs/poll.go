@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -30,7 +28,7 @@ attribute user.rsfs.poll on the mount's root; only the user the mount runs
 as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := askPoll(args[0])
+			data, err := fs.AskPoll(args[0])
 			if err != nil {
 				return err
 			}
@@ -56,29 +54,4 @@ as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what the poll did as JSON")
 	return cmd
-}
-
-// askPoll asks the mount at dir to poll now (fs.AskPoll), and words why
-// it cannot.
-func askPoll(dir string) ([]byte, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	data, err := fs.AskPoll(abs)
-	switch {
-	case err == nil:
-		return data, nil
-	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
-		if _, serr := readStatus(abs); serr == nil {
-			return nil, fmt.Errorf("the rsfs mount at %s is older than rsfs poll: remount it", abs)
-		}
-		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
-	case errors.Is(err, syscall.EPERM):
-		return nil, fmt.Errorf("poll of %s: only the user the mount runs as, and root, may ask for a poll", abs)
-	case errors.Is(err, syscall.ENOTCONN):
-		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
-	default:
-		return nil, fmt.Errorf("poll of %s: %w", abs, err)
-	}
 }
