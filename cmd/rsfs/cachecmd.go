@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"rsfs/logfile"
+	"rsfs/mountutil"
 	"rsfs/report"
 	"rsfs/statedir"
 )
@@ -97,16 +98,7 @@ too, but never the log of a mount that is running.`,
 				return fmt.Errorf("cache prune: %w", err)
 			}
 			out := cmd.OutOrStdout()
-			verb := "removed"
-			if dryRun {
-				verb = "would remove"
-			}
-			var freed int64
-			for _, d := range pruned {
-				freed += d.Size
-				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, statedir.OrDash(d.URL), report.Size(d.Size), statedir.Ago(opts.Now, d.LastUsed))
-			}
-			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), report.Size(freed), report.Size(total), base)
+			statedir.WritePruned(out, base, pruned, total, opts)
 			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
 				return pruneLogs(out, base, opts)
 			}
@@ -145,16 +137,7 @@ func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
 	if dir == "" {
 		return nil
 	}
-	verb := "removed"
-	if opts.DryRun {
-		verb = "would remove"
-	}
-	var freed int64
-	for _, p := range pruned {
-		freed += p.Size
-		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, p.Path, report.Size(p.Size), statedir.Ago(opts.Now, p.ModTime))
-	}
-	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, len(pruned), report.Size(freed), dir)
+	logfile.WritePruned(out, dir, pruned, opts.Now, opts.DryRun)
 	return nil
 }
 
@@ -162,7 +145,7 @@ func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
 // mounted (the mount table), and those a state directory's lock names
 // while they load.
 func liveMounts(base string) []string {
-	live := rsfsMounts("", true, false)
+	live := mountutil.RsfsMounts("", true, false)
 	dirs, _ := statedir.List(base)
 	for _, d := range dirs {
 		if d.Mounted && d.MountPoint != "" {
