@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -105,6 +106,39 @@ func askPoll(dir string) ([]byte, error) {
 		return nil, err
 	}
 	return buf[:n], nil
+}
+
+// ErrNotInMount is what InMount's error is when the path is not inside an
+// rsfs mount, or is no path at all.
+var ErrNotInMount = errors.New("not inside an rsfs mount")
+
+// notInMount is an error of InMount that is the caller's: its text, and
+// ErrNotInMount.
+type notInMount struct{ err error }
+
+func (e notInMount) Error() string   { return e.err.Error() }
+func (e notInMount) Unwrap() []error { return []error{e.err, ErrNotInMount} }
+
+// InMount is p's absolute path, if it is inside an rsfs mount: one that
+// is not (or that does not exist) is ErrNotInMount; a stale mount is said.
+func InMount(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", notInMount{err}
+	}
+	if _, err := os.Lstat(abs); err != nil {
+		return "", notInMount{err}
+	}
+	_, err = GetxattrAll(abs, XattrCached)
+	switch {
+	case err == nil:
+		return abs, nil
+	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
+		return "", notInMount{fmt.Errorf("%s is not inside an rsfs mount", p)}
+	case errors.Is(err, syscall.ENOTCONN):
+		return "", fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", p)
+	}
+	return "", fmt.Errorf("%s: %w", p, err)
 }
 
 // Warming is a warm job under Path (absolute, inside a mount), as the

@@ -63,9 +63,14 @@ type Config struct {
 	Systemd     *sdnotify.Notifier
 	Metrics     *metrics.Server // nil unless metrics are served
 	ExplainRead func(uri string, err error) (cause, fix string)
-	// StartPush, if set, subscribes to the Source's notification channels
-	// once the mount serves, and applies what they push.
-	StartPush func(ctx context.Context, f protocol.Follower) (*notify.Subscriber, error)
+	// Notify, if set, is subscribed to the Source's notification channels
+	// once the mount serves, and what they push is applied; NotifyName is
+	// how the user named it, which its warnings start with.
+	Notify     *notify.Subscriber
+	NotifyName string
+
+	MemoryLimit int64  // a soft limit on the process's memory (debug.SetMemoryLimit); 0: none
+	PprofAddr   string // serve net/http/pprof on this address (ServePprof); "": not
 }
 
 // Mount is a file system being served, of whichever protocol.
@@ -88,6 +93,12 @@ func (m *Mount) Source() *mountsrc.Source { return m.src }
 // lets bad versions be tried again after each poll), the catching up, the
 // mount. ctx bounds the loading and the metrics server.
 func Start(ctx context.Context, cfg Config) (*Mount, error) {
+	if cfg.MemoryLimit > 0 {
+		debug.SetMemoryLimit(cfg.MemoryLimit)
+	}
+	if cfg.PprofAddr != "" {
+		go ServePprof(cfg.PprofAddr)
+	}
 	client := cfg.Client
 	blocks, err := newCache(cfg, client.InFlight)
 	if err != nil {
@@ -197,12 +208,9 @@ func (m *Mount) Run(ctx context.Context, signals *mountutil.Signals, unmounted f
 		return p.LastPoll, fmt.Sprintf("following: %d resources, %d changes applied; last poll %s %s",
 			m.src.Catalog().Len(), follower.Applied(), p.LastPoll.UTC().Format(time.TimeOnly), result)
 	})
-	var sub *notify.Subscriber
-	if m.cfg.StartPush != nil {
-		var err error
-		if sub, err = m.cfg.StartPush(fetch.Probe(ctx), follower); err != nil {
-			slog.Error("push notifications", "err", err)
-		}
+	sub, err := m.startPush(fetch.Probe(ctx), follower)
+	if err != nil {
+		slog.Error("push notifications", "err", err)
 	}
 	m.serveUntilUnmounted(signals, cancel, unmounted)
 	stopSystemd()
@@ -286,4 +294,32 @@ func newCache(c Config, inFlight func() int) (*cache.Cache, error) {
 		return nil, fmt.Errorf("disk cache: %w", err)
 	}
 	return blocks, nil
+}
+
+// pusher is a follower that also applies pushed notifications: a
+// ResourceSync Source's WebSub channels (changes.Follower). Atom-PMH names
+// no channel.
+type pusher interface {
+	Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error)
+	RunPush(ctx context.Context, notes <-chan notify.Notification)
+}
+
+// startPush subscribes to the Source's notification channels when
+// cfg.Notify is set, and applies what they push.
+func (m *Mount) startPush(ctx context.Context, f protocol.Follower) (*notify.Subscriber, error) {
+	sub := m.cfg.Notify
+	if sub == nil {
+		return nil, nil
+	}
+	p, ok := f.(pusher)
+	if !ok {
+		slog.Warn(m.cfg.NotifyName + ": this protocol has no notification channels; polling only")
+		return sub, nil
+	}
+	go p.RunPush(ctx, sub.Notifications())
+	n, err := p.Subscribe(ctx, sub)
+	if n == 0 && err == nil {
+		slog.Warn(m.cfg.NotifyName + ": the Source advertises no notification channel")
+	}
+	return sub, err
 }

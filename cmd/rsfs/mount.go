@@ -1,13 +1,11 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,7 +17,6 @@ import (
 	"rsfs/mountutil"
 	"rsfs/notify"
 	"rsfs/origin"
-	"rsfs/protocol"
 	"rsfs/report"
 	"rsfs/statedir"
 	"rsfs/termui"
@@ -240,12 +237,6 @@ func (c *cli) runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) e
 	if err := mf.listenNotify(); err != nil {
 		return failed(err, lock)
 	}
-	if mf.sizes.memoryLimit > 0 {
-		debug.SetMemoryLimit(mf.sizes.memoryLimit)
-	}
-	if mf.pprofAddr != "" {
-		go mountrun.ServePprof(mf.pprofAddr)
-	}
 	c.systemd.Send("STATUS=loading " + rawURL)
 	m, err := c.serve(cmd, mf, rawURL, dir, term, echo)
 	echo.Stop()
@@ -311,9 +302,8 @@ func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term
 		UID: uint32(mf.uid), GID: uint32(mf.gid), AllowOther: mf.allowOther,
 		PollInterval: mf.pollInterval, LearnLengths: mf.learnLengths,
 		Term: term, Echo: echo, Systemd: &c.systemd, Metrics: mf.metrics, ExplainRead: explainRead,
-		StartPush: func(ctx context.Context, f protocol.Follower) (*notify.Subscriber, error) {
-			return startPush(ctx, mf, f)
-		},
+		Notify: mf.notifySub, NotifyName: "--notify-addr",
+		MemoryLimit: mf.sizes.memoryLimit, PprofAddr: mf.pprofAddr,
 	})
 	if errors.Is(err, mountsrc.ErrNothingRemembered) {
 		err = fmt.Errorf("--offline: %w", err)
@@ -335,14 +325,6 @@ func (mf *mountFlags) listenMetrics() error {
 	return nil
 }
 
-// pusher is a follower that also applies pushed notifications: a
-// ResourceSync Source's WebSub channels (changes.Follower). Atom-PMH names
-// no channel.
-type pusher interface {
-	Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error)
-	RunPush(ctx context.Context, notes <-chan notify.Notification)
-}
-
 // listenNotify starts the callback server of --notify-addr before
 // anything is mounted, so that an address that cannot be bound is a clear
 // error, as for --metrics-addr.
@@ -356,26 +338,6 @@ func (mf *mountFlags) listenNotify() error {
 	}
 	mf.notifySub = sub
 	return nil
-}
-
-// startPush subscribes to the Source's notification channels when
-// --notify-addr is set, and applies what they push.
-func startPush(ctx context.Context, mf *mountFlags, f protocol.Follower) (*notify.Subscriber, error) {
-	sub := mf.notifySub
-	if sub == nil {
-		return nil, nil
-	}
-	p, ok := f.(pusher)
-	if !ok {
-		slog.Warn("--notify-addr: this protocol has no notification channels; polling only")
-		return sub, nil
-	}
-	go p.RunPush(ctx, sub.Notifications())
-	n, err := p.Subscribe(ctx, sub)
-	if n == 0 && err == nil {
-		slog.Warn("--notify-addr: the Source advertises no notification channel")
-	}
-	return sub, err
 }
 
 // mountedLine is what a mount that worked says on the terminal: "mounted

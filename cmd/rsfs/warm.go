@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -119,25 +116,13 @@ func runRelease(out io.Writer, args []string, asJSON bool) error {
 }
 
 // resolveInMount is PATH's absolute path, if it is inside an rsfs mount
-// (a usage error otherwise).
+// (fs.InMount; a usage error otherwise).
 func resolveInMount(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
+	abs, err := fs.InMount(p)
+	if errors.Is(err, fs.ErrNotInMount) {
 		return "", asUsage(err)
 	}
-	if _, err := os.Lstat(abs); err != nil {
-		return "", asUsage(err)
-	}
-	_, err = fs.GetxattrAll(abs, fs.XattrCached)
-	switch {
-	case err == nil:
-		return abs, nil
-	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
-		return "", usagef("%s is not inside an rsfs mount", p)
-	case errors.Is(err, syscall.ENOTCONN):
-		return "", fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", p)
-	}
-	return "", fmt.Errorf("%s: %w", p, err)
+	return abs, err
 }
 
 // warmTotals are what the jobs of targets have done so far, together.
