@@ -245,7 +245,7 @@ func (c *cli) runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) e
 		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.Source().Catalog().Len(), "origin", m.Source().Origin(), "pid", os.Getpid())
 		if logFile, _ := c.logs.Toward(); logFile || term != os.Stderr {
 			// The terminal is not the log, which has the line above.
-			fmt.Fprintln(out, mountedLine(m.Source().Catalog().Len(), rawURL, dir, c.logs.File()))
+			fmt.Fprintln(out, termui.MountedLine(m.Source().Catalog().Len(), rawURL, dir, c.logs.File()))
 		}
 	}
 	if term != os.Stderr {
@@ -338,14 +338,4 @@ func (mf *mountFlags) listenNotify() error {
 	}
 	mf.notifySub = sub
 	return nil
-}
-
-// mountedLine is what a mount that worked says on the terminal: "mounted
-// 5,013 resources from URL at DIR (log: PATH)".
-func mountedLine(resources int, rawURL, dir, logFile string) string {
-	line := fmt.Sprintf("mounted %s resources from %s at %s", report.Thousands(int64(resources)), rawURL, dir)
-	if logFile != "" {
-		line += " (log: " + logFile + ")"
-	}
-	return line
 }

@@ -164,26 +164,8 @@ func checkAddr(flag, addr string) error {
 	return nil
 }
 
-// checkSourceURL checks a Source's URL: http or https, with a host. A URL
-// without a scheme (a bare host:port) is a usage error that says what was
-// probably meant: `"127.0.0.1:8080" is not an http(s) URL (did you mean
-// http://127.0.0.1:8080/?)`.
-func checkSourceURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" {
-		return nil
-	}
-	if !strings.Contains(raw, "://") && !strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, ".") && raw != "" {
-		guess := "http://" + raw
-		if !strings.Contains(raw, "/") {
-			guess += "/"
-		}
-		if g, err := url.Parse(guess); err == nil && g.Hostname() != "" {
-			return usagef("%q is not an http(s) URL (did you mean %s?)", raw, guess)
-		}
-	}
-	return usagef("%q is not an http(s) URL (e.g. https://data.example.org/)", raw)
-}
+// checkSourceURL checks a Source's URL (origin.CheckURL): a usage error.
+func checkSourceURL(raw string) error { return asUsage(origin.CheckURL(raw)) }
 
 // checkMountArgs checks mount's two arguments, URL and DIR, before
 // anything starts; arguments given the wrong way round are said to be.
