@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"rsfs/mountutil"
 	"rsfs/prefetch"
 	"rsfs/status"
 )
@@ -67,11 +68,23 @@ func ReadReport(dir string) (*status.Report, error) {
 	return &rep, nil
 }
 
-// AskPoll asks the mount at dir to poll now, and words why it cannot. It
-// reads the poll attribute of the mount's root: a size query, which polls
+// AskPoll asks the mount at dir to poll now, and words why it cannot;
+// the report says what the poll did. It reads the poll attribute of the mount's root: a size query, which polls
 // and waits, then the answer it kept, on one thread (the mount keeps it
 // for the reader that asked).
-func AskPoll(dir string) ([]byte, error) {
+func AskPoll(dir string) (*status.PollNowReport, error) {
+	data, err := askPollData(dir)
+	if err != nil {
+		return nil, err
+	}
+	var rep status.PollNowReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("poll of %s: %w", dir, err)
+	}
+	return &rep, nil
+}
+
+func askPollData(dir string) ([]byte, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -186,4 +199,18 @@ func WatchWarmings(ws []*Warming, every time.Duration, show func()) (int, error)
 		}
 		time.Sleep(every)
 	}
+}
+
+// HoldStatus is mountutil.StatusFunc: what the status of the mount at dir
+// says of its hold.
+func HoldStatus(dir string) (mountutil.HoldStatus, error) {
+	rep, err := ReadReport(dir)
+	if err != nil {
+		return mountutil.HoldStatus{}, err
+	}
+	st := mountutil.HoldStatus{File: rep.HoldFile, PID: rep.PID}
+	if rep.Hold != nil {
+		st.Until = rep.Hold.Until
+	}
+	return st, nil
 }

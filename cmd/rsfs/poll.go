@@ -1,16 +1,10 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
 	"rsfs/report"
-	"rsfs/status"
 )
 
 func pollCmd() *cobra.Command {
@@ -28,23 +22,17 @@ attribute user.rsfs.poll on the mount's root; only the user the mount runs
 as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := fs.AskPoll(args[0])
+			rep, err := fs.AskPoll(args[0])
 			if err != nil {
 				return err
 			}
-			var rep status.PollNowReport
-			if err := json.Unmarshal(data, &rep); err != nil {
-				return fmt.Errorf("poll of %s: %w", args[0], err)
-			}
 			if asJSON {
-				if err := report.JSON(cmd.OutOrStdout(), &rep); err != nil {
+				if err := report.JSON(cmd.OutOrStdout(), rep); err != nil {
 					return err
 				}
 			}
-			if rep.Error != "" {
-				var b strings.Builder
-				rep.WriteText(&b)
-				return errors.New(strings.TrimSpace(b.String()))
+			if err := rep.Err(); err != nil {
+				return err
 			}
 			if !asJSON {
 				rep.WriteText(cmd.OutOrStdout())
