@@ -3,11 +3,15 @@ package logfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
+
+	"rsfs/report"
+	"rsfs/statedir"
 )
 
 // Pruned is a log file Prune removed, or would remove.
@@ -54,4 +58,20 @@ func Prune(olderThan time.Duration, now time.Time, dryRun bool, live []string) (
 		pruned = append(pruned, Pruned{Path: path, Size: info.Size(), ModTime: info.ModTime()})
 	}
 	return dir, pruned, nil
+}
+
+// WritePruned writes what Prune removed from dir (or would remove, for a
+// dry run) as `rsfs cache prune` says it: one line per log file, then the
+// space freed.
+func WritePruned(w io.Writer, dir string, pruned []Pruned, now time.Time, dryRun bool) {
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	var freed int64
+	for _, p := range pruned {
+		freed += p.Size
+		fmt.Fprintf(w, "%s %s  %s, last written %s\n", verb, p.Path, report.Size(p.Size), statedir.Ago(now, p.ModTime))
+	}
+	fmt.Fprintf(w, "%s %d log files (%s) from %s\n", verb, len(pruned), report.Size(freed), dir)
 }

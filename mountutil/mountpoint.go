@@ -193,3 +193,21 @@ func fusermountBinary() (string, error) {
 	}
 	return "", errors.New("fusermount3 is not installed (Debian: apt install fuse3)")
 }
+
+// RsfsMounts lists the rsfs mounts now (Mounts): their mount
+// points, their Sources' URLs, or both, those that start with prefix.
+func RsfsMounts(prefix string, dirs, urls bool) []string {
+	var out []string
+	for _, m := range Mounts() {
+		if m.Type != "fuse.rsfs" {
+			continue
+		}
+		if dirs && strings.HasPrefix(m.Dir, prefix) {
+			out = append(out, m.Dir)
+		}
+		if urls && strings.HasPrefix(m.Source, prefix) {
+			out = append(out, m.Source)
+		}
+	}
+	return out
+}

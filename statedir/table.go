@@ -55,3 +55,19 @@ func Ago(now, t time.Time) string {
 	}
 	return fmt.Sprintf("%d days ago", int(d/(24*time.Hour)))
 }
+
+// WritePruned writes what Prune removed under base (or would remove, for
+// a dry run) as `rsfs cache prune` says it: one line per state directory,
+// then the space freed and the total left.
+func WritePruned(w io.Writer, base string, pruned []Info, total int64, opts PruneOptions) {
+	verb := "removed"
+	if opts.DryRun {
+		verb = "would remove"
+	}
+	var freed int64
+	for _, d := range pruned {
+		freed += d.Size
+		fmt.Fprintf(w, "%s %s  %s  %s, last used %s\n", verb, d.Name, OrDash(d.URL), report.Size(d.Size), Ago(opts.Now, d.LastUsed))
+	}
+	fmt.Fprintf(w, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), report.Size(freed), report.Size(total), base)
+}

@@ -1,8 +1,10 @@
 package status
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -41,6 +43,17 @@ func (m *Mount) PollNow(poll func() error) *PollNowReport {
 		p.Started, p.TookSeconds = time.Time{}, 0 // no poll ran (held back, or interrupted)
 	}
 	return p
+}
+
+// Err is a failed poll's error, as WriteText says it (without the final
+// newline); nil when it succeeded.
+func (p *PollNowReport) Err() error {
+	if p.Error == "" {
+		return nil
+	}
+	var b strings.Builder
+	p.WriteText(&b)
+	return errors.New(strings.TrimSpace(b.String()))
 }
 
 // WriteText writes the report as `rsfs poll` prints it.

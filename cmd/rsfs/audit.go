@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,10 +11,10 @@ import (
 
 	"rsfs/audit"
 	"rsfs/discover"
+	"rsfs/fs"
 	"rsfs/protocol"
 	"rsfs/source"
 	"rsfs/statedir"
-	"rsfs/status"
 )
 
 // audit's exit statuses, as diff(1)'s: no drift, drift, trouble.
@@ -126,13 +125,9 @@ func auditMount(ctx context.Context, o *auditOptions, dir string) (*audit.Report
 	if err != nil {
 		return nil, err
 	}
-	data, err := readStatus(abs)
+	st, err := fs.ReadReport(abs)
 	if err != nil {
 		return nil, err
-	}
-	var st status.Report
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("status of %s: %w", abs, err)
 	}
 	if st.Protocol != "" && st.Protocol != protocol.ResourceSync {
 		return nil, fmt.Errorf("%s mounts an %s feed: audit reads ResourceSync Sources only", abs, st.Protocol)

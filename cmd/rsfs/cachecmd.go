@@ -3,13 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"rsfs/logfile"
+	"rsfs/mountutil"
 	"rsfs/report"
 	"rsfs/statedir"
 )
@@ -77,12 +76,12 @@ too, but never the log of a mount that is running.`,
 			opts := statedir.PruneOptions{DryRun: dryRun, Now: time.Now()}
 			var err error
 			if olderThan != "" {
-				if opts.OlderThan, err = parseAge(olderThan); err != nil {
+				if opts.OlderThan, err = report.ParseAge(olderThan); err != nil {
 					return usagef("--older-than: %w", err)
 				}
 			}
 			if maxSize != "" {
-				if opts.MaxTotal, err = parseSize(maxSize); err != nil {
+				if opts.MaxTotal, err = report.ParseSize(maxSize); err != nil {
 					return usagef("--max-size: %w", err)
 				}
 				opts.All = opts.MaxTotal == 0
@@ -99,16 +98,7 @@ too, but never the log of a mount that is running.`,
 				return fmt.Errorf("cache prune: %w", err)
 			}
 			out := cmd.OutOrStdout()
-			verb := "removed"
-			if dryRun {
-				verb = "would remove"
-			}
-			var freed int64
-			for _, d := range pruned {
-				freed += d.Size
-				fmt.Fprintf(out, "%s %s  %s  %s, last used %s\n", verb, d.Name, statedir.OrDash(d.URL), report.Size(d.Size), statedir.Ago(opts.Now, d.LastUsed))
-			}
-			fmt.Fprintf(out, "%s %d state directories (%s); %s left in %s\n", verb, len(pruned), report.Size(freed), report.Size(total), base)
+			statedir.WritePruned(out, base, pruned, total, opts)
 			if opts.OlderThan > 0 { // as for the state directories, 0 removes none by age
 				return pruneLogs(out, base, opts)
 			}
@@ -135,26 +125,6 @@ func cacheBase(cacheDir string) (string, error) {
 	return base, nil
 }
 
-// parseAge reads a duration that may also be given in days ("30d") or
-// weeks ("2w"), as time.ParseDuration does not.
-func parseAge(s string) (time.Duration, error) {
-	t := strings.TrimSpace(s)
-	for suffix, unit := range map[string]time.Duration{"d": 24 * time.Hour, "w": 7 * 24 * time.Hour} {
-		if n, ok := strings.CutSuffix(t, suffix); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
-			}
-			return time.Duration(v * float64(unit)), nil
-		}
-	}
-	d, err := time.ParseDuration(t)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("%q is not an age (e.g. 30d, 12h)", s)
-	}
-	return d, nil
-}
-
 // pruneLogs removes the mounts' log files (logfile.Prune) last written
 // longer ago than opts.OlderThan, but never the log of a mount that is
 // running: one mounted now, or one whose state directory under base a
@@ -167,16 +137,7 @@ func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
 	if dir == "" {
 		return nil
 	}
-	verb := "removed"
-	if opts.DryRun {
-		verb = "would remove"
-	}
-	var freed int64
-	for _, p := range pruned {
-		freed += p.Size
-		fmt.Fprintf(out, "%s %s  %s, last written %s\n", verb, p.Path, report.Size(p.Size), statedir.Ago(opts.Now, p.ModTime))
-	}
-	fmt.Fprintf(out, "%s %d log files (%s) from %s\n", verb, len(pruned), report.Size(freed), dir)
+	logfile.WritePruned(out, dir, pruned, opts.Now, opts.DryRun)
 	return nil
 }
 
@@ -184,7 +145,7 @@ func pruneLogs(out io.Writer, base string, opts statedir.PruneOptions) error {
 // mounted (the mount table), and those a state directory's lock names
 // while they load.
 func liveMounts(base string) []string {
-	live := rsfsMounts("", true, false)
+	live := mountutil.RsfsMounts("", true, false)
 	dirs, _ := statedir.List(base)
 	for _, d := range dirs {
 		if d.Mounted && d.MountPoint != "" {

@@ -2,7 +2,7 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -13,6 +13,7 @@ import (
 
 	"rsfs/fetch"
 	"rsfs/origin"
+	"rsfs/report"
 	"rsfs/resourcesync"
 	"rsfs/source"
 )
@@ -85,7 +86,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if retries == 0 {
 		retries = -1 // fetch reads 0 as "the default"
 	}
-	minRate, err := parseSize(f.minRate)
+	minRate, err := report.ParseSize(f.minRate)
 	if err != nil {
 		return nil, fmt.Errorf("--min-rate: %w", err)
 	}
@@ -96,7 +97,7 @@ func (f *sourceFlags) client(rawURL string) (*fetch.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	bwlimit, err := parseSize(f.bwlimit)
+	bwlimit, err := report.ParseSize(f.bwlimit)
 	if err != nil {
 		return nil, fmt.Errorf("--bwlimit: %w", err)
 	}
@@ -130,37 +131,20 @@ func fetchAdvice() fetch.Advice {
 }
 
 // tlsConfig is the TLS configuration of --ca-cert, --client-cert and
-// --client-key; nil (Go's defaults: the system's roots, no client
-// certificate) without them.
+// --client-key (fetch.TLSConfig); nil without them.
 func (f *sourceFlags) tlsConfig() (*tls.Config, error) {
-	if f.caCert == "" && f.clientCert == "" && f.clientKey == "" {
-		return nil, nil
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if f.caCert != "" {
-		pool, err := x509.SystemCertPool()
-		if err != nil || pool == nil {
-			pool = x509.NewCertPool() // no system roots: the given ones alone
-		}
-		pem, err := os.ReadFile(f.caCert)
-		if err != nil {
-			return nil, fmt.Errorf("--ca-cert: %w", err)
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--ca-cert %s: no PEM certificate in it", f.caCert)
-		}
-		cfg.RootCAs = pool
-	}
+	cfg, err := fetch.TLSConfig(f.caCert, f.clientCert, f.clientKey)
+	var te *fetch.TLSFileError
 	switch {
-	case f.clientCert != "" && f.clientKey != "":
-		cert, err := tls.LoadX509KeyPair(f.clientCert, f.clientKey)
-		if err != nil {
-			return nil, fmt.Errorf("--client-cert, --client-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	case f.clientCert != "":
+	case errors.Is(err, fetch.ErrNoPEM):
+		return nil, fmt.Errorf("--ca-cert %s: %w", f.caCert, fetch.ErrNoPEM)
+	case errors.As(err, &te) && te.CA:
+		return nil, fmt.Errorf("--ca-cert: %w", te.Err)
+	case errors.As(err, &te):
+		return nil, fmt.Errorf("--client-cert, --client-key: %w", te.Err)
+	case f.clientCert != "" && f.clientKey == "":
 		return nil, usagef("--client-cert needs --client-key")
-	case f.clientKey != "":
+	case f.clientKey != "" && f.clientCert == "":
 		return nil, usagef("--client-key needs --client-cert")
 	}
 	return cfg, nil

@@ -25,13 +25,13 @@ func addCompletions(root *cobra.Command) {
 			}
 		case "inspect":
 			c.ValidArgsFunction = firstArg(func(toComplete string) ([]string, cobra.ShellCompDirective) {
-				return rsfsMounts(toComplete, false, true), cobra.ShellCompDirectiveNoFileComp
+				return mountutil.RsfsMounts(toComplete, false, true), cobra.ShellCompDirectiveNoFileComp
 			})
 		case "status", "hold", "release":
 			c.ValidArgsFunction = firstArg(mountDirs)
 		case "audit":
 			c.ValidArgsFunction = firstArg(func(toComplete string) ([]string, cobra.ShellCompDirective) {
-				if m := rsfsMounts(toComplete, true, true); len(m) > 0 {
+				if m := mountutil.RsfsMounts(toComplete, true, true); len(m) > 0 {
 					return m, cobra.ShellCompDirectiveNoFileComp
 				}
 				return nil, cobra.ShellCompDirectiveFilterDirs
@@ -56,7 +56,7 @@ func firstArg(f func(toComplete string) ([]string, cobra.ShellCompDirective)) co
 
 // mountDirs completes DIR: the rsfs mounts now, else any directory.
 func mountDirs(toComplete string) ([]string, cobra.ShellCompDirective) {
-	if m := rsfsMounts(toComplete, true, false); len(m) > 0 {
+	if m := mountutil.RsfsMounts(toComplete, true, false); len(m) > 0 {
 		return m, cobra.ShellCompDirectiveNoFileComp
 	}
 	return nil, cobra.ShellCompDirectiveFilterDirs
@@ -81,22 +81,4 @@ func flagValues(c *cobra.Command, name string, values []string, d cobra.ShellCom
 		}
 		return out, d
 	})
-}
-
-// rsfsMounts lists the rsfs mounts now (mountutil.Mounts): their mount
-// points, their Sources' URLs, or both, those that start with prefix.
-func rsfsMounts(prefix string, dirs, urls bool) []string {
-	var out []string
-	for _, m := range mountutil.Mounts() {
-		if m.Type != "fuse.rsfs" {
-			continue
-		}
-		if dirs && strings.HasPrefix(m.Dir, prefix) {
-			out = append(out, m.Dir)
-		}
-		if urls && strings.HasPrefix(m.Source, prefix) {
-			out = append(out, m.Source)
-		}
-	}
-	return out
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"rsfs/fs"
 	"rsfs/mountutil"
-	"rsfs/status"
 )
 
 func holdCmd() *cobra.Command {
@@ -27,7 +26,7 @@ once the mount's status shows the hold.`,
 				return usagef("--for %s: want a duration above 0 (e.g. 6h)", d)
 			}
 			until := time.Now().Add(d).UTC()
-			h, err := mountutil.FindHolder(args[0], holdStatus)
+			h, err := mountutil.FindHolder(args[0], fs.HoldStatus)
 			if err == nil {
 				err = h.Hold(until)
 			}
@@ -50,7 +49,7 @@ func releaseCmd() *cobra.Command {
 mount's status shows no hold.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			h, err := mountutil.FindHolder(args[0], holdStatus)
+			h, err := mountutil.FindHolder(args[0], fs.HoldStatus)
 			if err == nil {
 				err = h.Release()
 			}
@@ -65,31 +64,4 @@ mount's status shows no hold.`,
 			return nil
 		},
 	}
-}
-
-// holdStatus is mountutil.StatusFunc: what the status of the mount at dir
-// says of its hold.
-func holdStatus(dir string) (mountutil.HoldStatus, error) {
-	rep, err := readReport(dir)
-	if err != nil {
-		return mountutil.HoldStatus{}, err
-	}
-	st := mountutil.HoldStatus{File: rep.HoldFile, PID: rep.PID}
-	if rep.Hold != nil {
-		st.Until = rep.Hold.Until
-	}
-	return st, nil
-}
-
-// readReport reads and decodes the status of the mount at dir.
-func readReport(dir string) (*status.Report, error) {
-	data, err := readStatus(dir)
-	if err != nil {
-		return nil, err
-	}
-	var rep status.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, fmt.Errorf("status of %s: %w", dir, err)
-	}
-	return &rep, nil
 }

@@ -1,37 +1,24 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	httppprof "net/http/pprof"
 	"os"
 	"path/filepath"
-	"runtime/debug"
-	"runtime/pprof"
 	"time"
 
-	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/cobra"
 
 	"rsfs/cache"
-	"rsfs/catalog"
-	"rsfs/fetch"
-	"rsfs/follow"
-	"rsfs/fs"
 	"rsfs/metrics"
+	"rsfs/mountrun"
 	"rsfs/mountsrc"
 	"rsfs/mountutil"
 	"rsfs/notify"
 	"rsfs/origin"
-	"rsfs/prefetch"
-	"rsfs/protocol"
-	"rsfs/sdnotify"
-	"rsfs/source"
+	"rsfs/report"
 	"rsfs/statedir"
-	"rsfs/status"
 	"rsfs/termui"
 )
 
@@ -88,7 +75,7 @@ func (mf *mountFlags) parseSizes() error {
 		if f.value == "" {
 			continue
 		}
-		n, err := parseSize(f.value)
+		n, err := report.ParseSize(f.value)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.name, err)
 		}
@@ -128,7 +115,7 @@ are all 1,073,741,824 bytes. A duration has a unit: 500ms, 30s, 5m, 1h.`,
 	fl.StringVar(&mf.cacheSize, "cache-size", "256MiB", "memory for cached content blocks (at least 4 blocks)")
 	fl.StringVar(&mf.blockSize, "block-size", "", "size of the aligned blocks fetched by Range: a power of two from 4KiB to 16MiB")
 	// The default is the cache's; "" keeps it, and help shows it.
-	fl.Lookup("block-size").DefValue = sizeString(cache.DefaultBlockSize)
+	fl.Lookup("block-size").DefValue = report.SizeArg(cache.DefaultBlockSize)
 	fl.IntVar(&mf.readAhead, "read-ahead", 0, "blocks fetched ahead of a sequential reader (default: the cache's)")
 	fl.StringVar(&mf.cacheDir, "cache-dir", "", "where rsfs remembers Sources (catalog snapshots, disk cache of blocks): default $XDG_CACHE_HOME/rsfs; \"none\" to remember nothing")
 	fl.StringVar(&mf.verifyWhole, "verify-whole-below", "16MiB", "files with a published hash up to this size are read and verified whole before their first byte is served; larger ones are streamed (at most --cache-size/4; 0: stream every file)")
@@ -238,9 +225,9 @@ func (c *cli) runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) e
 		}
 	}()
 	if mf.cpuProfile != "" {
-		stopProfile, err := startCPUProfile(mf.cpuProfile)
+		stopProfile, err := mountrun.StartCPUProfile(mf.cpuProfile)
 		if err != nil {
-			return failed(err, lock)
+			return failed(fmt.Errorf("--cpu-profile: %w", err), lock)
 		}
 		defer stopProfile()
 	}
@@ -250,21 +237,15 @@ func (c *cli) runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) e
 	if err := mf.listenNotify(); err != nil {
 		return failed(err, lock)
 	}
-	if mf.sizes.memoryLimit > 0 {
-		debug.SetMemoryLimit(mf.sizes.memoryLimit)
-	}
-	if mf.pprofAddr != "" {
-		go servePprof(mf.pprofAddr)
-	}
 	c.systemd.Send("STATUS=loading " + rawURL)
 	m, err := c.serve(cmd, mf, rawURL, dir, term, echo)
 	echo.Stop()
 	if err == nil {
 		stopWatch() // the parent exits once it reads that the mount serves
-		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.src.Catalog().Len(), "origin", m.src.Origin(), "pid", os.Getpid())
+		slog.Info("mounted", "version", readBuildInfo().Version, "resources", m.Source().Catalog().Len(), "origin", m.Source().Origin(), "pid", os.Getpid())
 		if logFile, _ := c.logs.Toward(); logFile || term != os.Stderr {
 			// The terminal is not the log, which has the line above.
-			fmt.Fprintln(out, mountedLine(m.src.Catalog().Len(), rawURL, dir, c.logs.File()))
+			fmt.Fprintln(out, termui.MountedLine(m.Source().Catalog().Len(), rawURL, dir, c.logs.File()))
 		}
 	}
 	if term != os.Stderr {
@@ -278,9 +259,8 @@ func (c *cli) runMount(cmd *cobra.Command, mf *mountFlags, rawURL, dir string) e
 	}
 	mountutil.ReportReady(nil)
 	mounted = true
-	c.systemd.Ready(fmt.Sprintf("serving %d resources from %s", m.src.Catalog().Len(), rawURL))
-	m.unmounted = lock.Closing
-	m.run(cmd.Context(), mf, dir, signals)
+	c.systemd.Ready(fmt.Sprintf("serving %d resources from %s", m.Source().Catalog().Len(), rawURL))
+	m.Run(cmd.Context(), signals, lock.Closing)
 	return nil
 }
 
@@ -300,99 +280,9 @@ func (c *cli) mountFailed(err error, lock *statedir.Lock, echo *termui.Echo) err
 	return err
 }
 
-// run follows the Source and serves until the file system is unmounted,
-// then waits for the follower's loop, which saves a fresh catalog before
-// its first poll and saves again as it ends, and unsubscribes.
-func (m *mountedFS) run(ctx context.Context, mf *mountFlags, dir string, signals *mountutil.Signals) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	follower := m.src.Follower()
-	following := make(chan struct{})
-	go func() {
-		defer close(following)
-		m.src.Run(fetch.Probe(ctx)) // a fresh catalog, caught up, is saved before the loop's first poll; polls probe an offline Source
-	}()
-	learning := make(chan struct{})
-	go func() {
-		defer close(learning)
-		if mf.learnLengths {
-			m.learnLengths(ctx)
-		}
-	}()
-	stopSystemd := m.systemd.Follow(ctx, func() (time.Time, string) {
-		p := follower.Polling()
-		result := "ok"
-		if p.LastPollErr != "" {
-			result = "failed: " + p.LastPollErr
-		}
-		return p.LastPoll, fmt.Sprintf("following: %d resources, %d changes applied; last poll %s %s",
-			m.src.Catalog().Len(), follower.Applied(), p.LastPoll.UTC().Format(time.TimeOnly), result)
-	})
-	sub, err := startPush(fetch.Probe(ctx), mf, follower)
-	if err != nil {
-		slog.Error("push notifications", "err", err)
-	}
-	m.serveUntilUnmounted(dir, signals, cancel)
-	stopSystemd()
-	<-following // every save of the loop is done, a fresh catalog's first one included
-	<-learning
-	m.blocks.Close()
-	if sub != nil {
-		closeCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
-		defer done()
-		if err := sub.Close(closeCtx); err != nil {
-			slog.Warn("unsubscribing", "err", err)
-		}
-	}
-}
-
-// learnLengths learns in the background the lengths the lists did not
-// give (fs.LearnLengths), through the Source's per-origin limits.
-func (m *mountedFS) learnLengths(ctx context.Context) {
-	n := m.src.Catalog().Unsized()
-	if n == 0 {
-		return
-	}
-	slog.Info("learning in the background the lengths the lists did not give", "files", n)
-	start := time.Now()
-	learned, failed := m.fsys.LearnLengths(ctx, fetch.HeadParallel)
-	slog.Info("learned in the background the lengths the lists did not give", "learned", learned, "failed", failed,
-		"took", time.Since(start))
-}
-
-// serveUntilUnmounted serves until the file system is unmounted, then
-// stops following (cancel).
-func (m *mountedFS) serveUntilUnmounted(dir string, signals *mountutil.Signals, cancel context.CancelFunc) {
-	mountutil.ServeUntilUnmounted(dir, m.server, signals, func() { m.systemd.Stopping(); cancel(); m.fsys.Shutdown() }, 5*time.Second, slog.Default())
-	m.systemd.Stopping()
-	slog.Info("unmounted", "dir", dir)
-	if m.unmounted != nil {
-		m.unmounted()
-	}
-	cancel()
-}
-
-// mountedFS is a file system being served, of whichever protocol.
-type mountedFS struct {
-	src    *mountsrc.Source
-	fsys   *fs.FS
-	server *fuse.Server
-	blocks *cache.Cache
-	// systemd is told that it serves, follows and stops.
-	systemd *sdnotify.Notifier
-	// unmounted, if set, is called once the file system is unmounted,
-	// before the state is saved.
-	unmounted func()
-}
-
-// serve opens the Source (package mountsrc: discovered and loaded, or
-// remembered), mounts it on dir, and catches up before it reports ready.
-// Each part is built after the parts it uses: the cache, the Source (its
-// catalog loaded or restored), the status, the file system over them, the
-// follower (which tells the file system of the changes it applies, and
-// lets bad versions be tried again after each poll), the catching up, the
-// mount.
-func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File, echo *termui.Echo) (*mountedFS, error) {
+// serve opens the Source and mounts it on dir (mountrun.Start), from a
+// mountrun.Config that mf fills.
+func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term *os.File, echo *termui.Echo) (*mountrun.Mount, error) {
 	stateDir, err := mf.stateDir(rawURL)
 	if err != nil {
 		return nil, err
@@ -401,131 +291,24 @@ func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term
 	if err != nil {
 		return nil, err
 	}
-	blocks, err := newCache(mf, stateDir, client.InFlight)
-	if err != nil {
-		return nil, err
-	}
-	holdFile := mountutil.HoldPath(dir)
-	if err := mountutil.PrepareHoldDir(holdFile); err != nil {
-		slog.Warn("rsfs hold will not reach this mount", "hold_file", holdFile, "err", err)
-	}
-	prog := newProgress(term, echo)
 	if file, _ := c.logs.Toward(); c.logs.JSON() && !file && term == os.Stderr {
-		prog = newProgress(nil, echo) // stderr is the JSON log, which has each retry
+		term = nil // stderr is the JSON log, which has each retry
 	}
-	client.OnRetry(prog.retry) // until loaded: a Source that does not answer is said, not silent
-	// Loading is what the user waits for: its requests go through their
-	// retries, saying what they wait for, whatever the offline state.
-	src, err := mountsrc.Open(fetch.Patient(cmd.Context()), mountsrc.Options{
-		Dir: stateDir, URL: rawURL, Source: mf.sourceOptions(client), Offline: mf.offline,
-		Progress: func(pr source.Progress) {
-			c.systemd.Loading(fmt.Sprintf("loading: %d lists read, %d resources", pr.Lists, pr.Resources))
-			prog.update(pr)
-		},
+	m, err := mountrun.Start(cmd.Context(), mountrun.Config{
+		URL: rawURL, Dir: dir, StateDir: stateDir, LogFile: c.logs.File(),
+		Client: client, Source: mf.sourceOptions(client), Offline: mf.offline, Timeout: mf.timeout,
+		CacheBytes: mf.sizes.cache, BlockSize: mf.sizes.block, ReadAhead: mf.readAhead,
+		DiskBytes: mf.sizes.disk, VerifyWholeBelow: mf.sizes.verifyWhole,
+		UID: uint32(mf.uid), GID: uint32(mf.gid), AllowOther: mf.allowOther,
+		PollInterval: mf.pollInterval, LearnLengths: mf.learnLengths,
+		Term: term, Echo: echo, Systemd: &c.systemd, Metrics: mf.metrics, ExplainRead: explainRead,
+		Notify: mf.notifySub, NotifyName: "--notify-addr",
+		MemoryLimit: mf.sizes.memoryLimit, PprofAddr: mf.pprofAddr,
 	})
-	client.OnRetry(nil)
-	prog.done()
 	if errors.Is(err, mountsrc.ErrNothingRemembered) {
 		err = fmt.Errorf("--offline: %w", err)
 	}
-	if err != nil {
-		blocks.Close()
-		return nil, err
-	}
-	cache.PaceGC(blocks.MemoryBytes)
-	readErrors, reach := &status.Events{}, &status.Reachability{}
-	if err := src.Unreachable(); err != nil {
-		reach.Failed(time.Now(), err) // rsfs status says since when
-	}
-	stat, mets := newMountReport(mf, rawURL, dir, holdFile, c.logs.File(), src, blocks, readErrors, reach)
-	f := fs.New(fs.Config{
-		Status:      stat.JSON,
-		Poll:        pollNow(stat, src),
-		ReadErrors:  readErrors,
-		ExplainRead: explainRead,
-		Catalog:     src.Catalog(),
-		Cache:       blocks,
-		Fetcher:     src.Fetcher,
-		Length:      headLength(src.Client()),
-		Batch:       src.Batch(),
-		Network:     networkOf(client),
-		UID:         uint32(mf.uid),
-		GID:         uint32(mf.gid),
-	})
-	stat.OnDisk = f.OnDisk
-	stat.Offline = func() status.Offline {
-		st := client.Offline()
-		return status.Offline{Offline: st.Offline, Since: st.Since, Hang: st.Hang, Err: st.Err, Timeout: mf.timeout, Forced: mf.offline}
-	}
-	// The file system drops effects until it is mounted: the kernel holds
-	// nothing of the tree before (fs/notify.go).
-	src.Follow(f.Notify, follow.Options{Interval: mf.pollInterval, Held: func() bool { return mountutil.Held(holdFile) },
-		AfterPoll: func() {
-			blocks.RetryBad() // versions that failed verification are tried again
-			if fl := src.Follower(); fl != nil {
-				reach.Observe(fl.Polling()) // the first of failed polls in a row is since when
-			}
-		}})
-	mf.metrics.Serve(cmd.Context(), mets)
-	if err := src.CatchUp(fetch.Patient(cmd.Context())); err != nil {
-		slog.Warn("catching up with the Source", "err", err)
-		reach.Failed(time.Now(), err) // rsfs status says since when
-	}
-	// Parsing the lists left garbage of about their size, and the runtime
-	// gives freed heap back to the OS only slowly: return it before serving,
-	// so that an idle mount holds about its catalog (DESIGN §11).
-	start := time.Now()
-	debug.FreeOSMemory()
-	slog.Debug("returned the loading's garbage to the OS", "took", time.Since(start))
-	server, err := f.Mount(dir, src.Origin(), mf.allowOther, mf.metrics.WrapFUSE)
-	if err != nil {
-		blocks.Close()
-		return nil, fmt.Errorf("mount %s: %w", dir, err)
-	}
-	return &mountedFS{src: src, fsys: f, server: server, blocks: blocks, systemd: &c.systemd}, nil
-}
-
-// headLength learns a resource's length by HEAD (or a one-byte range when
-// HEAD gives none), through client's per-origin limits: for the files
-// whose list gave no length, when a lookup needs it.
-func headLength(client *fetch.Client) func(context.Context, *catalog.Resource) (int64, error) {
-	return func(ctx context.Context, r *catalog.Resource) (int64, error) {
-		meta, err := client.Head(ctx, r.URI)
-		if err != nil {
-			return -1, err
-		}
-		return meta.Length, nil
-	}
-}
-
-// networkOf is the round trip and bandwidth client measured to the host
-// most of its requests went to, which size the file system's warm window.
-func networkOf(client *fetch.Client) prefetch.NetworkFunc {
-	return func() (time.Duration, float64) {
-		n := client.Busiest()
-		return n.RTT, n.Bandwidth
-	}
-}
-
-// newCache builds the block cache: memory, over a disk cache in the state
-// directory unless remembering is off.
-func newCache(mf *mountFlags, stateDir string, inFlight func() int) (*cache.Cache, error) {
-	// Fills ahead of readers (read-ahead) run 32 at once: on small files the
-	// round trip, not the bandwidth, is the cost; warming runs as many as
-	// the Source's host is worth (inFlight: more over HTTP/2).
-	verifyWhole := mf.sizes.verifyWhole
-	if verifyWhole == 0 {
-		verifyWhole = -1 // the cache reads 0 as "the default"
-	}
-	cfg := cache.Config{MaxBytes: mf.sizes.cache, BlockSize: int(mf.sizes.block), ReadAhead: mf.readAhead, PrefetchConcurrency: 32, WarmConcurrency: inFlight, VerifyWholeBelow: verifyWhole}
-	if stateDir != "" && mf.sizes.disk > 0 {
-		cfg.DiskDir, cfg.DiskMaxBytes = statedir.BlocksDir(stateDir), mf.sizes.disk
-	}
-	c, err := cache.NewWithDisk(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("disk cache: %w", err)
-	}
-	return c, nil
+	return m, err
 }
 
 // listenMetrics binds --metrics-addr before anything is mounted, so that
@@ -542,14 +325,6 @@ func (mf *mountFlags) listenMetrics() error {
 	return nil
 }
 
-// pusher is a follower that also applies pushed notifications: a
-// ResourceSync Source's WebSub channels (changes.Follower). Atom-PMH names
-// no channel.
-type pusher interface {
-	Subscribe(ctx context.Context, sub *notify.Subscriber) (int, error)
-	RunPush(ctx context.Context, notes <-chan notify.Notification)
-}
-
 // listenNotify starts the callback server of --notify-addr before
 // anything is mounted, so that an address that cannot be bound is a clear
 // error, as for --metrics-addr.
@@ -563,49 +338,4 @@ func (mf *mountFlags) listenNotify() error {
 	}
 	mf.notifySub = sub
 	return nil
-}
-
-// startPush subscribes to the Source's notification channels when
-// --notify-addr is set, and applies what they push.
-func startPush(ctx context.Context, mf *mountFlags, f protocol.Follower) (*notify.Subscriber, error) {
-	sub := mf.notifySub
-	if sub == nil {
-		return nil, nil
-	}
-	p, ok := f.(pusher)
-	if !ok {
-		slog.Warn("--notify-addr: this protocol has no notification channels; polling only")
-		return sub, nil
-	}
-	go p.RunPush(ctx, sub.Notifications())
-	n, err := p.Subscribe(ctx, sub)
-	if n == 0 && err == nil {
-		slog.Warn("--notify-addr: the Source advertises no notification channel")
-	}
-	return sub, err
-}
-
-// servePprof serves net/http/pprof's handlers on addr, on a mux of its
-// own. (Importing net/http/pprof still adds them to http.DefaultServeMux in
-// its init; no server of rsfs serves that mux.)
-func servePprof(addr string) {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", httppprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", httppprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", httppprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", httppprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", httppprof.Trace)
-	slog.Warn("pprof server", "err", http.ListenAndServe(addr, mux))
-}
-
-func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("--cpu-profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

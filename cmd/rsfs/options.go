@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"rsfs/mountutil"
 )
 
 // helperArgs rewrites the form mount(8) and mount.fuse3 use, `rsfs URL DIR
@@ -59,7 +61,7 @@ func helperArgs(args []string, subcommands map[string]bool, lookup func(string) 
 func optionFlags(opts string, lookup func(string) *pflag.Flag) ([]string, error) {
 	var out []string
 	for _, o := range strings.Split(opts, ",") {
-		if o == "" || ignored(o) {
+		if o == "" || mountutil.GenericOption(o) {
 			continue
 		}
 		name, value, hasValue := strings.Cut(o, "=")
@@ -78,25 +80,6 @@ func optionFlags(opts string, lookup func(string) *pflag.Flag) ([]string, error)
 		}
 	}
 	return out, nil
-}
-
-// ignored reports whether o is a generic mount(8) option a helper may be
-// passed. They are accepted and ignored: rsfs is always read-only, and the
-// kernel mount is made nodev,nosuid by FUSE whatever they say. The ones
-// mount(8) and mount.fuse3 act on themselves (noauto, user, _netdev,
-// nofail, x-systemd.*, comment=) are accepted too, for `rsfs URL DIR -o
-// ...` typed by hand with an fstab line's options.
-func ignored(o string) bool {
-	switch o {
-	case "ro", "rw", "defaults",
-		"dev", "nodev", "suid", "nosuid", "exec", "noexec",
-		"atime", "noatime", "relatime", "strictatime", "diratime", "nodiratime",
-		"lazytime", "nolazytime", "sync", "async", "dirsync",
-		"auto", "noauto", "user", "nouser", "users", "owner", "group",
-		"_netdev", "nofail":
-		return true
-	}
-	return strings.HasPrefix(o, "x-") || strings.HasPrefix(o, "comment=")
 }
 
 // rewriteHelperArgs applies helperArgs to os.Args for root, so that a

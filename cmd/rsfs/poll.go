@@ -1,21 +1,10 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"path/filepath"
-	"runtime"
-	"strings"
-	"syscall"
-
 	"github.com/spf13/cobra"
 
 	"rsfs/fs"
-	"rsfs/mountsrc"
 	"rsfs/report"
-	"rsfs/status"
 )
 
 func pollCmd() *cobra.Command {
@@ -33,23 +22,17 @@ attribute user.rsfs.poll on the mount's root; only the user the mount runs
 as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := askPoll(args[0])
+			rep, err := fs.AskPoll(args[0])
 			if err != nil {
 				return err
 			}
-			var rep status.PollNowReport
-			if err := json.Unmarshal(data, &rep); err != nil {
-				return fmt.Errorf("poll of %s: %w", args[0], err)
-			}
 			if asJSON {
-				if err := report.JSON(cmd.OutOrStdout(), &rep); err != nil {
+				if err := report.JSON(cmd.OutOrStdout(), rep); err != nil {
 					return err
 				}
 			}
-			if rep.Error != "" {
-				var b strings.Builder
-				rep.WriteText(&b)
-				return errors.New(strings.TrimSpace(b.String()))
+			if err := rep.Err(); err != nil {
+				return err
 			}
 			if !asJSON {
 				rep.WriteText(cmd.OutOrStdout())
@@ -59,54 +42,4 @@ as, and root, may ask. Exit status 0 when the poll succeeded, 1 otherwise.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what the poll did as JSON")
 	return cmd
-}
-
-// askPoll reads the mount's poll attribute: a size query, which polls and
-// waits, then the answer it kept, on one thread (the mount keeps it for
-// the reader that asked).
-func askPoll(dir string) ([]byte, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	n, err := syscall.Getxattr(abs, fs.XattrPoll, nil)
-	if err == nil {
-		buf := make([]byte, n)
-		if n, err = syscall.Getxattr(abs, fs.XattrPoll, buf); err == nil {
-			return buf[:n], nil
-		}
-	}
-	switch {
-	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
-		if _, serr := readStatus(abs); serr == nil {
-			return nil, fmt.Errorf("the rsfs mount at %s is older than rsfs poll: remount it", abs)
-		}
-		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
-	case errors.Is(err, syscall.EPERM):
-		return nil, fmt.Errorf("poll of %s: only the user the mount runs as, and root, may ask for a poll", abs)
-	case errors.Is(err, syscall.ENOTCONN):
-		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
-	default:
-		return nil, fmt.Errorf("poll of %s: %w", abs, err)
-	}
-}
-
-// pollNow is fs.Config.Poll: the follower's PollNow, reported.
-func pollNow(stat *status.Mount, src *mountsrc.Source) func(ctx context.Context) []byte {
-	return func(ctx context.Context) []byte {
-		fl := src.Follower()
-		rep := stat.PollNow(func() error {
-			if fl == nil {
-				return errors.New("the mount is not following yet")
-			}
-			return fl.PollNow(ctx)
-		})
-		data, err := json.Marshal(rep)
-		if err != nil {
-			data = []byte(`{"error":"` + err.Error() + `"}`)
-		}
-		return data
-	}
 }

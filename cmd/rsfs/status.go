@@ -2,10 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +22,7 @@ position, the polls, holds, the cache, what was fetched from where, and the
 failures of the last hour. Whoever can see the mount can ask.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := readStatus(args[0])
+			data, err := fs.ReadStatus(args[0])
 			if err != nil {
 				return err
 			}
@@ -44,22 +41,4 @@ failures of the last hour. Whoever can see the mount can ask.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
-}
-
-// readStatus reads the mount's status attribute.
-func readStatus(dir string) ([]byte, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	data, err := getxattrAll(abs, fs.XattrStatus)
-	switch {
-	case err == nil:
-		return data, nil
-	case errors.Is(err, syscall.ENODATA), errors.Is(err, syscall.ENOTSUP):
-		return nil, fmt.Errorf("%s is not the root of an rsfs mount", abs)
-	case errors.Is(err, syscall.ENOTCONN):
-		return nil, fmt.Errorf("%s: the rsfs serving it is gone (stale mount: umount it)", abs)
-	}
-	return nil, fmt.Errorf("status of %s: %w", abs, err)
 }

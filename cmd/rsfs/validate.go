@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"net"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 
 	"rsfs/cache"
 	"rsfs/origin"
+	"rsfs/report"
 )
 
 // Ranges of the flags, checked before anything starts.
@@ -44,7 +44,7 @@ func (f *sourceFlags) validate() error {
 	if f.maxDoc <= 0 {
 		return usagef("--max-doc-size %d: want a number of bytes above 0", f.maxDoc)
 	}
-	if _, err := parseSize(f.minRate); err != nil {
+	if _, err := report.ParseSize(f.minRate); err != nil {
 		return usagef("--min-rate: %w", err)
 	}
 	if f.maxRate < 0 || math.IsNaN(f.maxRate) || math.IsInf(f.maxRate, 0) {
@@ -53,7 +53,7 @@ func (f *sourceFlags) validate() error {
 	if f.maxRate > 0 && f.maxRate < minMaxRate {
 		return usagef("--max-rate %v: want at least %v (one request a minute), or 0 for no limit", f.maxRate, minMaxRate)
 	}
-	if bw, err := parseSize(f.bwlimit); err != nil {
+	if bw, err := report.ParseSize(f.bwlimit); err != nil {
 		return usagef("--bwlimit: %w", err)
 	} else if bw > 0 && bw < minBwlimit {
 		return usagef("--bwlimit %s: want at least 1KiB a second, or 0 for no limit", f.bwlimit)
@@ -96,13 +96,13 @@ func (mf *mountFlags) validate() error {
 		block = cache.DefaultBlockSize
 	}
 	if s.cache < minCacheBlocks*block {
-		return usagef("--cache-size %s: want at least %s (%d blocks of --block-size)", mf.cacheSize, sizeString(minCacheBlocks*block), minCacheBlocks)
+		return usagef("--cache-size %s: want at least %s (%d blocks of --block-size)", mf.cacheSize, report.SizeArg(minCacheBlocks*block), minCacheBlocks)
 	}
 	if mf.verifyWholeSet && s.verifyWhole > s.cache/4 {
-		return usagef("--verify-whole-below %s: want at most a quarter of --cache-size (%s), or 0 to stream every file", mf.verifyWhole, sizeString(s.cache/4))
+		return usagef("--verify-whole-below %s: want at most a quarter of --cache-size (%s), or 0 to stream every file", mf.verifyWhole, report.SizeArg(s.cache/4))
 	}
 	if s.disk != 0 && s.disk < block {
-		return usagef("--cache-max-size %s: want 0 (no disk cache) or at least one block (%s)", mf.cacheMaxSize, sizeString(block))
+		return usagef("--cache-max-size %s: want 0 (no disk cache) or at least one block (%s)", mf.cacheMaxSize, report.SizeArg(block))
 	}
 	if mf.pollInterval < 0 || (mf.pollInterval > 0 && mf.pollInterval < minPollInterval) {
 		return usagef("--poll-interval %s: want 0 (do not follow) or at least %s", mf.pollInterval, minPollInterval)
@@ -164,39 +164,8 @@ func checkAddr(flag, addr string) error {
 	return nil
 }
 
-// sizeString writes n bytes as parseSize reads them.
-func sizeString(n int64) string {
-	for _, u := range []struct {
-		shift int
-		name  string
-	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d%s", n>>u.shift, u.name)
-		}
-	}
-	return fmt.Sprintf("%d", n)
-}
-
-// checkSourceURL checks a Source's URL: http or https, with a host. A URL
-// without a scheme (a bare host:port) is a usage error that says what was
-// probably meant: `"127.0.0.1:8080" is not an http(s) URL (did you mean
-// http://127.0.0.1:8080/?)`.
-func checkSourceURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" {
-		return nil
-	}
-	if !strings.Contains(raw, "://") && !strings.HasPrefix(raw, "/") && !strings.HasPrefix(raw, ".") && raw != "" {
-		guess := "http://" + raw
-		if !strings.Contains(raw, "/") {
-			guess += "/"
-		}
-		if g, err := url.Parse(guess); err == nil && g.Hostname() != "" {
-			return usagef("%q is not an http(s) URL (did you mean %s?)", raw, guess)
-		}
-	}
-	return usagef("%q is not an http(s) URL (e.g. https://data.example.org/)", raw)
-}
+// checkSourceURL checks a Source's URL (origin.CheckURL): a usage error.
+func checkSourceURL(raw string) error { return asUsage(origin.CheckURL(raw)) }
 
 // checkMountArgs checks mount's two arguments, URL and DIR, before
 // anything starts; arguments given the wrong way round are said to be.

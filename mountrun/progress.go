@@ -1,4 +1,4 @@
-package main
+package mountrun
 
 import (
 	"os"
