@@ -37,7 +37,7 @@ func TestWriteHoldSyncsTheDirectory(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	data, err := os.ReadFile(trace)
 	require.NoError(t, err)
-	lines := strings.Split(string(data), "\n")
+	lines := joinUnfinished(strings.Split(string(data), "\n"))
 	renamed, dirFD := -1, ""
 	openDir := regexp.MustCompile(`openat\(AT_FDCWD, "` + regexp.QuoteMeta(dir) + `", [^)]*\) = (\d+)`)
 	for i, l := range lines {
@@ -52,4 +52,44 @@ func TestWriteHoldSyncsTheDirectory(t *testing.T) {
 		}
 	}
 	t.Fatalf("no fsync of %s after the rename onto %s:\n%s", dir, hold, data)
+}
+
+// joinUnfinished joins each of strace -f's calls that another thread's
+// interrupted ("PID call(args <unfinished ...>", later "PID <... call
+// resumed>rest") into one line, at the place where it returned: on a loaded
+// machine the threads' calls interleave, and a split call matches no
+// pattern.
+func joinUnfinished(lines []string) []string {
+	open := map[string]string{} // pid → the call's first part
+	var out []string
+	for _, l := range lines {
+		pid, rest, _ := strings.Cut(l, " ")
+		if head, ok := strings.CutSuffix(rest, " <unfinished ...>"); ok {
+			open[pid] = head
+			continue
+		}
+		if strings.HasPrefix(rest, "<... ") {
+			if _, tail, ok := strings.Cut(rest, " resumed>"); ok {
+				out = append(out, pid+" "+open[pid]+tail)
+				delete(open, pid)
+				continue
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestJoinUnfinished(t *testing.T) {
+	got := joinUnfinished([]string{
+		`7 openat(AT_FDCWD, "/d", O_RDONLY|O_CLOEXEC <unfinished ...>`,
+		`8 rename("/d/a", "/d/b") = 0`,
+		`7 <... openat resumed>) = 5`,
+		`7 fsync(5) = 0`,
+	})
+	require.Equal(t, []string{
+		`8 rename("/d/a", "/d/b") = 0`,
+		`7 openat(AT_FDCWD, "/d", O_RDONLY|O_CLOEXEC) = 5`,
+		`7 fsync(5) = 0`,
+	}, got)
 }
