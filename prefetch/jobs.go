@@ -166,7 +166,7 @@ func (p *Prefetcher) startWarm(j *warmJobRun, id catalog.NodeID) {
 		j.st.Error, j.st.Finished = cache.ErrNoDisk.Error(), true
 	case need > diskMax:
 		j.st.Needs, j.st.Finished = need-diskMax, true
-		j.st.Error = "does not fit --cache-max-size"
+		j.st.Error = "does not fit the disk cache's maximum size"
 	}
 	done := j.st.Finished
 	j.mu.Unlock()
@@ -241,7 +241,7 @@ func (p *Prefetcher) Release(node catalog.NodeID) []byte {
 		return true
 	})
 	if err := p.cfg.Cache.Unpin(contents); err != nil {
-		p.log.Warn("warm --release: pins not saved", "path", rel.Path, "err", err)
+		p.log.Warn("release of warmed files: pins not saved", "path", rel.Path, "err", err)
 	}
 	data, _ := json.Marshal(rel)
 	return data

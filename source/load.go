@@ -225,13 +225,19 @@ func (l *loader) noteForeign(uri string) {
 }
 
 // warnForeign tells, once per origin, about resources on origins rsfs may
-// not fetch from: the Source did not name them as mirrors and no
-// --allow-host allowed them. They are in the tree; reading them fails.
+// not fetch from: the Source did not name them as mirrors and the host
+// policy does not allow them. They are in the tree; reading them fails
+// until it does (the client's advice says how).
 func (l *loader) warnForeign() {
 	for o, n := range l.foreign {
 		if !l.s.policy.Allows(o + "/") {
-			l.s.log.Warn("resources on an origin rsfs may not fetch from; reading them fails until --allow-host allows it",
-				"origin", o, "resources", n)
+			msg := "resources on an origin rsfs may not fetch from; reading them fails until it is allowed"
+			if c := l.s.Client(); c != nil {
+				if advice := c.AllowAdvice(o); advice != "" {
+					msg = "resources on an origin rsfs may not fetch from; reading them fails until " + advice
+				}
+			}
+			l.s.log.Warn(msg, "origin", o, "resources", n)
 		}
 	}
 }
