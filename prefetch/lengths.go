@@ -59,6 +59,13 @@ func (p *Prefetcher) knownAs(ctx context.Context, id catalog.NodeID, a catalog.A
 	l.mu.Lock()
 	c := l.m[id]
 	if c == nil {
+		// a may have been read before a lookup that has ended learned the
+		// length: the catalog has it then (a learner records it before it
+		// leaves l.m), and no request is needed.
+		if now, ok := p.cfg.Catalog.Attr(id); ok && !now.NoSize {
+			l.mu.Unlock()
+			return now, nil
+		}
 		if l.m == nil {
 			l.m = map[catalog.NodeID]*learnCall{}
 		}

@@ -91,6 +91,13 @@ func TestKnownLearnsALengthOnce(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(len(cBody)), again.Size)
 	assert.Equal(t, int64(1), heads.Load(), "a learned length is kept")
+	// A lookup that read the attributes before the length was learned,
+	// and asks once the learning lookup has ended, is answered from the
+	// catalog: no second request.
+	late, err := p.Known(context.Background(), id, a)
+	require.NoError(t, err)
+	assert.Equal(t, int64(len(cBody)), late.Size)
+	assert.Equal(t, int64(1), heads.Load(), "a lookup with attributes read before the length was learned")
 }
 
 // A length that cannot be learned fails the one asking, and is asked for
