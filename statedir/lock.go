@@ -123,6 +123,7 @@ func LockDir(dir, owner string) (*Lock, error) {
 // no live process is a probe, tried again for up to probeWait.
 func lockWait(dir, owner string, wait time.Duration, waiting func(*LockedError)) (*Lock, error) {
 	start := time.Now()
+	var probeSince time.Time // when the holder was first seen naming no live process
 	for announced := false; ; {
 		l, err := LockDir(dir, owner)
 		var locked *LockedError
@@ -133,7 +134,13 @@ func lockWait(dir, owner string, wait time.Duration, waiting func(*LockedError))
 		case !locked.Closing && alive(locked.PID):
 			return nil, err
 		case !locked.Closing:
-			if time.Since(start) > probeWait {
+			// A probe, or a closing holder between emptying its record
+			// and letting go (Release): waited for from when it was first
+			// seen so, not from the start of a wait for a closing mount.
+			if probeSince.IsZero() {
+				probeSince = time.Now()
+			}
+			if time.Since(probeSince) > probeWait {
 				return nil, err
 			}
 		case time.Since(start) > wait:

@@ -1,6 +1,7 @@
 package statedir
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,6 +79,44 @@ func TestLockDirWaitWaitsOnlyForAClosingHolder(t *testing.T) {
 	data, err = os.ReadFile(filepath.Join(dir, "lock"))
 	require.NoError(t, err)
 	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n/mnt/b\n", string(data), "the new holder's record, without the mark")
+}
+
+// A mount that waited for a closing holder longer than probeWait still
+// takes the directory when the holder releases it: Release empties the
+// record before it lets go, and that moment is not a probe that has held
+// it since the wait began (CI, under load: "is in use by another rsfs
+// mount" after a 3 s close).
+func TestLockWaitOutlastsTheReleaseOfAClosingHolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	first, err := LockDir(dir, "/mnt/a")
+	require.NoError(t, err)
+	first.Closing()
+	sawEmpty := make(chan struct{})
+	go func() {
+		time.Sleep(probeWait + 300*time.Millisecond) // the waiter has waited longer than probeWait
+		require.NoError(t, first.f.Truncate(0))      // Release, first step
+		// Hold the empty record until the waiter has seen it.
+		for {
+			if _, err := LockDir(dir, "/mnt/c"); err != nil {
+				var locked *LockedError
+				if errors.As(err, &locked) && locked.PID == 0 {
+					break
+				}
+			}
+			time.Sleep(closingPoll)
+		}
+		time.Sleep(3 * closingPoll)
+		close(sawEmpty)
+		first.close()
+	}()
+	second, err := lockWait(dir, "/mnt/b", 30*time.Second, nil)
+	require.NoError(t, err, "taken once the closing holder lets go")
+	defer second.close()
+	select {
+	case <-sawEmpty:
+	default:
+		t.Fatal("took the directory before the holder released it")
+	}
 }
 
 func TestLockDirUnwritable(t *testing.T) {
