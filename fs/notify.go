@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"sync"
 	"syscall"
 
@@ -17,6 +18,9 @@ type notifier struct {
 	cond   *sync.Cond
 	queue  []note
 	closed bool
+	// queued and sent count the notes ever queued and sent, so that one
+	// can wait for those queued before it (notified).
+	queued, sent uint64
 }
 
 // Notify tells the kernel about catalog changes: new and removed entries
@@ -63,8 +67,27 @@ func (f *FS) enqueue(notes []note) {
 	n := &f.notes
 	n.mu.Lock()
 	n.queue = append(n.queue, notes...)
+	n.queued += uint64(len(notes))
 	n.mu.Unlock()
 	n.cond.Broadcast()
+}
+
+// notified waits until the kernel has been told of every note queued
+// before the call (or the notifier stops, or ctx ends): `rsfs poll`
+// answers only once the changes it applied are what a reader sees.
+func (f *FS) notified(ctx context.Context) {
+	n := &f.notes
+	stop := context.AfterFunc(ctx, func() {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		n.cond.Broadcast()
+	})
+	defer stop()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for target := n.queued; n.sent < target && !n.closed && ctx.Err() == nil; {
+		n.cond.Wait()
+	}
 }
 
 // dropPages asks the kernel, from the notifier's goroutine, to forget the
@@ -98,6 +121,10 @@ func (f *FS) runNotifier() {
 				f.send(server, nt)
 			}
 		}
+		n.mu.Lock()
+		n.sent += uint64(len(batch))
+		n.mu.Unlock()
+		n.cond.Broadcast()
 	}
 }
 

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"os"
 	"sync"
 	"syscall"
@@ -20,6 +21,10 @@ const XattrPoll = "user.rsfs.poll"
 // buffer) waits for the read that follows it.
 const pollKeep = 10 * time.Second
 
+// notifiedWait bounds how long a poll's answer waits for the kernel to be
+// told of what it applied.
+const notifiedWait = 5 * time.Second
+
 // pollXattr answers XattrPoll: a size query polls and keeps the answer
 // for the read that follows it, so that both are one poll; a read takes
 // the answer kept, or polls.
@@ -36,6 +41,13 @@ func (f *FS) pollXattr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (u
 		if ctx.Err() != nil {
 			return 0, fuse.EINTR
 		}
+		// What the poll applied is queued for the kernel: answer once it
+		// is sent, so that a read right after `rsfs poll` finds the new
+		// version, not the inode of the old one. Bounded, as a kernel
+		// that is slow to take notifications delays the answer only.
+		wait, done := context.WithTimeout(ctx, notifiedWait)
+		f.notified(wait)
+		done()
 		if sizeQuery {
 			f.polled.keep(data)
 		}
