@@ -246,10 +246,23 @@ func (l *Loop) Run(ctx context.Context) {
 			err = l.Poll(ctx)
 			reply <- err
 		}
+		last = l.lastStart(last)
 		if ctx.Err() == nil {
 			failing.log(l.opts.Log, err)
 		}
 	}
+}
+
+// lastStart is when the last poll began (Polling().LastPoll, stamped a
+// moment after the loop chose to poll at last), so that MinGap counts from
+// the poll's own start; last if no poll began since.
+func (l *Loop) lastStart(last time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.st.LastPoll.After(last) {
+		return l.st.LastPoll
+	}
+	return last
 }
 
 // next returns how long until the next poll, jittered, and notes when
