@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/source"
 )
 
 // readOnceSource serves a Source with a Resource List, a Resource Dump, a
@@ -136,25 +137,26 @@ func TestEveryDocumentIsReadOncePerUse(t *testing.T) {
 	s := startReadOnceSource(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fresh := func() {
+	// discovered is the Source as a use starts from it: discovery's own
+	// requests are not the use's, and are dropped from the counts.
+	discovered := func() *source.Source {
 		t.Helper()
+		src, err := discoverSource(ctx, s.base+"/caps.xml", testOptions())
+		require.NoError(t, err)
 		_ = s.take()
+		return src
 	}
 	uses := map[string]func(){
 		"load": func() {
-			src, err := discoverSource(ctx, s.base+"/caps.xml", testOptions())
-			require.NoError(t, err)
-			fresh()
+			src := discovered()
 			cat := catalog.New(catalog.Options{Origin: src.Origin})
-			_, err = src.Load(ctx, cat, nil)
+			_, err := src.Load(ctx, cat, nil)
 			require.NoError(t, err)
 			_, ok := cat.ByURI(s.base + "/n.txt")
 			assert.True(t, ok, "the Change Dump's resource is loaded")
 		},
 		"truth": func() {
-			src, err := discoverSource(ctx, s.base+"/caps.xml", testOptions())
-			require.NoError(t, err)
-			fresh()
+			src := discovered()
 			truth, err := Truth(ctx, src)
 			require.NoError(t, err)
 			assert.Equal(t, int64(2), resourceAt(truth, s.base+"/b.txt").Length, "p2's update applied")
@@ -162,9 +164,7 @@ func TestEveryDocumentIsReadOncePerUse(t *testing.T) {
 			assert.False(t, gone, "p3's deletion applied")
 		},
 		"inspect": func() {
-			src, err := discoverSource(ctx, s.base+"/caps.xml", testOptions())
-			require.NoError(t, err)
-			fresh()
+			src := discovered()
 			rep, err := Inspect(ctx, src)
 			require.NoError(t, err)
 			require.Len(t, rep.Sets, 1)
@@ -188,11 +188,9 @@ func TestEveryDocumentIsReadOncePerUse(t *testing.T) {
 	// Change Dumps again (it polls them: a whole GET, whose validators the
 	// next poll asks with) but walks their packages from what the load
 	// read: no package request twice.
-	src, err := discoverSource(ctx, s.base+"/caps.xml", testOptions())
-	require.NoError(t, err)
-	fresh()
+	src := discovered()
 	cat := catalog.New(catalog.Options{Origin: src.Origin})
-	_, err = src.Load(ctx, cat, nil)
+	_, err := src.Load(ctx, cat, nil)
 	require.NoError(t, err)
 	f := New(src, cat, FollowOptions{}, nil)
 	require.NoError(t, f.Poll(ctx))
