@@ -167,10 +167,11 @@ type DocReport struct {
 // reported and the others are read; the error is only the context's.
 func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 	rep := &Report{Origin: s.Origin, Entry: s.Entry, Failed: s.Failed, Warnings: s.Warnings}
+	lists := map[string]bool{}
 	for _, set := range s.Sets() {
 		sr := SetReport{CapabilityList: set.URL, Channels: s.Hubs(set), NoBaseline: s.NoBaseline(set)}
 		docs := s.AllDocs(set)
-		in := &inspection{}
+		in := &inspection{lists: lists}
 		caps := make([]string, 0, len(docs))
 		for c := range docs {
 			caps = append(caps, string(c))
@@ -204,6 +205,7 @@ func (s *Source) Inspect(ctx context.Context) (*Report, error) {
 // oldest time its Resource Lists speak for.
 type inspection struct {
 	listedAt time.Time
+	lists    map[string]bool // the Resource Lists walked, in every set, so each is counted once, as a load loads it once
 }
 
 func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u string, sr *SetReport, in *inspection) *DocReport {
@@ -212,36 +214,36 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 		s.inspectResourceDump(ctx, u, dr, sr)
 		return dr
 	}
-	children, err := s.readCounted(ctx, c, u, dr, sr, in)
-	if err != nil {
-		dr.Error = err.Error()
-	}
-	if children == nil {
-		return dr
-	}
-	dr.Index = true
-	dr.Documents = len(children)
-	s.inspectChildren(ctx, c, children, 1, dr, sr, in)
+	s.inspectResourceList(ctx, c, u, dr, sr, in)
 	return dr
 }
 
-// inspectChildren reads the documents an index names, at depth, and
-// theirs, to MaxDepth (the load's rule); each failure is reported for its
-// document.
-func (s *Source) inspectChildren(ctx context.Context, c resourcesync.Capability, children []string, depth int, dr *DocReport, sr *SetReport, in *inspection) {
-	for _, child := range children {
-		if depth > MaxDepth {
-			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: tooDeep("resource list", child).Error()})
-			continue
-		}
-		more, err := s.readCounted(ctx, c, child, dr, sr, in)
-		if err != nil {
-			dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
-		}
-		if more != nil {
-			s.inspectChildren(ctx, c, more, depth+1, dr, sr, in)
-		}
+// inspectResourceList reads the Resource List (or index) u and the
+// documents it names as a load does (listWalk, to MaxDepth), one at a
+// time, each once in the whole inspection (a list another index named
+// before counts under that one), and counts what each holds. u's own failure is the
+// report's Error; each child's is listed in Failed.
+func (s *Source) inspectResourceList(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection) {
+	w := &listWalk{
+		parallel: 1, // the counts go into dr and sr
+		seen:     in.lists,
+		read: func(ctx context.Context, d listDoc) ([]string, error) {
+			children, err := s.readCounted(ctx, c, d.url, dr, sr, in)
+			if d.depth == 0 && children != nil {
+				dr.Index, dr.Documents = true, len(children)
+			}
+			return children, err
+		},
+		failed: func(_ context.Context, d listDoc, err error) bool {
+			if d.depth == 0 {
+				dr.Error = err.Error()
+			} else {
+				dr.Failed = append(dr.Failed, Problem{URL: d.url, Msg: err.Error()})
+			}
+			return true
+		},
 	}
+	_ = w.run(ctx, []listDoc{{url: u}}) // every failure is the document's own; the context's is Inspect's
 }
 
 // inspectResourceDump reads a Resource Dump (or index) as a load does

@@ -253,107 +253,70 @@ func (l *loader) report() {
 	}
 }
 
-// readLists walks the documents breadth-first with a bounded pool: an index
-// adds its children to the queue, to MaxDepth (deeper is a failure of its
-// own), a list streams into the catalog.
+// readLists walks the documents (listWalk) with the Source's parallel
+// reads: an index adds its children to the walk, a list streams into the
+// catalog, and a list that cannot be read is left out (leaveOut) or stops
+// the load.
 func (l *loader) readLists(ctx context.Context) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	queue := make(chan listDoc, 1024)
-	var pending sync.WaitGroup
-	seen := map[string]bool{}
-	var seenMu sync.Mutex
-	enqueue := func(d listDoc) {
-		seenMu.Lock()
-		defer seenMu.Unlock()
-		if seen[d.url] {
-			return
-		}
-		seen[d.url] = true
-		l.docs.Add(1)
-		pending.Add(1)
-		go func() { // never block a worker on a full queue
-			select {
-			case queue <- d:
-			case <-ctx.Done():
-				pending.Done()
-			}
-		}()
+	w := &listWalk{
+		parallel: l.s.opts.Parallel,
+		read:     l.readList,
+		failed:   l.leaveOut,
+		queued:   func(listDoc) { l.docs.Add(1) },
+		ended: func(listDoc) {
+			l.done.Add(1)
+			l.report()
+		},
 	}
-	for _, d := range l.seeds {
-		enqueue(d)
-	}
-	var workers sync.WaitGroup
-	for i := 0; i < l.s.opts.Parallel; i++ {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			for d := range queue {
-				if err := l.readList(ctx, d, enqueue); err != nil && !l.leaveOut(ctx, d, err) {
-					cancel(err)
-				}
-				l.done.Add(1)
-				l.report()
-				pending.Done()
-			}
-		}()
-	}
-	pending.Wait()
-	close(queue)
-	workers.Wait()
-	if err := context.Cause(ctx); err != nil {
-		return err
-	}
-	return nil
+	return w.run(ctx, l.seeds)
 }
 
-func (l *loader) readList(ctx context.Context, d listDoc, enqueue func(listDoc)) error {
-	if ctx.Err() != nil {
-		return nil
-	}
-	if d.depth > MaxDepth {
-		return tooDeep("resource list", d.url)
-	}
+// readList reads one Resource List into the catalog, or returns the
+// children of an index.
+func (l *loader) readList(ctx context.Context, d listDoc) ([]string, error) {
 	l.started.Add(1)
 	resp, err := l.s.opts.Client.Get(ctx, d.url, nil)
 	if err != nil {
-		return fmt.Errorf("read resource list: %w", err)
+		return nil, fmt.Errorf("read resource list: %w", err)
 	}
 	defer resp.Body.Close()
 	l.expect(resp.Length)
 	l.s.lists.note(d.set, d.url, resp.Validators())
 	r, err := resourcesync.NewReader(&countingReader{r: resp.Body, l: l}, resp.URL, l.s.opts.Parse)
 	if err != nil {
-		return fmt.Errorf("read resource list: %w", err)
+		return nil, fmt.Errorf("read resource list: %w", err)
 	}
 	h, err := r.Header()
 	if err != nil {
-		return fmt.Errorf("read resource list: %w", err)
+		return nil, fmt.Errorf("read resource list: %w", err)
 	}
 	if c := h.Capability(); c != resourcesync.CapResourceList && c != "" {
-		return fmt.Errorf("read resource list %s: capability is %q", resp.URL, c)
+		return nil, fmt.Errorf("read resource list %s: capability is %q", resp.URL, c)
 	}
 	defer l.s.warnReader(r)
 	l.s.lists.noteAt(d.url, ListTime(&h.MD))
 	if h.Root == resourcesync.SitemapIndex {
-		return l.readIndex(r, d, enqueue)
+		return l.readIndex(r)
 	}
 	at := ListTime(&h.MD)
 	l.noteListTime(d.set, at)
-	return l.readEntries(r, resp.URL, at, l.s.SetNumber(d.set))
+	return nil, l.readEntries(r, resp.URL, at, l.s.SetNumber(d.set))
 }
 
-func (l *loader) readIndex(r *resourcesync.Reader, d listDoc, enqueue func(listDoc)) error {
+// readIndex returns the children a Resource List index names; those read
+// before a break come with its error.
+func (l *loader) readIndex(r *resourcesync.Reader) ([]string, error) {
+	var children []string
 	for {
 		e, err := r.Next()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return children, nil
 		}
 		if err != nil {
-			return fmt.Errorf("read resource list index: %w", err)
+			return children, fmt.Errorf("read resource list index: %w", err)
 		}
 		l.s.AllowDoc(e.Loc)
-		enqueue(listDoc{url: e.Loc, set: d.set, depth: d.depth + 1})
+		children = append(children, e.Loc)
 	}
 }
 
