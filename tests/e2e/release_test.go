@@ -110,16 +110,19 @@ func mountDir(t *testing.T) string {
 	return dir
 }
 
-// neverMounted checks, for d, that dir is not mounted and that no rsfs
-// process mounting it is left.
-func neverMounted(t *testing.T, url, dir string, d time.Duration) {
+// neverMounted checks that nothing mounted dir, with no wait on the
+// clock: once every rsfs process that would mount url on dir has exited
+// (a bound on hanging, hangBound), nothing can mount it any more; then dir
+// must not be a mount point, and the log must never have said "mounted"
+// (a mount made and undone before the exit).
+func neverMounted(t *testing.T, url, dir string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		require.False(t, isMountPoint(dir), "mounted after all")
-		time.Sleep(100 * time.Millisecond)
-	}
-	assert.Empty(t, mountPIDs(t, url, dir), "an rsfs process is left")
+	waitFor(t, hangBound, "every rsfs process mounting "+dir+" to exit", func() bool {
+		return len(mountPIDs(t, url, dir)) == 0
+	})
+	assert.False(t, isMountPoint(dir), "mounted after all")
+	log, _ := os.ReadFile(filepath.Join(filepath.Dir(dir), "rsfs.log"))
+	assert.NotContains(t, string(log), "msg=mounted ", "the log says it mounted")
 }
 
 // ^C at the terminal reaches only the waiting parent of a background
@@ -128,7 +131,7 @@ func TestInterruptWhileLoadingMountsNothing(t *testing.T) {
 	needFUSE(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
-			t.Parallel() // each watches its own mount directory for 6 s
+			t.Parallel() // each waits on its own Source's delay
 			url, asked := slowSource(t, 4*time.Second)
 			dir := mountDir(t)
 			cmd, stderr := startMount(t, url, dir)
@@ -137,7 +140,7 @@ func TestInterruptWhileLoadingMountsNothing(t *testing.T) {
 			code := waitCmd(t, cmd, 20*time.Second)
 			assert.Equal(t, 1, code)
 			assert.Contains(t, stderr.String(), "interrupted ("+sig.String()+"): loading stopped, nothing mounted")
-			neverMounted(t, url, dir, 6*time.Second)
+			neverMounted(t, url, dir)
 		})
 	}
 }
@@ -152,7 +155,7 @@ func TestParentKilledWhileLoadingMountsNothing(t *testing.T) {
 	waitFor(t, hangBound, "loading: discovery waiting on the Source", asked)
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	neverMounted(t, url, dir, 7*time.Second)
+	neverMounted(t, url, dir)
 	log, _ := os.ReadFile(filepath.Join(filepath.Dir(dir), "rsfs.log"))
 	assert.Contains(t, string(log), "terminated signal received", "the child logs why it stopped")
 }
