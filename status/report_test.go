@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/golden"
 )
 
 // rsfsHints are the flags cmd/rsfs gives (its statusHints).
@@ -26,12 +28,7 @@ func TestReportTextMatchesGolden(t *testing.T) {
 	require.NoError(t, json.Unmarshal(in, &rep))
 	var got bytes.Buffer
 	require.NoError(t, rep.WriteText(&got, rsfsHints))
-	if os.Getenv("RSFS_UPDATE_GOLDEN") != "" {
-		require.NoError(t, os.WriteFile("testdata/report.txt", got.Bytes(), 0o644))
-	}
-	want, err := os.ReadFile("testdata/report.txt")
-	require.NoError(t, err)
-	assert.Equal(t, string(want), got.String())
+	golden.Compare(t, "testdata/report.txt", got.Bytes())
 }
 
 // everyBranch is a report that takes every branch of its text that could
