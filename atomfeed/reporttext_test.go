@@ -1,12 +1,9 @@
 package atomfeed
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"rsfs/tests/golden"
 )
@@ -20,9 +17,6 @@ func TestReportMatchesGolden(t *testing.T) {
 }
 
 func TestReportCountsUnreadDocuments(t *testing.T) {
-	data, err := os.ReadFile("testdata/report.in.json")
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(data, &rep))
+	rep := golden.Input[Report](t, "testdata/report.in.json")
 	assert.Equal(t, 1, rep.Unread())
 }

@@ -1,12 +1,9 @@
 package source
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"rsfs/tests/golden"
 )
@@ -24,10 +21,7 @@ func TestReportMatchesGolden(t *testing.T) {
 // on bad packages (one not opened, one whose manifest names a member it
 // lacks).
 func TestReportCountsWhatStrictFailsOn(t *testing.T) {
-	data, err := os.ReadFile("testdata/report.in.json")
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(data, &rep))
+	rep := golden.Input[Report](t, "testdata/report.in.json")
 	assert.Equal(t, 3, rep.Unread())
 	assert.Equal(t, 2, rep.BadPackages())
 	rep.Sets[0].Packages[0].Matched = 4

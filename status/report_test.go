@@ -2,8 +2,6 @@ package status
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +20,7 @@ var rsfsHints = Hints{NoFollow: "--poll-interval 0", NoDisk: "--cache-dir none",
 // what testdata/report.txt says, byte for byte (RSFS_UPDATE_GOLDEN=1
 // writes it).
 func TestReportTextMatchesGolden(t *testing.T) {
-	in, err := os.ReadFile("testdata/report.in.json")
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(in, &rep))
+	rep := golden.Input[Report](t, "testdata/report.in.json")
 	var got bytes.Buffer
 	require.NoError(t, rep.WriteText(&got, rsfsHints))
 	golden.Compare(t, "testdata/report.txt", got.Bytes())

@@ -33,6 +33,16 @@ func Compare(t testing.TB, name string, got []byte) {
 	assert.Equal(t, string(want), string(got), name)
 }
 
+// Input is the test input name, a JSON document, decoded into an R.
+func Input[R any](t testing.TB, name string) *R {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	require.NoError(t, err)
+	v := new(R)
+	require.NoError(t, json.Unmarshal(data, v), name)
+	return v
+}
+
 // Report is a report that renders itself, as text and as JSON.
 type Report interface {
 	WriteText(io.Writer) error
@@ -59,10 +69,7 @@ func reports[R any, P interface {
 	require.NoError(t, err)
 	require.NotEmpty(t, ins)
 	for _, in := range ins {
-		data, err := os.ReadFile(in)
-		require.NoError(t, err)
-		rep := P(new(R))
-		require.NoError(t, json.Unmarshal(data, rep))
+		rep := P(Input[R](t, in))
 		var text, js bytes.Buffer
 		require.NoError(t, rep.WriteText(&text))
 		require.NoError(t, rep.WriteJSON(&js))
