@@ -1,16 +1,11 @@
 package fs
 
 import (
-	"bytes"
-	"context"
 	"crypto/md5"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +17,7 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/resourcesync"
+	"rsfs/tests/cachetest"
 )
 
 const (
@@ -61,62 +57,20 @@ const (
 	dataIno = 4954042963635918634
 )
 
-// memOrigin serves bodies from memory and counts the requests per URI.
-type memOrigin struct {
-	mu       sync.Mutex
-	bodies   map[string][]byte
-	requests map[string]int
+// newMemOrigin serves the sample Source's bodies.
+func newMemOrigin() *cachetest.Origin {
+	return cachetest.NewOrigin(map[string][]byte{aURI: aBody, badURI: badBody, cURI: cBody, topURI: topBody})
 }
 
-func newMemOrigin() *memOrigin {
-	return &memOrigin{
-		bodies:   map[string][]byte{aURI: aBody, badURI: badBody, cURI: cBody, topURI: topBody},
-		requests: map[string]int{},
-	}
-}
-
-func (o *memOrigin) set(uri string, body []byte) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.bodies[uri] = body
-}
-
-func (o *memOrigin) count(uri string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.requests[uri]
-}
-
-// of returns the cache.Fetcher of one URI.
-func (o *memOrigin) of(uri string) cache.Fetcher { return uriOrigin{o, uri} }
-
-type uriOrigin struct {
-	o   *memOrigin
-	uri string
-}
-
-func (u uriOrigin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
-	u.o.mu.Lock()
-	defer u.o.mu.Unlock()
-	u.o.requests[u.uri]++
-	body, ok := u.o.bodies[u.uri]
-	if !ok || off > int64(len(body)) {
-		return nil, false, fmt.Errorf("%s: no bytes at %d", u.uri, off)
-	}
-	end := min(off+n, int64(len(body)))
-	return io.NopCloser(bytes.NewReader(body[off:end])), false, nil
-}
-
-func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
-func md5Hex(b []byte) string    { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
+func md5Hex(b []byte) string { s := md5.Sum(b); return hex.EncodeToString(s[:]) }
 
 // testCatalog is the sample Source's sealed catalog.
 func testCatalog() *catalog.Catalog {
 	c := catalog.New(catalog.Options{Origin: testOrigin})
 	c.Add(&catalog.Resource{URI: aURI, Length: int64(len(aBody)), Lastmod: aMtime, Type: "text/plain",
-		Hashes: []resourcesync.Hash{{Alg: "md5", Value: md5Hex(aBody)}, {Alg: "sha-256", Value: sha256Hex(aBody)}}})
+		Hashes: []resourcesync.Hash{{Alg: "md5", Value: md5Hex(aBody)}, {Alg: "sha-256", Value: cachetest.SHA256Hex(aBody)}}})
 	c.Add(&catalog.Resource{URI: badURI, Length: int64(len(badBody)), Lastmod: aMtime,
-		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex([]byte("what the Source published"))}}})
+		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex([]byte("what the Source published"))}}})
 	c.Add(&catalog.Resource{URI: cURI, Length: int64(len(cBody))})
 	c.Add(&catalog.Resource{URI: topURI, Length: int64(len(topBody)), Lastmod: aMtime})
 	c.Seal()
@@ -128,7 +82,7 @@ func testCatalog() *catalog.Catalog {
 type testFS struct {
 	fs     *FS
 	cat    *catalog.Catalog
-	origin *memOrigin
+	origin *cachetest.Origin
 }
 
 func newTestFS(t *testing.T) *testFS {
@@ -152,7 +106,7 @@ func newTestFSWith(t *testing.T, cat *catalog.Catalog, with func(*Config)) *test
 	cfg := Config{
 		Catalog: cat,
 		Cache:   blocks,
-		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) },
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.Of(r.URI) },
 		UID:     testUID,
 		GID:     testGID,
 		Timeout: testTimeout,
@@ -271,19 +225,6 @@ func (tf *testFS) listxattr(nid uint64, size int) (string, uint32, syscall.Errno
 		return "", n, syscall.Errno(st)
 	}
 	return string(buf[:n]), n, 0
-}
-
-// waitFor polls cond until it holds; the bound only keeps a broken build
-// from hanging.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // opendir opens directory nid for the process of thread pid and returns

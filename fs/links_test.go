@@ -65,7 +65,7 @@ func TestLinkXattrsServedAndChanged(t *testing.T) {
 	blocks := cache.New(cache.Config{MaxBytes: 1 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
 	t.Cleanup(blocks.Close)
 	f := New(Config{Catalog: cat, Cache: blocks, Logger: quiet,
-		Fetcher: func(r *catalog.Resource) cache.Fetcher { return newMemOrigin().of(r.URI) }})
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return newMemOrigin().Of(r.URI) }})
 	t.Cleanup(f.Shutdown)
 	tf := &testFS{fs: f, cat: cat}
 	n := tf.file(t, "res1")

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/tests/wait"
 )
 
 // The kernel's forgets give the heap back once
@@ -116,7 +117,7 @@ func TestDropCachesForgetsEveryInode(t *testing.T) {
 	require.EqualValues(t, tf.fs.nodes.len(), tf.fs.inodes.live.Load())
 
 	require.NoError(t, os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0))
-	waitFor(t, "the kernel's forgets", func() bool { return tf.fs.nodes.len() == 0 })
+	wait.For(t, "the kernel's forgets", func() bool { return tf.fs.nodes.len() == 0 })
 	assert.Zero(t, tf.fs.inodes.live.Load())
 	assert.Zero(t, tf.fs.nodes.pages(), "every page of the table given up")
 	tf.fs.nodes.mu.Lock()

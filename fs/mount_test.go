@@ -18,6 +18,8 @@ import (
 
 	"rsfs/catalog"
 	"rsfs/resourcesync"
+	"rsfs/tests/cachetest"
+	"rsfs/tests/wait"
 )
 
 // These tests mount in-process, as go-fuse's own tests do, where the
@@ -163,15 +165,15 @@ func TestNotifyReachesTheKernel(t *testing.T) {
 	require.Len(t, entries, 3)
 
 	newBody := []byte("hello again, world")
-	tf.origin.set(aURI, newBody)
+	tf.origin.Set(aURI, newBody)
 	tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: aURI, Length: int64(len(newBody)), Lastmod: aMtime.Add(time.Hour),
-		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(newBody)}}}))
+		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex(newBody)}}}))
 	newURI := testOrigin + "/data/new.txt"
-	tf.origin.set(newURI, []byte("new\n"))
+	tf.origin.Set(newURI, []byte("new\n"))
 	tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: newURI, Length: 4}))
 	tf.fs.Notify(tf.cat.Remove(topURI))
 
-	waitFor(t, "the new version", func() bool {
+	wait.For(t, "the new version", func() bool {
 		got, err := os.ReadFile(a)
 		return err == nil && string(got) == string(newBody)
 	})
@@ -179,15 +181,15 @@ func TestNotifyReachesTheKernel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(len(newBody)), st.Size())
 	assert.Equal(t, aMtime.Add(time.Hour).Unix(), st.ModTime().Unix())
-	waitFor(t, "the created file", func() bool {
+	wait.For(t, "the created file", func() bool {
 		got, err := os.ReadFile(created)
 		return err == nil && string(got) == "new\n"
 	})
-	waitFor(t, "the removed file to go", func() bool {
+	wait.For(t, "the removed file to go", func() bool {
 		_, err := os.Stat(top)
 		return errors.Is(err, os.ErrNotExist)
 	})
-	waitFor(t, "the listing", func() bool {
+	wait.For(t, "the listing", func() bool {
 		entries, err := os.ReadDir(filepath.Join(dir, "data"))
 		return err == nil && len(entries) == 4
 	})
@@ -203,14 +205,14 @@ func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
 	oldBody := bytes.Repeat([]byte("old."), 3*4096/4)
 	newBody := bytes.Repeat([]byte("new!"), 2*4096/4)
 	publish := func(body []byte, mtime time.Time) {
-		tf.origin.set(uri, body)
+		tf.origin.Set(uri, body)
 		tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body)), Lastmod: mtime,
-			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}}))
+			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex(body)}}}))
 	}
 	publish(oldBody, aMtime)
 	path := filepath.Join(dir, "data", "three-blocks.bin")
 	var f *os.File
-	waitFor(t, "the first version", func() bool {
+	wait.For(t, "the first version", func() bool {
 		var err error
 		f, err = os.Open(path)
 		return err == nil
@@ -221,12 +223,12 @@ func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
 	require.Equal(t, oldBody, got)
 
 	publish(newBody, aMtime.Add(time.Hour))
-	waitFor(t, "the new version by name", func() bool {
+	wait.For(t, "the new version by name", func() bool {
 		got, err := os.ReadFile(path)
 		return err == nil && bytes.Equal(got, newBody)
 	})
 	var st syscall.Stat_t
-	waitFor(t, "the open version to be unlinked", func() bool {
+	wait.For(t, "the open version to be unlinked", func() bool {
 		require.NoError(t, syscall.Fstat(int(f.Fd()), &st))
 		return st.Nlink == 0
 	})
@@ -240,7 +242,7 @@ func TestOpenFileKeepsItsVersionWhileItsNameShowsTheNew(t *testing.T) {
 	require.ErrorIs(t, err, io.EOF)
 	assert.Equal(t, oldBody, again[:n], "the open version, whole")
 	require.NoError(t, f.Close())
-	waitFor(t, "the kernel to forget the old version", func() bool {
+	wait.For(t, "the kernel to forget the old version", func() bool {
 		tf.fs.versions.mu.Lock()
 		defer tf.fs.versions.mu.Unlock()
 		for _, v := range tf.fs.versions.m {
@@ -267,8 +269,8 @@ func TestFileOpenedBeforeAChangeReadsItsVersion(t *testing.T) {
 
 	next := []byte("the listing's next version\n")
 	tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: topURI, Length: int64(len(next)), Lastmod: aMtime.Add(time.Hour),
-		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(next)}}}))
-	waitFor(t, "the new version's size by name", func() bool {
+		Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex(next)}}}))
+	wait.For(t, "the new version's size by name", func() bool {
 		st, err := os.Stat(path)
 		return err == nil && st.Size() == int64(len(next))
 	})

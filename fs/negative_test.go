@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/tests/wait"
 )
 
 // lookupCounter counts the LOOKUPs that reach rsfs, by name.
@@ -81,14 +82,14 @@ func TestCreatedNameDropsItsNegativeEntry(t *testing.T) {
 		testOrigin + "/data/new.txt":            "new\n",
 		testOrigin + "/data/fresh/deeper/f.txt": "deep\n",
 	} {
-		tf.origin.set(uri, []byte(body))
+		tf.origin.Set(uri, []byte(body))
 		tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body))}))
 	}
-	waitFor(t, "the created file", func() bool {
+	wait.For(t, "the created file", func() bool {
 		got, err := os.ReadFile(created)
 		return err == nil && string(got) == "new\n"
 	})
-	waitFor(t, "the file in a created directory", func() bool {
+	wait.For(t, "the file in a created directory", func() bool {
 		got, err := os.ReadFile(deep)
 		return err == nil && string(got) == "deep\n"
 	})
@@ -124,7 +125,7 @@ func (c *changeInLookup) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name s
 func TestCreatedDuringItsLookupShows(t *testing.T) {
 	tf := newTestFS(t)
 	uri := testOrigin + "/data/racy.txt"
-	tf.origin.set(uri, []byte("racy\n"))
+	tf.origin.Set(uri, []byte("racy\n"))
 	c := &changeInLookup{FS: tf.fs, name: "racy.txt", change: func() {
 		tf.fs.Notify(tf.cat.Upsert(&catalog.Resource{URI: uri, Length: 5}))
 	}}
@@ -132,7 +133,7 @@ func TestCreatedDuringItsLookupShows(t *testing.T) {
 	racy := filepath.Join(dir, "data", "racy.txt")
 	_, err := os.Stat(racy)
 	require.ErrorIs(t, err, os.ErrNotExist, "answered missing")
-	waitFor(t, "the file created during its lookup", func() bool {
+	wait.For(t, "the file created during its lookup", func() bool {
 		got, err := os.ReadFile(racy)
 		return err == nil && string(got) == "racy\n"
 	})

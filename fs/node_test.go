@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"rsfs/catalog"
+	"rsfs/tests/wait"
 )
 
 // These tests call the file system's FUSE methods directly, with no
@@ -106,7 +107,7 @@ func TestRemovedResourceIsUnlinked(t *testing.T) {
 	assert.Equal(t, uint32(0), out.Nlink)
 	_, errno := tf.readOnce(t, top, 64, 0)
 	assert.Equal(t, syscall.EIO, errno)
-	assert.Zero(t, tf.origin.count(topURI), "nothing fetched for a version that is gone")
+	assert.Zero(t, tf.origin.Count(topURI), "nothing fetched for a version that is gone")
 }
 
 // An inode is one version: a new version of its resource unlinks it, and a
@@ -117,7 +118,7 @@ func TestNewVersionIsANewNode(t *testing.T) {
 	tf := newTestFS(t)
 	old, oldOut := tf.lookup(t, "top.txt")
 	body := []byte("the second version\n")
-	tf.origin.set(topURI, body)
+	tf.origin.Set(topURI, body)
 	tf.cat.Upsert(&catalog.Resource{URI: topURI, Length: int64(len(body)), Lastmod: aMtime.Add(time.Hour)})
 	out, st := tf.getattr(t, old)
 	require.Equal(t, fuse.OK, st)
@@ -247,7 +248,7 @@ func TestOpenAndRead(t *testing.T) {
 	b, errno = tf.readOnce(t, n, 5, 100)
 	require.Equal(t, syscall.Errno(0), errno, "past the end is EOF, not an error")
 	assert.Empty(t, b)
-	assert.Equal(t, 1, tf.origin.count(aURI), "one block, fetched once")
+	assert.Equal(t, 1, tf.origin.Count(aURI), "one block, fetched once")
 }
 
 func TestReadOfBytesThatDisagreeIsEIO(t *testing.T) {
@@ -282,7 +283,7 @@ func TestOpenForWritingIsEROFS(t *testing.T) {
 		assert.Zero(t, out.Fh)
 		assert.Equal(t, fuse.EROFS, st, "flags %#o", flags)
 	}
-	assert.Zero(t, tf.origin.count(topURI))
+	assert.Zero(t, tf.origin.Count(topURI))
 }
 
 func TestShutdownFailsOpenAndRead(t *testing.T) {
@@ -293,7 +294,7 @@ func TestShutdownFailsOpenAndRead(t *testing.T) {
 	assert.Equal(t, syscall.EIO, errno, "a read after shutdown")
 	_, st := tf.open(n, syscall.O_RDONLY)
 	assert.Equal(t, fuse.EIO, st, "an open after shutdown")
-	assert.Zero(t, tf.origin.count(topURI), "nothing fetched after the shutdown")
+	assert.Zero(t, tf.origin.Count(topURI), "nothing fetched after the shutdown")
 }
 
 func TestFirstReadWarmsTheNextSmallFiles(t *testing.T) {
@@ -301,7 +302,7 @@ func TestFirstReadWarmsTheNextSmallFiles(t *testing.T) {
 	n := tf.file(t, "data", "a.txt")
 	_, errno := tf.readOnce(t, n, 64, 0)
 	require.Equal(t, syscall.Errno(0), errno)
-	waitFor(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.count(badURI) > 0 })
+	wait.For(t, "bad.bin, next in data/, to be fetched", func() bool { return tf.origin.Count(badURI) > 0 })
 }
 
 func TestGetxattr(t *testing.T) {
@@ -392,7 +393,7 @@ func TestOnlyMultiBlockFilesKeepAStreamBetweenReads(t *testing.T) {
 
 	uri := testOrigin + "/data/two-blocks.bin"
 	body := bytes.Repeat([]byte("2"), 4096+10)
-	tf.origin.set(uri, body)
+	tf.origin.Set(uri, body)
 	tf.cat.Upsert(&catalog.Resource{URI: uri, Length: int64(len(body))})
 	n := tf.file(t, "data", "two-blocks.bin")
 	res, st = tf.read(n, 4096, 0)

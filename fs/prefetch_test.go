@@ -13,6 +13,8 @@ import (
 	"rsfs/catalog"
 	"rsfs/prefetch"
 	"rsfs/resourcesync"
+	"rsfs/tests/cachetest"
+	"rsfs/tests/wait"
 )
 
 // FS tells package prefetch of every read of a small file: a reader's
@@ -25,21 +27,21 @@ func TestReadingASmallFileWarmsItsDirectory(t *testing.T) {
 		uri := fmt.Sprintf("%s/d/f%03d.txt", testOrigin, i)
 		uris = append(uris, uri)
 		require.NoError(t, cat.Add(&catalog.Resource{URI: uri, Length: int64(len(uri)),
-			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex([]byte(uri))}}}))
+			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex([]byte(uri))}}}))
 	}
 	require.NoError(t, cat.Seal())
 	tf := newTestFSOver(t, cat)
 	for _, uri := range uris {
-		tf.origin.set(uri, []byte(uri))
+		tf.origin.Set(uri, []byte(uri))
 	}
 	got, errno := tf.readAll(t, tf.file(t, "d", "f000.txt"), 4096)
 	require.Zero(t, errno)
 	assert.Equal(t, uris[0], string(got))
-	waitFor(t, "d/f019.txt to be warmed", func() bool { return tf.origin.count(uris[19]) == 1 })
+	wait.For(t, "d/f019.txt to be warmed", func() bool { return tf.origin.Count(uris[19]) == 1 })
 	got, errno = tf.readAll(t, tf.file(t, "d", "f019.txt"), 4096)
 	require.Zero(t, errno)
 	assert.Equal(t, uris[19], string(got))
-	assert.Equal(t, 1, tf.origin.count(uris[19]), "read from memory")
+	assert.Equal(t, 1, tf.origin.Count(uris[19]), "read from memory")
 }
 
 // The warm xattrs are package prefetch's jobs: a bad job ID is EINVAL, and

@@ -111,9 +111,7 @@ func TestMutationsAnswerEROFS(t *testing.T) {
 		}
 	}
 	assert.Len(t, tf.list(t, tf.dir(t, "data")), 3, "the tree is unchanged")
-	tf.origin.mu.Lock()
-	defer tf.origin.mu.Unlock()
-	for uri, n := range tf.origin.requests {
+	for uri, n := range tf.origin.Requests() {
 		assert.Zero(t, n, "%s fetched", uri)
 	}
 }

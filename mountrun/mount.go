@@ -43,6 +43,8 @@ type Config struct {
 	Source   source.Options
 	Offline  bool          // mount what was remembered without asking the Source anything
 	Timeout  time.Duration // the client's timeout, which the status says
+	// StatusHints are the flags the status names where one would help.
+	StatusHints status.Hints
 
 	CacheBytes       int64 // memory for cached blocks
 	BlockSize        int64 // 0: the cache's default

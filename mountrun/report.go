@@ -23,7 +23,7 @@ func newReport(cfg Config, holdFile string, src *mountsrc.Source, blocks *cache.
 	s := &status.Mount{URL: cfg.URL, Dir: cfg.Dir, Started: m.Started, Interval: cfg.PollInterval,
 		Protocol: src.Protocol(), Origin: src.Origin(), HoldFile: holdFile, Follower: m.Follower, Count: m.Count,
 		Cache: m.CacheReport, Fetched: m.Fetched, Throttled: m.Throttled, Verification: blocks.VerifyFailures, ReadErrors: readErrors.Since,
-		HeldUntil: mountutil.HeldUntil, LogFile: cfg.LogFile, Reach: reach}
+		HeldUntil: mountutil.HeldUntil, LogFile: cfg.LogFile, Reach: reach, Hints: cfg.StatusHints}
 	return s, m
 }
 

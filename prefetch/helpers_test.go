@@ -1,15 +1,10 @@
 package prefetch
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,51 +20,6 @@ const (
 )
 
 var quiet = slog.New(slog.DiscardHandler)
-
-// memOrigin serves bodies from memory and counts the requests per URI.
-type memOrigin struct {
-	mu       sync.Mutex
-	bodies   map[string][]byte
-	requests map[string]int
-}
-
-func newMemOrigin() *memOrigin {
-	return &memOrigin{bodies: map[string][]byte{}, requests: map[string]int{}}
-}
-
-func (o *memOrigin) set(uri string, body []byte) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.bodies[uri] = body
-}
-
-func (o *memOrigin) count(uri string) int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.requests[uri]
-}
-
-// of returns the cache.Fetcher of one URI.
-func (o *memOrigin) of(uri string) cache.Fetcher { return uriOrigin{o, uri} }
-
-type uriOrigin struct {
-	o   *memOrigin
-	uri string
-}
-
-func (u uriOrigin) OpenRange(ctx context.Context, off, n int64) (io.ReadCloser, bool, error) {
-	u.o.mu.Lock()
-	defer u.o.mu.Unlock()
-	u.o.requests[u.uri]++
-	body, ok := u.o.bodies[u.uri]
-	if !ok || off > int64(len(body)) {
-		return nil, false, fmt.Errorf("%s: no bytes at %d", u.uri, off)
-	}
-	end := min(off+n, int64(len(body)))
-	return io.NopCloser(bytes.NewReader(body[off:end])), false, nil
-}
-
-func sha256Hex(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:]) }
 
 // newTestPrefetcher is a Prefetcher over cat and blocks, fetching from
 // origin, with cfg's other fields; it stops with the test.
@@ -116,18 +66,5 @@ func readFile(t *testing.T, p *Prefetcher, id catalog.NodeID, fetcher cache.Fetc
 		if len(got) == n {
 			return got
 		}
-	}
-}
-
-// waitFor polls cond until it holds; the bound only keeps a broken build
-// from hanging.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

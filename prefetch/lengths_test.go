@@ -14,6 +14,7 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/resourcesync"
+	"rsfs/tests/wait"
 )
 
 var (
@@ -76,7 +77,7 @@ func TestKnownLearnsALengthOnce(t *testing.T) {
 			assert.NoError(t, err)
 		}()
 	}
-	waitFor(t, "one lookup to ask and the others to wait on it", func() bool { return p.joined() == len(got)-1 })
+	wait.For(t, "one lookup to ask and the others to wait on it", func() bool { return p.joined() == len(got)-1 })
 	close(release)
 	wg.Wait()
 	assert.Equal(t, int64(1), heads.Load(), "lookups of one file share one request")

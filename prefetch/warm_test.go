@@ -14,6 +14,8 @@ import (
 	"rsfs/cache"
 	"rsfs/catalog"
 	"rsfs/resourcesync"
+	"rsfs/tests/cachetest"
+	"rsfs/tests/wait"
 )
 
 // warmTree is a catalog of small files at the given paths, and a
@@ -24,7 +26,7 @@ import (
 type warmTree struct {
 	p       *Prefetcher
 	cat     *catalog.Catalog
-	origin  *memOrigin
+	origin  *cachetest.Origin
 	blocks  *cache.Cache
 	paths   []string
 	mu      sync.Mutex
@@ -43,24 +45,24 @@ func newWarmTree(t *testing.T, paths []string, withBatch bool) *warmTree {
 // a length, learned (when asked) from their bodies.
 func newWarmTreeUnsized(t *testing.T, paths []string, withBatch bool, unsized map[string]bool) *warmTree {
 	cat := catalog.New(catalog.Options{Origin: testOrigin})
-	origin := newMemOrigin()
+	origin := cachetest.NewOrigin(nil)
 	for _, p := range paths {
 		uri := testOrigin + "/" + p
 		body := warmBody(uri)
-		origin.set(uri, body)
+		origin.Set(uri, body)
 		length := int64(len(body))
 		if unsized[p] {
 			length = resourcesync.NoLength
 		}
 		cat.Add(&catalog.Resource{URI: uri, Length: length,
-			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: sha256Hex(body)}}})
+			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex(body)}}})
 	}
 	cat.Seal()
 	w := &warmTree{cat: cat, origin: origin, paths: paths, asked: map[string]int{}}
 	w.blocks = cache.New(cache.Config{MaxBytes: 64 << 20, BlockSize: 4096, ReadAhead: -1, Logger: quiet})
 	t.Cleanup(w.blocks.Close)
 	cfg := Config{Catalog: cat, Cache: w.blocks,
-		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.of(r.URI) },
+		Fetcher: func(r *catalog.Resource) cache.Fetcher { return origin.Of(r.URI) },
 		Length: func(_ context.Context, r *catalog.Resource) (int64, error) {
 			return int64(len(warmBody(r.URI))), nil
 		}}
@@ -89,7 +91,7 @@ func (w *warmTree) batch(_ context.Context, rs []*catalog.Resource) [][]byte {
 func (w *warmTree) read(t *testing.T, p string) {
 	t.Helper()
 	uri := testOrigin + "/" + p
-	got := readFile(t, w.p, lookup(t, w.cat, p), w.origin.of(uri))
+	got := readFile(t, w.p, lookup(t, w.cat, p), w.origin.Of(uri))
 	require.Equal(t, string(warmBody(uri)), string(got), p)
 }
 
@@ -97,7 +99,7 @@ func (w *warmTree) read(t *testing.T, p string) {
 func (w *warmTree) own() int {
 	n := 0
 	for _, p := range w.paths {
-		n += w.origin.count(testOrigin + "/" + p)
+		n += w.origin.Count(testOrigin + "/" + p)
 	}
 	return n
 }
@@ -196,7 +198,7 @@ func TestWarmWalkOfSmallDirectories(t *testing.T) {
 				t.Logf("%d files in %d directories: %d requests the reader waited on, %d batches",
 					len(tree.paths), len(dirs), w.own(), w.batches)
 				assert.LessOrEqual(t, w.own(), 3, "requests the reader waited on")
-				waitFor(t, "the batches to settle", func() bool { return w.blocks.Stats().Fills >= uint64(len(tree.paths)) })
+				wait.For(t, "the batches to settle", func() bool { return w.blocks.Stats().Fills >= uint64(len(tree.paths)) })
 				w.mu.Lock()
 				defer w.mu.Unlock()
 				assert.LessOrEqual(t, w.batches, len(tree.paths)/warmAhead+3, "batches: O(files/window), not O(directories)")
@@ -205,7 +207,7 @@ func TestWarmWalkOfSmallDirectories(t *testing.T) {
 				}
 				fetched := w.bytes
 				for _, p := range tree.paths {
-					fetched += int64(w.origin.count(testOrigin+"/"+p)) * int64(len(warmBody(testOrigin+"/"+p)))
+					fetched += int64(w.origin.Count(testOrigin+"/"+p)) * int64(len(warmBody(testOrigin+"/"+p)))
 				}
 				assert.LessOrEqual(t, float64(fetched), 1.25*float64(w.totalBytes()), "bytes fetched")
 			})
@@ -228,12 +230,12 @@ func TestWarmWalkWithoutADump(t *testing.T) {
 				w.read(t, p)
 			}
 			far := order[12+200]
-			waitFor(t, far+" to be warmed", func() bool { return w.origin.count(testOrigin+"/"+far) == 1 })
+			wait.For(t, far+" to be warmed", func() bool { return w.origin.Count(testOrigin+"/"+far) == 1 })
 			for _, p := range order[12:] {
 				w.read(t, p)
 			}
 			for _, p := range tree.paths {
-				assert.Equal(t, 1, w.origin.count(testOrigin+"/"+p), "%s fetched once", p)
+				assert.Equal(t, 1, w.origin.Count(testOrigin+"/"+p), "%s fetched once", p)
 			}
 		})
 	}
@@ -255,16 +257,16 @@ func TestWarmWindowFollowsAWalker(t *testing.T) {
 	}
 	w := newWarmTree(t, paths, true)
 	w.read(t, "e00/s00/f00000.txt")
-	waitFor(t, "e00/s00 to be warmed", func() bool { return w.askedOf("e00/s00/f00050.txt") == 1 })
+	wait.For(t, "e00/s00 to be warmed", func() bool { return w.askedOf("e00/s00/f00050.txt") == 1 })
 	assert.Zero(t, w.askedOf("e00/s01/f00001.txt"), "a first read stays in its directory")
 
 	w.read(t, "d0/f0000.txt")
-	waitFor(t, "d0 to be warmed", func() bool { return w.askedOf("d0/f0099.txt") == 1 })
+	wait.For(t, "d0 to be warmed", func() bool { return w.askedOf("d0/f0099.txt") == 1 })
 	assert.Zero(t, w.askedOf("d1/f0000.txt"), "a first read stays in its directory")
 	for i := 1; i <= 50; i++ {
 		w.read(t, fmt.Sprintf("d0/f%04d.txt", i))
 	}
-	waitFor(t, "d1 to d3 to be warmed", func() bool { return w.askedOf("d3/f0099.txt") == 1 })
+	wait.For(t, "d1 to d3 to be warmed", func() bool { return w.askedOf("d3/f0099.txt") == 1 })
 	assert.Zero(t, w.own()-2, "the reader waited on its first reads only")
 }
 
@@ -280,7 +282,7 @@ func TestWarmWindowStopsWithItsReader(t *testing.T) {
 		w.read(t, p)
 	}
 	claimed := w.blocks.Stats().Warms
-	waitFor(t, "the batches to settle", func() bool {
+	wait.For(t, "the batches to settle", func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		n := 0
@@ -318,7 +320,7 @@ func TestWarmResumesAfterAFileOfUnknownLength(t *testing.T) {
 	}
 	w := newWarmTreeUnsized(t, paths, true, unsized)
 	w.read(t, paths[0])
-	waitFor(t, "the known files to be warmed", func() bool { return w.askedOf(paths[9]) == 1 })
+	wait.For(t, "the known files to be warmed", func() bool { return w.askedOf(paths[9]) == 1 })
 	assert.Zero(t, w.askedOf(paths[10]), "one of unknown length is not")
 	learned, failed := w.p.LearnLengths(context.Background(), 4)
 	require.Equal(t, int64(30), learned)
@@ -326,7 +328,7 @@ func TestWarmResumesAfterAFileOfUnknownLength(t *testing.T) {
 	for _, p := range paths[1:11] {
 		w.read(t, p)
 	}
-	waitFor(t, "the files after it to be warmed once their lengths are known", func() bool { return w.askedOf(paths[39]) == 1 })
+	wait.For(t, "the files after it to be warmed once their lengths are known", func() bool { return w.askedOf(paths[39]) == 1 })
 	assert.Equal(t, 1, w.askedOf(paths[20]))
 	assert.Zero(t, w.askedOf(paths[10]), "the reader read it itself")
 }

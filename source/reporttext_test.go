@@ -1,15 +1,11 @@
 package source
 
 import (
-	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/golden"
 )
 
 // TestReportMatchesGolden: each report of testdata/*.in.json, rendered as
@@ -17,27 +13,7 @@ import (
 // golden file beside it (NAME.txt, NAME.json), first made with the
 // renderers when they were in cmd/rsfs (RSFS_UPDATE_GOLDEN=1 writes them).
 func TestReportMatchesGolden(t *testing.T) {
-	ins, err := filepath.Glob("testdata/*.in.json")
-	require.NoError(t, err)
-	require.NotEmpty(t, ins)
-	for _, in := range ins {
-		data, err := os.ReadFile(in)
-		require.NoError(t, err)
-		var rep Report
-		require.NoError(t, json.Unmarshal(data, &rep))
-		var text, js bytes.Buffer
-		require.NoError(t, rep.WriteText(&text))
-		require.NoError(t, rep.WriteJSON(&js))
-		base := strings.TrimSuffix(in, ".in.json")
-		for name, got := range map[string][]byte{base + ".txt": text.Bytes(), base + ".json": js.Bytes()} {
-			if os.Getenv("RSFS_UPDATE_GOLDEN") != "" {
-				require.NoError(t, os.WriteFile(name, got, 0o644))
-			}
-			want, err := os.ReadFile(name)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), string(got), name)
-		}
-	}
+	golden.Reports[Report](t)
 }
 
 // TestReportCountsWhatStrictFailsOn: inspect --strict fails on documents
@@ -45,10 +21,7 @@ func TestReportMatchesGolden(t *testing.T) {
 // on bad packages (one not opened, one whose manifest names a member it
 // lacks).
 func TestReportCountsWhatStrictFailsOn(t *testing.T) {
-	data, err := os.ReadFile("testdata/report.in.json")
-	require.NoError(t, err)
-	var rep Report
-	require.NoError(t, json.Unmarshal(data, &rep))
+	rep := golden.Input[Report](t, "testdata/report.in.json")
 	assert.Equal(t, 3, rep.Unread())
 	assert.Equal(t, 2, rep.BadPackages())
 	rep.Sets[0].Packages[0].Matched = 4

@@ -25,7 +25,7 @@ type Failures func(window time.Duration, n int) Summary
 type Mount struct {
 	URL, Dir string // the Source's URL as given, the mount point
 	Started  time.Time
-	Interval time.Duration // --poll-interval; 0: not following
+	Interval time.Duration // how often to poll; 0: not following
 	Protocol string        // "resourcesync" or "atompmh"
 	Origin   string
 	HoldFile string // the file the mount reads its hold from
@@ -53,6 +53,8 @@ type Mount struct {
 	// HeldUntil says until when changes are held back, if they are, by
 	// the hold file (mountutil.HeldUntil).
 	HeldUntil func(holdFile string) (time.Time, bool)
+	// Hints are the flags the report's Fix names (cmd/rsfs's).
+	Hints Hints
 }
 
 // Report is the mount's status now: what `rsfs status` prints.
@@ -107,7 +109,7 @@ func (m *Mount) Report() *Report {
 	if m.Offline != nil {
 		off = m.Offline()
 	}
-	rep.Unreachable = reach.report(st.Polling, off)
+	rep.Unreachable = reach.report(st.Polling, off, m.Hints)
 	if m.OnDisk != nil && rep.Cache.Disk != nil {
 		c := m.OnDisk()
 		rep.Cache.OnDisk = &c

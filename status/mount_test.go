@@ -58,7 +58,7 @@ func TestMountReportFromItsParts(t *testing.T) {
 	assert.Equal(t, "/run/hold", rep.HoldFile)
 
 	var text strings.Builder
-	rep.WriteText(&text)
+	rep.WriteText(&text, rsfsHints)
 	for _, line := range []string{
 		"Source:     http://h/ (origin http://h)",
 		"Following:  every 1m0s: 3 polls (1 failed), 7 changes applied, 0 reloads, 0 drift repaired",
@@ -89,7 +89,7 @@ func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
 	require.NotNil(t, rep.Unreachable)
 	assert.Equal(t, failed.UTC(), rep.Unreachable.Since)
 	var text strings.Builder
-	rep.WriteText(&text)
+	rep.WriteText(&text, rsfsHints)
 	assert.Contains(t, text.String(), "    position none, newest change none, behind at least 1h0m0s (not read whole since the mount)\n")
 	assert.Contains(t, text.String(), "Unreachable: since "+failed.UTC().Format(time.RFC3339)+" (1m0s ago): connection refused\n")
 	assert.Contains(t, text.String(), "Log:        stderr\n")
@@ -99,11 +99,11 @@ func TestReportSaysNoneAndUnreachableSince(t *testing.T) {
 	joined.Unreachable.Error = errors.Join(errors.New("load: no Resource List could be read:"),
 		errors.New("http://h/rl1.xml: 404"), errors.New("http://h/rl2.xml: 404")).Error()
 	text.Reset()
-	joined.WriteText(&text)
+	joined.WriteText(&text, rsfsHints)
 	assert.Contains(t, text.String(), " ago): load: no Resource List could be read:\n             http://h/rl1.xml: 404\n             http://h/rl2.xml: 404\n")
 	joined.Polls.Result = joined.Unreachable.Error // the last poll's error, the same lines
 	text.Reset()
-	joined.WriteText(&text)
+	joined.WriteText(&text, rsfsHints)
 	assert.Contains(t, text.String(), ": load: no Resource List could be read:\n            http://h/rl1.xml: 404\n            http://h/rl2.xml: 404\nPushed:", "the last poll's error, indented")
 
 	later := failed.Add(30 * time.Second)
@@ -131,7 +131,7 @@ func TestReportSaysASetHasNoBaseline(t *testing.T) {
 	assert.True(t, rep.Sets[0].NoBaseline)
 	assert.False(t, rep.Sets[1].NoBaseline)
 	var text strings.Builder
-	rep.WriteText(&text)
+	rep.WriteText(&text, rsfsHints)
 	assert.Contains(t, text.String(), "  set http://h/caps.xml: 3 resources\n    "+NoBaselineText+"\n")
 	assert.Equal(t, 1, strings.Count(text.String(), "no baseline"), "only the set without one")
 }

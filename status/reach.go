@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,8 +39,9 @@ func (r *Reachability) Observe(p Polling) {
 }
 
 // report is what is recorded, p observed first, with what the HTTP client
-// knows (off): offline, or failing since earlier. Nil: reachable.
-func (r *Reachability) report(p Polling, off Offline) *UnreachableReport {
+// knows (off): offline, or failing since earlier; its Fix names the flags
+// of h. Nil: reachable.
+func (r *Reachability) report(p Polling, off Offline, h Hints) *UnreachableReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.observeLocked(p)
@@ -52,10 +54,13 @@ func (r *Reachability) report(p Polling, off Offline) *UnreachableReport {
 	}
 	u := &UnreachableReport{Since: since.UTC(), Error: cause, Offline: off.Offline, Hang: off.Hang}
 	switch {
+	case off.Forced && h.Offline != "":
+		u.Fix = fmt.Sprintf("mounted %[1]s: nothing is asked of the Source; remount without %[1]s to reach it", h.Offline)
 	case off.Forced:
-		u.Fix = "mounted --offline: nothing is asked of the Source; remount without --offline to reach it"
+		u.Fix = "mounted offline by choice: nothing is asked of the Source; remount online to reach it"
 	case off.Hang:
-		u.Fix = fmt.Sprintf("the Source accepts connections but sends no answer within --timeout (%s): a hung server, or a proxy or firewall holding connections; have the server or the network path fixed (raising --timeout only makes each wait longer); files on disk are served meanwhile", off.Timeout)
+		timeout := cmp.Or(h.Timeout, "the timeout")
+		u.Fix = fmt.Sprintf("the Source accepts connections but sends no answer within %[1]s (%[2]s): a hung server, or a proxy or firewall holding connections; have the server or the network path fixed (raising %[1]s only makes each wait longer); files on disk are served meanwhile", timeout, off.Timeout)
 	case off.Offline && strings.Contains(cause, "refused"):
 		u.Fix = "nothing listens at the Source's address: check that its server runs; files on disk are served meanwhile"
 	}

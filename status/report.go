@@ -89,8 +89,8 @@ type Offline struct {
 	Since   time.Time // zero: the last attempt was answered
 	Hang    bool
 	Err     string
-	Timeout time.Duration // --timeout
-	Forced  bool          // mounted --offline
+	Timeout time.Duration // how long the Source has to answer (Hints.Timeout)
+	Forced  bool          // mounted offline by choice (Hints.Offline)
 }
 
 // DocReport is a document that failed at the last poll.
@@ -167,9 +167,10 @@ type OriginReport struct {
 	Bytes    int64  `json:"bytes"`
 }
 
-// WriteText writes the report as `rsfs status` prints it. (`rsfs status
-// --json` prints the mount's own JSON, indented: report.IndentJSON.)
-func (r *Report) WriteText(out io.Writer) error {
+// WriteText writes the report as `rsfs status` prints it, naming the
+// flags of h where one would change what it says. (`rsfs status --json`
+// prints the mount's own JSON, indented: report.IndentJSON.)
+func (r *Report) WriteText(out io.Writer, h Hints) error {
 	w := report.NewWriter(out)
 	ago := func(t time.Time) string { return r.Now.Sub(t).Round(time.Second).String() }
 	fmt.Fprintf(w, "Source:     %s (origin %s)\n", r.Source, r.Origin)
@@ -196,7 +197,7 @@ func (r *Report) WriteText(out io.Writer) error {
 	}
 	switch {
 	case r.PollInterval == "0s":
-		fmt.Fprintln(w, "Following:  off (--poll-interval 0)")
+		fmt.Fprintln(w, "Following:  off"+paren(h.NoFollow))
 	case r.nothingToFollow():
 		fmt.Fprintf(w, "Following:  nothing to follow (no Change List); the Capability Lists are read again every %s, in case one appears\n", r.PollInterval)
 	default:
@@ -258,14 +259,14 @@ func (r *Report) WriteText(out io.Writer) error {
 			fmt.Fprintf(w, "            on disk: %s\n", c.Text())
 		}
 	} else {
-		fmt.Fprintln(w, "            disk: none (--cache-dir none)")
+		fmt.Fprintln(w, "            disk: none"+paren(h.NoDisk))
 	}
 	fmt.Fprintln(w, "Fetched:")
 	for _, o := range r.Fetched {
 		fmt.Fprintf(w, "  %s: %d requests, %s\n", o.Origin, o.Requests, report.Size(o.Bytes))
 	}
 	for _, t := range r.Throttled {
-		fmt.Fprintln(w, t.line(r.Now))
+		fmt.Fprintln(w, t.line(r.Now, h.MaxRate))
 	}
 	printFailures(w, "Verification failures", r.Verification)
 	printFailures(w, "Read errors", r.ReadErrors)
@@ -325,8 +326,8 @@ func printFailures(w io.Writer, name string, s Summary) {
 // line is how `rsfs status` says an origin is throttled, under what was
 // fetched from it: "  ORIGIN: throttled by the Source: N answers 429/503
 // in the last minute; M requests in flight (limit L), at most R requests a
-// second, paused for D".
-func (t ThrottleReport) line(now time.Time) string {
+// second, paused for D (MAXRATE R)", maxRate the flag that sets its cap.
+func (t ThrottleReport) line(now time.Time, maxRate string) string {
 	s := fmt.Sprintf("  %s: throttled by the Source: %d answers 429/503 in the last minute; %d requests in flight (limit %d)",
 		t.Origin, t.Answers, t.InFlight, t.Limit)
 	if t.Rate > 0 {
@@ -338,10 +339,12 @@ func (t ThrottleReport) line(now time.Time) string {
 	if t.PausedUntil != nil {
 		s += fmt.Sprintf(", paused for %s", t.PausedUntil.Sub(now).Round(100*time.Millisecond))
 	}
-	if t.MaxRate > 0 {
-		s += fmt.Sprintf(" (--max-rate %g)", t.MaxRate)
-	} else {
-		s += " (--max-rate sets a lower rate from the start)"
+	switch {
+	case maxRate == "":
+	case t.MaxRate > 0:
+		s += fmt.Sprintf(" (%s %g)", maxRate, t.MaxRate)
+	default:
+		s += " (" + maxRate + " sets a lower rate from the start)"
 	}
 	return s
 }

@@ -296,7 +296,7 @@ func (c *cli) serve(cmd *cobra.Command, mf *mountFlags, rawURL, dir string, term
 	}
 	m, err := mountrun.Start(cmd.Context(), mountrun.Config{
 		URL: rawURL, Dir: dir, StateDir: stateDir, LogFile: c.logs.File(),
-		Client: client, Source: mf.sourceOptions(client), Offline: mf.offline, Timeout: mf.timeout,
+		Client: client, Source: mf.sourceOptions(client), Offline: mf.offline, Timeout: mf.timeout, StatusHints: statusHints(),
 		CacheBytes: mf.sizes.cache, BlockSize: mf.sizes.block, ReadAhead: mf.readAhead,
 		DiskBytes: mf.sizes.disk, VerifyWholeBelow: mf.sizes.verifyWhole,
 		UID: uint32(mf.uid), GID: uint32(mf.gid), AllowOther: mf.allowOther,

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -32,13 +33,26 @@ failures of the last hour. Whoever can see the mount can ask.`,
 				}
 				return nil
 			}
-			var rep status.Report
-			if err := json.Unmarshal(data, &rep); err != nil {
-				return fmt.Errorf("status of %s: %w", args[0], err)
-			}
-			return rep.WriteText(cmd.OutOrStdout())
+			return writeStatus(cmd.OutOrStdout(), args[0], data)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// writeStatus writes the status JSON (user.rsfs.status) of the mount at
+// dir as `rsfs status` prints it.
+func writeStatus(w io.Writer, dir string, data []byte) error {
+	var rep status.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return fmt.Errorf("status of %s: %w", dir, err)
+	}
+	return rep.WriteText(w, statusHints())
+}
+
+// statusHints are the flags the status names where one would change what
+// it says, for `rsfs status`'s text and for the mount's Fix.
+func statusHints() status.Hints {
+	return status.Hints{NoFollow: "--poll-interval 0", NoDisk: "--cache-dir none", MaxRate: "--max-rate",
+		Offline: "--offline", Timeout: "--timeout"}
 }
