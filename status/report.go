@@ -1,6 +1,7 @@
 package status
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -165,6 +166,16 @@ type OriginReport struct {
 	Origin   string `json:"origin"`
 	Requests int64  `json:"requests"`
 	Bytes    int64  `json:"bytes"`
+}
+
+// WriteTextOf writes the report a mount gave as JSON (user.rsfs.status)
+// as `rsfs status` prints it (WriteText).
+func WriteTextOf(out io.Writer, data []byte, h Hints) error {
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("read the report: %w", err)
+	}
+	return r.WriteText(out, h)
 }
 
 // WriteText writes the report as `rsfs status` prints it, naming the

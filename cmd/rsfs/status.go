@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -28,26 +26,18 @@ failures of the last hour. Whoever can see the mount can ask.`,
 				return err
 			}
 			if asJSON {
-				if err := report.IndentJSON(cmd.OutOrStdout(), data); err != nil {
-					return fmt.Errorf("status of %s: %w", args[0], err)
-				}
-				return nil
+				err = report.IndentJSON(cmd.OutOrStdout(), data)
+			} else {
+				err = status.WriteTextOf(cmd.OutOrStdout(), data, statusHints())
 			}
-			return writeStatus(cmd.OutOrStdout(), args[0], data)
+			if err != nil {
+				return fmt.Errorf("status of %s: %w", args[0], err)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
-}
-
-// writeStatus writes the status JSON (user.rsfs.status) of the mount at
-// dir as `rsfs status` prints it.
-func writeStatus(w io.Writer, dir string, data []byte) error {
-	var rep status.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return fmt.Errorf("status of %s: %w", dir, err)
-	}
-	return rep.WriteText(w, statusHints())
 }
 
 // statusHints are the flags the status names where one would change what

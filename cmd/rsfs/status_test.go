@@ -18,7 +18,7 @@ func TestStatusTextNamesTheFlags(t *testing.T) {
 	data := `{"source":"http://h/","origin":"http://h","poll_interval":"0s","cache":{"disk":null},
 		"throttled":[{"origin":"http://h","answers":1,"limit":1,"max_rate":5},{"origin":"http://m","answers":1,"limit":1}]}`
 	var out strings.Builder
-	require.NoError(t, writeStatus(&out, "/mnt/h", []byte(data)))
+	require.NoError(t, status.WriteTextOf(&out, []byte(data), statusHints()))
 	for _, line := range []string{
 		"Following:  off (--poll-interval 0)\n",
 		"            disk: none (--cache-dir none)\n",
@@ -27,7 +27,7 @@ func TestStatusTextNamesTheFlags(t *testing.T) {
 	} {
 		assert.Contains(t, out.String(), line)
 	}
-	assert.ErrorContains(t, writeStatus(&out, "/mnt/h", []byte("{")), "status of /mnt/h: ")
+	assert.ErrorContains(t, status.WriteTextOf(&out, []byte("{"), statusHints()), "read the report: ")
 }
 
 type idleFollower struct{}
