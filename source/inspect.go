@@ -219,22 +219,23 @@ func (s *Source) inspectDoc(ctx context.Context, c resourcesync.Capability, u st
 }
 
 // inspectResourceList reads the Resource List (or index) u and the
-// documents it names as a load does (listWalk, to MaxDepth), one at a
+// documents it names as a load does (indexWalk, to MaxDepth), one at a
 // time, each once in the whole inspection (a list another index named
 // before counts under that one), and counts what each holds. u's own failure is the
 // report's Error; each child's is listed in Failed.
 func (s *Source) inspectResourceList(ctx context.Context, c resourcesync.Capability, u string, dr *DocReport, sr *SetReport, in *inspection) {
-	w := &listWalk{
+	w := &indexWalk{
+		kind:     "resource list",
 		parallel: 1, // the counts go into dr and sr
 		seen:     in.lists,
-		read: func(ctx context.Context, d listDoc) ([]string, error) {
+		read: func(ctx context.Context, d walkDoc) ([]string, error) {
 			children, err := s.readCounted(ctx, c, d.url, dr, sr, in)
 			if d.depth == 0 && children != nil {
 				dr.Index, dr.Documents = true, len(children)
 			}
 			return children, err
 		},
-		failed: func(_ context.Context, d listDoc, err error) bool {
+		failed: func(_ context.Context, d walkDoc, err error) bool {
 			if d.depth == 0 {
 				dr.Error = err.Error()
 			} else {
@@ -243,7 +244,7 @@ func (s *Source) inspectResourceList(ctx context.Context, c resourcesync.Capabil
 			return true
 		},
 	}
-	_ = w.run(ctx, []listDoc{{url: u}}) // every failure is the document's own; the context's is Inspect's
+	_ = w.run(ctx, []walkDoc{{url: u}}) // every failure is the document's own; the context's is Inspect's
 }
 
 // inspectResourceDump reads a Resource Dump (or index) as a load does
@@ -269,7 +270,7 @@ func (s *Source) inspectResourceDump(ctx context.Context, u string, dr *DocRepor
 	w.failed = func(child string, err error) {
 		dr.Failed = append(dr.Failed, Problem{URL: child, Msg: err.Error()})
 	}
-	pkgs, err := w.packages(ctx, u, 0)
+	pkgs, err := w.packages(ctx, u)
 	if err != nil {
 		dr.Error = err.Error()
 		sr.Packages = append(sr.Packages, PackageReport{URL: u, Error: "read dump: " + err.Error()})

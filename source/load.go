@@ -104,7 +104,7 @@ func (s *Source) loadChecked(ctx context.Context, sink func(*catalog.Resource) e
 		noBaseline = noBaseline && s.NoBaseline(set)
 		docs := s.AllDocs(set)
 		for _, u := range docs[resourcesync.CapResourceList] {
-			l.seeds = append(l.seeds, listDoc{url: u, set: set})
+			l.seeds = append(l.seeds, walkDoc{url: u, set: set})
 		}
 		dumps += len(docs[resourcesync.CapResourceDump]) + len(docs[resourcesync.CapChangeDump])
 		changes += len(docs[resourcesync.CapChangeList])
@@ -175,7 +175,7 @@ type loader struct {
 	sink     func(*catalog.Resource) error
 	sinkAll  func([]*catalog.Resource) (int, error) // a list's entries, a batch at a time
 	progress func(Progress)
-	seeds    []listDoc
+	seeds    []walkDoc
 	tolerant bool // a first load: a list that cannot be read is left out
 
 	unreadLists map[string]unreadDoc // the lists left out, by URL; under mu
@@ -191,14 +191,6 @@ type loader struct {
 	pkgs                      map[string]dumpPackage // the dump packages, by URL
 	read                      *Reads                 // the Change Dumps and packages read
 	listed                    map[*Set]time.Time
-}
-
-// listDoc is a Resource List (or index) to read, the set it belongs to,
-// and how deep under the one the Capability List names.
-type listDoc struct {
-	url   string
-	set   *Set
-	depth int
 }
 
 // noteListTime keeps, per set, the oldest time its Resource Lists speak
@@ -253,17 +245,18 @@ func (l *loader) report() {
 	}
 }
 
-// readLists walks the documents (listWalk) with the Source's parallel
+// readLists walks the documents (indexWalk) with the Source's parallel
 // reads: an index adds its children to the walk, a list streams into the
 // catalog, and a list that cannot be read is left out (leaveOut) or stops
 // the load.
 func (l *loader) readLists(ctx context.Context) error {
-	w := &listWalk{
+	w := &indexWalk{
+		kind:     "resource list",
 		parallel: l.s.opts.Parallel,
 		read:     l.readList,
 		failed:   l.leaveOut,
-		queued:   func(listDoc) { l.docs.Add(1) },
-		ended: func(listDoc) {
+		queued:   func(walkDoc) { l.docs.Add(1) },
+		ended: func(walkDoc) {
 			l.done.Add(1)
 			l.report()
 		},
@@ -273,7 +266,7 @@ func (l *loader) readLists(ctx context.Context) error {
 
 // readList reads one Resource List into the catalog, or returns the
 // children of an index.
-func (l *loader) readList(ctx context.Context, d listDoc) ([]string, error) {
+func (l *loader) readList(ctx context.Context, d walkDoc) ([]string, error) {
 	l.started.Add(1)
 	resp, err := l.s.opts.Client.Get(ctx, d.url, nil)
 	if err != nil {

@@ -22,7 +22,7 @@ type tree struct {
 	fail     map[string]bool
 }
 
-// walkOf is a listWalk over tr that records what it read, in order, what
+// walkOf is a indexWalk over tr that records what it read, in order, what
 // failed, and how many documents were queued and ended; goOn says whether
 // a failure lets the walk go on.
 type walkOf struct {
@@ -30,16 +30,17 @@ type walkOf struct {
 	read, failed    []string
 	queued, ended   int
 	most            int32
-	w               listWalk
+	w               indexWalk
 	deepestReadSeen int
 }
 
 func newWalkOf(tr tree, parallel int, goOn bool) *walkOf {
 	o := &walkOf{}
 	var now atomic.Int32
-	o.w = listWalk{
+	o.w = indexWalk{
+		kind:     "resource list",
 		parallel: parallel,
-		read: func(ctx context.Context, d listDoc) ([]string, error) {
+		read: func(ctx context.Context, d walkDoc) ([]string, error) {
 			n := now.Add(1)
 			defer now.Add(-1)
 			o.mu.Lock()
@@ -55,14 +56,14 @@ func newWalkOf(tr tree, parallel int, goOn bool) *walkOf {
 			}
 			return tr.children[d.url], nil
 		},
-		failed: func(_ context.Context, d listDoc, err error) bool {
+		failed: func(_ context.Context, d walkDoc, err error) bool {
 			o.mu.Lock()
 			defer o.mu.Unlock()
 			o.failed = append(o.failed, d.url+": "+err.Error())
 			return goOn
 		},
-		queued: func(listDoc) { o.queued++ }, // under the walk's lock
-		ended: func(listDoc) {
+		queued: func(walkDoc) { o.queued++ }, // under the walk's lock
+		ended: func(walkDoc) {
 			o.mu.Lock()
 			o.ended++
 			o.mu.Unlock()
@@ -75,16 +76,16 @@ func (o *walkOf) run(t *testing.T, seeds ...string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var docs []listDoc
+	var docs []walkDoc
 	for _, u := range seeds {
-		docs = append(docs, listDoc{url: u})
+		docs = append(docs, walkDoc{url: u})
 	}
 	return o.w.run(ctx, docs)
 }
 
 // One at a time, the walk reads breadth-first in the order the documents
 // are named, each URL once however often it is named (a cycle included).
-func TestListWalkReadsInOrderEachOnce(t *testing.T) {
+func TestIndexWalkReadsInOrderEachOnce(t *testing.T) {
 	tr := tree{children: map[string][]string{
 		"a":  {"a1", "a2", "b"},
 		"a1": {"a11", "a1"}, // names itself
@@ -101,7 +102,7 @@ func TestListWalkReadsInOrderEachOnce(t *testing.T) {
 // A chain of indexes is read to MaxDepth under the seed; the document one
 // deeper is a failure of its own, never read, and the other seed's
 // documents are read.
-func TestListWalkStopsAtMaxDepth(t *testing.T) {
+func TestIndexWalkStopsAtMaxDepth(t *testing.T) {
 	tr := tree{children: map[string][]string{}}
 	for i := 0; i <= MaxDepth+2; i++ {
 		tr.children[fmt.Sprintf("i%d", i)] = []string{fmt.Sprintf("i%d", i+1)}
@@ -119,7 +120,7 @@ func TestListWalkStopsAtMaxDepth(t *testing.T) {
 // read before the failure are walked, and so are its siblings. A failure
 // the walk cannot go on without stops it with that error, and nothing
 // queued after is read.
-func TestListWalkFailures(t *testing.T) {
+func TestIndexWalkFailures(t *testing.T) {
 	tr := tree{
 		children: map[string][]string{"idx": {"bad", "ok1"}, "bad": {"partial"}},
 		fail:     map[string]bool{"bad": true},
@@ -140,7 +141,7 @@ func TestListWalkFailures(t *testing.T) {
 // Parallel readers read every document once, no more at once than asked,
 // and the walk ends when the last index's children are read; a cancelled
 // context ends it with the context's error.
-func TestListWalkParallel(t *testing.T) {
+func TestIndexWalkParallel(t *testing.T) {
 	tr := tree{children: map[string][]string{}}
 	var all []string
 	for i := 0; i < 10; i++ {
@@ -167,7 +168,7 @@ func TestListWalkParallel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	o = newWalkOf(tr, 4, true)
-	err := o.w.run(ctx, []listDoc{{url: "idx0"}})
+	err := o.w.run(ctx, []walkDoc{{url: "idx0"}})
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, o.read)
 }
@@ -239,4 +240,159 @@ func TestListsNamedTwiceAreReadOnce(t *testing.T) {
 		assert.Empty(t, d.Failed)
 		assert.Equal(t, int64(2-2*i), d.Entries, "%s: the list's entries, under the index that named it first", d.URL)
 	}
+}
+
+// resourceDumpSite is a Source whose Capability List names a Resource List
+// of a.txt and a Resource Dump Index whose chain of indexes is nested
+// levels deep above a Resource Dump of one package (n.txt); the first
+// index also names a dump that is gone, and names the next index twice.
+// gets counts the GETs of each path.
+func resourceDumpSite(t *testing.T, levels int) (string, func() map[string]int) {
+	t.Helper()
+	docs := map[string]string{
+		"/caps.xml": `<urlset ` + nsXML + `><rs:md capability="capabilitylist"/>
+<url><loc>{base}/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>{base}/rdi0.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+		"/rl.xml": resList,
+		"/rd.xml": `<urlset ` + nsXML + `><rs:md capability="resourcedump" at="2024-01-05T00:00:00Z"/>
+<url><loc>{base}/p.zip</loc><rs:md type="application/zip"/></url></urlset>`,
+	}
+	for i := 0; i < levels; i++ {
+		next := fmt.Sprintf("{base}/rdi%d.xml", i+1)
+		if i == levels-1 {
+			next = "{base}/rd.xml"
+		}
+		child := `<sitemap><loc>` + next + `</loc><rs:md capability="resourcedump"/></sitemap>`
+		if i == 0 {
+			child = `<sitemap><loc>{base}/gone.xml</loc></sitemap>` + child + child
+		}
+		docs[fmt.Sprintf("/rdi%d.xml", i)] = `<sitemapindex ` + nsXML + `><rs:md capability="resourcedump" at="2024-01-05T00:00:00Z"/>` +
+			child + `</sitemapindex>`
+	}
+	manifest := `<urlset ` + nsXML + `><rs:md capability="resourcedump-manifest" at="2024-01-05T00:00:00Z"/>
+<url><loc>BASE/n.txt</loc><lastmod>2024-01-05T00:00:00Z</lastmod><rs:md length="4" path="/res/n.txt"/></url></urlset>`
+	var mu sync.Mutex
+	gets := map[string]int{}
+	var base string
+	zips := map[string][]byte{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.Method == http.MethodGet && r.Header.Get("Range") == "" {
+			gets[r.URL.Path]++
+		}
+		mu.Unlock()
+		if zb, ok := zips[r.URL.Path]; ok {
+			http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(zb)))
+			return
+		}
+		body, ok := docs[r.URL.Path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/xml")
+		_, _ = w.Write([]byte(strings.ReplaceAll(body, "{base}", base)))
+	}))
+	t.Cleanup(srv.Close)
+	base = srv.URL
+	zips["/p.zip"] = zipOf(t, map[string]string{"manifest.xml": strings.ReplaceAll(manifest, "BASE", base), "res/n.txt": "nnnn"})
+	return base, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := gets
+		gets = map[string]int{}
+		return out
+	}
+}
+
+// A load and inspect walk a Resource Dump Index by the one walk of
+// indexes: nested up to MaxDepth under the one the Capability List names,
+// each document asked for once (the index names its child twice), a child
+// that cannot be read a failure of its own (named, under the index) while
+// its siblings are read, and a document nested deeper not read.
+func TestResourceDumpIndexesByTheOneRule(t *testing.T) {
+	for _, tc := range []struct {
+		levels   int
+		loaded   bool
+		failures []string
+	}{
+		{levels: 1, loaded: true, failures: []string{"gone.xml"}},
+		{levels: 3, loaded: true, failures: []string{"gone.xml"}},
+		{levels: 4, loaded: false, failures: []string{"gone.xml", "rd.xml: indexes nested too deep"}},
+	} {
+		t.Run(fmt.Sprintf("depth %d", tc.levels), func(t *testing.T) {
+			base, gets := resourceDumpSite(t, tc.levels)
+			s, cat, _, err := load(t, base+"/caps.xml")
+			require.NoError(t, err)
+			_, ok := cat.ByURI(base + "/n.txt")
+			assert.Equal(t, tc.loaded, ok, "the Resource Dump's resource, beside a sibling that is gone")
+			_, ok = cat.ByURI(base + "/a.txt")
+			assert.True(t, ok, "the Resource List's")
+			unread := s.UnreadDumps(s.Sets()[0])
+			require.Len(t, unread, 1, "the index is unread, for its children")
+			err = unread[base+"/rdi0.xml"].Err
+			require.Error(t, err)
+			for _, f := range tc.failures {
+				assert.ErrorContains(t, err, f)
+			}
+			assert.Equal(t, len(tc.failures), strings.Count(err.Error(), "\n")+1, "each failure once: %v", err)
+			for path, n := range gets() {
+				assert.Equal(t, 1, n, "a load's GETs of %s", path)
+			}
+
+			s, err = discover(t, base+"/caps.xml")
+			require.NoError(t, err)
+			gets()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			rep, err := s.Inspect(ctx)
+			require.NoError(t, err)
+			for path, n := range gets() {
+				assert.Equal(t, 1, n, "inspect's GETs of %s", path)
+			}
+			var dump *DocReport
+			for i := range rep.Sets[0].Documents {
+				if rep.Sets[0].Documents[i].Capability == "resourcedump" {
+					dump = &rep.Sets[0].Documents[i]
+				}
+			}
+			require.NotNil(t, dump)
+			assert.Len(t, dump.Failed, len(tc.failures), "inspect names each failure: %v", dump.Failed)
+			want := 0
+			if tc.loaded {
+				want = 1
+			}
+			assert.Len(t, rep.Sets[0].Packages, want, "the package, once")
+		})
+	}
+}
+
+// A Resource Dump that cannot be read is the dump's own failure: inspect
+// says it as the document's error, with no child failed, and a load names
+// it unread.
+func TestResourceDumpThatCannotBeRead(t *testing.T) {
+	base := walkSite(t, map[string]string{
+		"/caps.xml": `<urlset ` + nsXML + `><rs:md capability="capabilitylist"/>
+<url><loc>{base}/rl.xml</loc><rs:md capability="resourcelist"/></url>
+<url><loc>{base}/gone.xml</loc><rs:md capability="resourcedump"/></url></urlset>`,
+		"/rl.xml": resList,
+	}, nil)
+	s, _, _, err := load(t, base+"/caps.xml")
+	require.NoError(t, err)
+	assert.Contains(t, s.UnreadDumps(s.Sets()[0]), base+"/gone.xml")
+
+	s, err = discover(t, base+"/caps.xml")
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := s.Inspect(ctx)
+	require.NoError(t, err)
+	for _, d := range rep.Sets[0].Documents {
+		if d.Capability == "resourcedump" {
+			assert.Contains(t, d.Error, "404")
+			assert.Empty(t, d.Failed, "the dump's own failure, not a child's")
+			return
+		}
+	}
+	t.Fatal("no report of the Resource Dump")
 }

@@ -32,7 +32,7 @@ func (e refusedError) Unwrap() error { return e.err }
 
 // leaveOut records, at a first load, a list that could not be read, and
 // reports whether the load goes on without it.
-func (l *loader) leaveOut(ctx context.Context, d listDoc, err error) bool {
+func (l *loader) leaveOut(ctx context.Context, d walkDoc, err error) bool {
 	var refused refusedError
 	if !l.tolerant || ctx.Err() != nil || errors.As(err, &refused) {
 		return false
