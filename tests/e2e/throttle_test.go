@@ -342,7 +342,12 @@ func TestUserAgent(t *testing.T) {
 
 // TestThrottleMountOptions: the mount(8) form, `rsfs URL DIR -o
 // max_rate=5,bwlimit=1MiB,user_agent=x/1`, is accepted; the server sees
-// the user agent, and at most 5 requests in a window of 1 s (less 25 ms).
+// the user agent, and requests at 5 a second, never faster: over the whole
+// read at most 5 a second (one spare for the first), and at most 5 in any
+// window of 800 ms. The client spaces its sends 200 ms apart, so 6 sends
+// span 1 s; the server stamps arrivals, which a loaded machine can delay
+// and so bunch (6 in 975 ms was seen under stress-ng): 200 ms of such
+// delay is allowed, and a rate of 7 a second still puts 6 in 800 ms.
 func TestThrottleMountOptions(t *testing.T) {
 	needFUSE(t)
 	src := startGoSource(t, smallFiles(6, 6))
@@ -356,8 +361,13 @@ func TestThrottleMountOptions(t *testing.T) {
 	checkAllRead(t, readAll(m, src.files, src.paths(), 3))
 	reqs := src.requests()
 	checkUserAgent(t, "-o user_agent=x/1", reqs, "x/1")
-	n, _ := busiestWindow(reqs, time.Second-25*time.Millisecond)
-	assert.LessOrEqual(t, n, 5, "requests in one window of 975 ms with -o max_rate=5")
+	span := reqs[len(reqs)-1].at.Sub(reqs[0].at)
+	n, from := busiestWindow(reqs, 800*time.Millisecond)
+	t.Logf("%d requests over %v; the busiest window of 800 ms, from +%v, held %d",
+		len(reqs), span.Round(time.Millisecond), from.Round(time.Millisecond), n)
+	assert.LessOrEqual(t, n, 5, "requests in one window of 800 ms with -o max_rate=5")
+	assert.LessOrEqual(t, float64(len(reqs)-1), 5*span.Seconds()+1,
+		"requests over the whole read (%v) with -o max_rate=5", span)
 }
 
 // checkAllRead: every read succeeded with the published bytes (the test
