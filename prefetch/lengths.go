@@ -48,6 +48,13 @@ func (p *Prefetcher) Known(ctx context.Context, id catalog.NodeID, a catalog.Att
 
 // knownAs is Known; background marks a request of LearnLengths, deferrable
 // until a lookup waits on it.
+//
+// A lookup's request outlives the lookup: it runs on the Prefetcher's own
+// context (ended only by Close), and the lookup waits for it or for its
+// own end. The kernel interrupts a lookup whose process takes a signal
+// (the Go runtime sends them all day) and the process restarts the
+// stat; the restarted lookup finds the request still in flight and joins
+// it, so the Source is asked once, not once per interruption.
 func (p *Prefetcher) knownAs(ctx context.Context, id catalog.NodeID, a catalog.Attr, background bool) (catalog.Attr, error) {
 	if a.Dir || !a.NoSize {
 		return a, nil
@@ -73,24 +80,43 @@ func (p *Prefetcher) knownAs(ctx context.Context, id catalog.NodeID, a catalog.A
 		l.m[id] = c
 		l.mu.Unlock()
 		if background {
-			ctx = priority.Deferrable(ctx, func() bool { return c.joined.Load() > 0 })
+			p.learnFor(priority.Deferrable(ctx, func() bool { return c.joined.Load() > 0 }), c, id, a)
+			return c.a, c.err
 		}
-		c.a, c.err = p.learn(ctx, id, a)
-		l.mu.Lock()
-		delete(l.m, id)
-		l.mu.Unlock()
-		close(c.done)
-		return c.a, c.err
+		lctx, stop := p.opContext(context.WithoutCancel(ctx))
+		go func() {
+			defer stop()
+			p.learnFor(lctx, c, id, a)
+		}()
+		return p.await(ctx, c, id, a)
 	}
 	l.mu.Unlock()
 	if background {
 		return a, nil // a lookup asks for it already
 	}
 	c.joined.Add(1)
+	return p.await(ctx, c, id, a)
+}
+
+// learnFor learns file id's length for call c, then ends c: the length is
+// in the catalog before c leaves the map.
+func (p *Prefetcher) learnFor(ctx context.Context, c *learnCall, id catalog.NodeID, a catalog.Attr) {
+	c.a, c.err = p.learn(ctx, id, a)
+	l := &p.learning
+	l.mu.Lock()
+	delete(l.m, id)
+	l.mu.Unlock()
+	close(c.done)
+}
+
+// await waits for call c, or for ctx to end. A call that ended because its
+// own context did (LearnLengths', which a lookup joined) is tried once more
+// for this lookup.
+func (p *Prefetcher) await(ctx context.Context, c *learnCall, id catalog.NodeID, a catalog.Attr) (catalog.Attr, error) {
 	select {
 	case <-c.done:
-		if c.err != nil && ctx.Err() == nil {
-			return p.Known(ctx, id, a) // the first caller was interrupted, perhaps: try once more for this one
+		if c.err != nil && ctx.Err() == nil && (errors.Is(c.err, context.Canceled) || errors.Is(c.err, context.DeadlineExceeded)) {
+			return p.Known(ctx, id, a)
 		}
 		return c.a, c.err
 	case <-ctx.Done():

@@ -101,6 +101,51 @@ func TestKnownLearnsALengthOnce(t *testing.T) {
 	assert.Equal(t, int64(1), heads.Load(), "a lookup with attributes read before the length was learned")
 }
 
+// A lookup the kernel interrupts (its process took a signal) stops
+// waiting, but its request goes on: the restarted lookup joins it, and the
+// Source is asked once (201 HEADs for 200 files were seen under load when
+// the interruption cancelled the request).
+func TestAnInterruptedLookupLeavesItsRequestToTheNext(t *testing.T) {
+	var heads atomic.Int64
+	release := make(chan struct{})
+	asked := make(chan struct{}, 1)
+	p, cat := unsized(t, func(ctx context.Context, r *catalog.Resource) (int64, error) {
+		heads.Add(1)
+		asked <- struct{}{}
+		select {
+		case <-release:
+			return int64(len(cBody)), nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	})
+	id := lookup(t, cat, "data/sub/c.txt")
+	a, _ := cat.Attr(id)
+	ctx, interrupt := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() {
+		_, err := p.Known(ctx, id, a)
+		first <- err
+	}()
+	<-asked
+	interrupt()
+	require.ErrorIs(t, <-first, context.Canceled, "the interrupted lookup ends at once")
+
+	again := make(chan catalog.Attr, 1)
+	go func() {
+		got, err := p.Known(context.Background(), id, a)
+		assert.NoError(t, err)
+		again <- got
+	}()
+	wait.For(t, "the restarted lookup to join the request in flight", func() bool { return p.joined() == 1 })
+	close(release)
+	got := <-again
+	assert.Equal(t, int64(len(cBody)), got.Size)
+	assert.Equal(t, int64(1), heads.Load(), "one request for the interrupted lookup and the restarted one")
+	now, _ := cat.Attr(id)
+	assert.Equal(t, int64(len(cBody)), now.Size, "recorded in the catalog")
+}
+
 // A length that cannot be learned fails the one asking, and is asked for
 // again next time.
 func TestKnownFailsAndIsTriedAgain(t *testing.T) {
