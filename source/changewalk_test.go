@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,12 +16,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// walkSite serves documents ({base} replaced) and ZIP packages (by Range);
-// anything else is 404.
+// walkSite serves docs (with {base} replaced by the server's URL) and
+// zips on 127.0.0.1 and returns its URL.
 func walkSite(t *testing.T, docs map[string]string, zips map[string][]byte) string {
 	t.Helper()
+	base, _ := countedSite(t, docs, zips)
+	return base
+}
+
+// countedSite is walkSite, with gets: the whole-document GETs of each path
+// since the last call (a package's HEAD and ranged reads not counted).
+func countedSite(t *testing.T, docs map[string]string, zips map[string][]byte) (string, func() map[string]int) {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int{}
 	var base string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Range") == "" {
+			mu.Lock()
+			counts[r.URL.Path]++
+			mu.Unlock()
+		}
 		if zb, ok := zips[r.URL.Path]; ok {
 			w.Header().Set("ETag", `"`+r.URL.Path+`"`)
 			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(zb))
@@ -36,7 +52,13 @@ func walkSite(t *testing.T, docs map[string]string, zips map[string][]byte) stri
 	}))
 	t.Cleanup(srv.Close)
 	base = srv.URL
-	return base
+	return base, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		out := counts
+		counts = map[string]int{}
+		return out
+	}
 }
 
 func zipOf(t *testing.T, members map[string]string) []byte {

@@ -3,8 +3,6 @@ package source
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -177,9 +175,6 @@ func TestIndexWalkParallel(t *testing.T) {
 // that names it too: a load and inspect each ask for every document once,
 // and inspect counts the list's resources once, as the load loads them.
 func TestListsNamedTwiceAreReadOnce(t *testing.T) {
-	var mu sync.Mutex
-	gets := map[string]int{}
-	var base string
 	list := `<urlset ` + nsXML + `><rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>
 <url><loc>{base}/a.txt</loc><rs:md length="1"/></url><url><loc>{base}/b.txt</loc><rs:md length="1"/></url></urlset>`
 	index := `<sitemapindex ` + nsXML + `><rs:md capability="resourcelist" at="2026-01-01T00:00:00Z"/>
@@ -190,30 +185,7 @@ func TestListsNamedTwiceAreReadOnce(t *testing.T) {
 <url><loc>{base}/rli2.xml</loc><rs:md capability="resourcelist"/></url></urlset>`,
 		"/rli1.xml": index, "/rli2.xml": index, "/rl.xml": list,
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		gets[r.URL.Path]++
-		mu.Unlock()
-		body, ok := docs[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = w.Write([]byte(strings.ReplaceAll(body, "{base}", base)))
-	}))
-	t.Cleanup(srv.Close)
-	base = srv.URL
-	counts := func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		out := map[string]int{}
-		for k, v := range gets {
-			out[k] = v
-			delete(gets, k)
-		}
-		return out
-	}
+	base, counts := countedSite(t, docs, nil)
 
 	_, cat, _, err := load(t, base+"/caps.xml")
 	require.NoError(t, err)
@@ -271,38 +243,10 @@ func resourceDumpSite(t *testing.T, levels int) (string, func() map[string]int) 
 	}
 	manifest := `<urlset ` + nsXML + `><rs:md capability="resourcedump-manifest" at="2024-01-05T00:00:00Z"/>
 <url><loc>BASE/n.txt</loc><lastmod>2024-01-05T00:00:00Z</lastmod><rs:md length="4" path="/res/n.txt"/></url></urlset>`
-	var mu sync.Mutex
-	gets := map[string]int{}
-	var base string
 	zips := map[string][]byte{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		if r.Method == http.MethodGet && r.Header.Get("Range") == "" {
-			gets[r.URL.Path]++
-		}
-		mu.Unlock()
-		if zb, ok := zips[r.URL.Path]; ok {
-			http.ServeContent(w, r, "", time.Time{}, strings.NewReader(string(zb)))
-			return
-		}
-		body, ok := docs[r.URL.Path]
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/xml")
-		_, _ = w.Write([]byte(strings.ReplaceAll(body, "{base}", base)))
-	}))
-	t.Cleanup(srv.Close)
-	base = srv.URL
+	base, gets := countedSite(t, docs, zips)
 	zips["/p.zip"] = zipOf(t, map[string]string{"manifest.xml": strings.ReplaceAll(manifest, "BASE", base), "res/n.txt": "nnnn"})
-	return base, func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		out := gets
-		gets = map[string]int{}
-		return out
-	}
+	return base, gets
 }
 
 // A load and inspect walk a Resource Dump Index by the one walk of
