@@ -133,16 +133,23 @@ func TestLoadWalksChangeDumpIndexesByTheOneRule(t *testing.T) {
 			assert.Equal(t, tc.loaded, ok, "the Change Dump's resource, beside a sibling that is gone")
 			_, ok = cat.ByURI(base + "/a.txt")
 			assert.True(t, ok, "the Resource List's")
-			unread := s.UnreadDumps(s.Sets()[0])
-			require.Len(t, unread, 1, "the index is unread, for its children")
-			err = unread[base+"/cdi0.xml"].Err
-			require.Error(t, err)
-			for _, f := range tc.failures {
-				assert.ErrorContains(t, err, f)
-			}
-			assert.Equal(t, len(tc.failures), strings.Count(err.Error(), "\n")+1, "each failure once: %v", err)
+			indexUnreadFor(t, s, base+"/cdi0.xml", tc.failures)
 		})
 	}
+}
+
+// indexUnreadFor checks that index, the first set's only unread dump, is
+// unread for its children's failures, each named once.
+func indexUnreadFor(t *testing.T, s *Source, index string, failures []string) {
+	t.Helper()
+	unread := s.UnreadDumps(s.Sets()[0])
+	require.Len(t, unread, 1, "the index is unread, for its children")
+	err := unread[index].Err
+	require.Error(t, err)
+	for _, f := range failures {
+		assert.ErrorContains(t, err, f)
+	}
+	assert.Equal(t, len(failures), strings.Count(err.Error(), "\n")+1, "each failure once: %v", err)
 }
 
 // listIndexSite is a Source whose Capability List names a Resource List of

@@ -272,14 +272,7 @@ func TestResourceDumpIndexesByTheOneRule(t *testing.T) {
 			assert.Equal(t, tc.loaded, ok, "the Resource Dump's resource, beside a sibling that is gone")
 			_, ok = cat.ByURI(base + "/a.txt")
 			assert.True(t, ok, "the Resource List's")
-			unread := s.UnreadDumps(s.Sets()[0])
-			require.Len(t, unread, 1, "the index is unread, for its children")
-			err = unread[base+"/rdi0.xml"].Err
-			require.Error(t, err)
-			for _, f := range tc.failures {
-				assert.ErrorContains(t, err, f)
-			}
-			assert.Equal(t, len(tc.failures), strings.Count(err.Error(), "\n")+1, "each failure once: %v", err)
+			indexUnreadFor(t, s, base+"/rdi0.xml", tc.failures)
 			for path, n := range gets() {
 				assert.Equal(t, 1, n, "a load's GETs of %s", path)
 			}
