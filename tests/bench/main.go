@@ -33,6 +33,12 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == memFSArg {
+		if err := serveMemFS(os.Args[2], os.Args[3]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	sizes := flag.String("n", "200000,1000000", "resource counts of the listing benchmarks, comma separated")
 	bigSize := flag.Int64("big", 512<<20, "size of the sequential-read resource")
 	smallFiles := flag.String("grep", "2000,20000", "small-file counts of the grep benchmarks")
@@ -46,7 +52,7 @@ func main() {
 	peerBig := flag.String("peer-big", "512MiB", "-peer: size of the large file (0: none)")
 	peerReps := flag.Int("peer-reps", 3, "-peer: runs of each measure (the median is reported)")
 	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-base,rclone,rclone-full",
-		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full")
+		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full, memfs (the floor: the tree from memory, no network)")
 	baseMax := flag.Int("base-max", 0, "with -base, run the listing benchmarks with the other binary only at resource counts up to this (0: all)")
 	base := flag.String("base", "", "another rsfs binary (e.g. built from main) measured in the same run: -peer mounts it as \"rsfs base\"; otherwise the listing benchmarks (-n) run again with it")
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")

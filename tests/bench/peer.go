@@ -152,6 +152,8 @@ func (p *peerBench) makeClients(rsfsBin string) []peerClient {
 			}
 		case "rclone":
 			out = append(out, rcloneClient("rclone mount", md5URL, p.tmp))
+		case "memfs":
+			out = append(out, memFSClient(p.tree.www))
 		case "rclone-full":
 			out = append(out, rcloneClient("rclone --vfs-cache-mode full", md5URL, p.tmp, "--vfs-cache-mode", "full"))
 		default:
@@ -185,6 +187,12 @@ func (p *peerBench) references(rep int) {
 	p.dropCaches()
 	p.refs["grep -r local, disk cold"] = append(p.refs["grep -r local, disk cold"], p.timeCmd(0, grep))
 	p.refs["grep -r local, warm"] = append(p.refs["grep -r local, warm"], p.timeCmd(0, grep))
+	if conf, err := p.curlEachConfig(); err != nil {
+		log.Printf("peer: %v", err)
+	} else if conf != "" {
+		p.warm("data")
+		p.refs[refCurlEach] = append(p.refs[refCurlEach], p.timeCmd(0, "curl -sf --config '"+conf+"'"))
+	}
 	if p.cfg.bigSize == 0 {
 		return
 	}
@@ -209,6 +217,28 @@ func (p *peerBench) references(rep int) {
 		p.warm(bigRelPath)
 		p.refs[ref.name] = append(p.refs[ref.name], p.timeCmd(0, ref.cmd))
 	}
+}
+
+// curlEachConfig writes (once) a curl config that fetches every small file
+// to /dev/null, in the tree's order: one curl, one connection, one GET per
+// file, the HTTP side of the small-file floor. No small files: "".
+func (p *peerBench) curlEachConfig() (string, error) {
+	if p.tree.small == 0 {
+		return "", nil
+	}
+	conf := filepath.Join(p.tmp, "curl-each.conf")
+	if _, err := os.Stat(conf); err == nil {
+		return conf, nil
+	}
+	var b strings.Builder
+	base := p.srv.url("md5")
+	for _, f := range p.tree.files[:p.tree.small] {
+		fmt.Fprintf(&b, "url = \"%s%s\"\noutput = \"/dev/null\"\n", base, f.Path)
+	}
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		return "", fmt.Errorf("curl config: %w", err)
+	}
+	return conf, nil
 }
 
 // grepCmd greps the small files for the needle on their last line and
@@ -294,6 +324,9 @@ func (p *peerBench) timeCmd(pid int, cmd string) sample {
 	err := sh.Run()
 	secs := time.Since(start).Seconds()
 	s := sample{secs: secs, cpu: (cpuTime(pid) - cpu).Seconds()}
+	if pid == 0 && sh.ProcessState != nil { // a reference: the command's own CPU, its children's included
+		s.cpu = (sh.ProcessState.UserTime() + sh.ProcessState.SystemTime()).Seconds()
+	}
 	time.Sleep(50 * time.Millisecond) // nginx logs a request once it is done
 	s.req = p.srv.since(mark)
 	if err != nil {

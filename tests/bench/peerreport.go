@@ -76,6 +76,19 @@ func (s summary) cell(withCPU bool) string {
 	return out
 }
 
+// refCell is a reference's figure: time, requests if any, and the CPU of
+// the command and its children.
+func (s summary) refCell() string {
+	if s.err != "" {
+		return "failed: " + shorten(s.err, 160)
+	}
+	out := fmtSecs(s.secs)
+	if s.req.total > 0 {
+		out += fmt.Sprintf(", %d req", s.req.total)
+	}
+	return out + ", CPU " + fmtSecs(s.cpu)
+}
+
 // ratio is a/b as "0.00x", or why there is none.
 func ratio(a, b summary) string {
 	switch {
@@ -95,6 +108,7 @@ func (p *peerBench) report(loadTo string) error {
 	p.writeTimes(&b)
 	p.writeRefs(&b)
 	p.writeRatios(&b)
+	p.writeCPU(&b)
 	p.writeMem(&b)
 	for _, n := range p.notes {
 		fmt.Fprintf(&b, "- %s\n", n)
@@ -156,7 +170,7 @@ func (p *peerBench) writeTimes(b *bytes.Buffer) {
 }
 
 // The references, in table order.
-var refNames = []string{"grep -r local, disk cold", "grep -r local, warm", "curl -s URL > /dev/null",
+var refNames = []string{"grep -r local, disk cold", "grep -r local, warm", refCurlEach, "curl -s URL > /dev/null",
 	"curl -s URL | openssl dgst -sha256", "curl -s URL | openssl dgst -md5", refHashSHA256, refHashMD5}
 
 // The hash alone, of the file in the page cache.
@@ -164,6 +178,14 @@ const (
 	refHashSHA256 = "openssl dgst -sha256 FILE (page cache)"
 	refHashMD5    = "openssl dgst -md5 FILE (page cache)"
 )
+
+// refCurlEach is the HTTP side of the small-file floor: one curl fetching
+// every small file over one connection.
+const refCurlEach = "curl of each small file, one connection"
+
+// sumOf names a synthetic reference: the sum of two references' medians
+// (time and CPU), i.e. the floor of a reader that fetches, then serves.
+func sumOf(a, b string) string { return "sum:" + a + "\x00" + b }
 
 // slowerOf names a synthetic reference: the slower of two references'
 // medians, i.e. what a read that overlaps wire and hash can approach.
@@ -173,7 +195,7 @@ func (p *peerBench) writeRefs(b *bytes.Buffer) {
 	fmt.Fprintf(b, "| reference | result |\n|---|---|\n")
 	for _, r := range refNames {
 		if ss, ok := p.refs[r]; ok {
-			fmt.Fprintf(b, "| %s | %s |\n", esc(r), esc(summarize(ss).cell(false)))
+			fmt.Fprintf(b, "| %s | %s |\n", esc(r), esc(summarize(ss).refCell()))
 		}
 	}
 	fmt.Fprintln(b)
@@ -190,12 +212,30 @@ var targets = []target{
 	{mCatFirst, "curl -s URL | openssl dgst -md5", ""},
 	{mCatFirst, slowerOf("curl -s URL > /dev/null", refHashSHA256), ""},
 	{mCatFirst, slowerOf("curl -s URL > /dev/null", refHashMD5), ""},
+	{mGrepFirst, "client:" + memFSName, ""},
+	{mGrepFirst, sumOf("client:"+memFSName, refCurlEach), "floor"},
+	{mGrepSecond, "client:" + memFSName, ""},
+	{mCatFirst, "client:" + memFSName, ""},
 	{mCatFirst, "client:rclone mount", "≤ 1"},
 	{mFindCold, "client:rclone mount", ""},
 	{mLsCold, "client:rclone mount", ""},
 }
 
 func (p *peerBench) refSummary(ref, measure string) (summary, bool) {
+	if pair, ok := strings.CutPrefix(ref, "sum:"); ok {
+		a, b, _ := strings.Cut(pair, "\x00")
+		sa, okA := p.refSummary(a, measure)
+		sb, okB := p.refSummary(b, measure)
+		switch {
+		case !okA || !okB:
+			return summary{}, false
+		case sa.err != "":
+			return sa, true
+		case sb.err != "":
+			return sb, true
+		}
+		return summary{secs: sa.secs + sb.secs, cpu: sa.cpu + sb.cpu, n: min(sa.n, sb.n)}, true
+	}
 	if pair, ok := strings.CutPrefix(ref, "max:"); ok {
 		a, b, _ := strings.Cut(pair, "\x00")
 		sa, okA := p.refSummary(a, measure)
@@ -355,7 +395,8 @@ command line and date; nothing is edited by hand.
     go run ./tests/bench                                        # listing, sequential, grep, dumps and following against the Go test Source
 
 The peer mode needs Debian's nginx and rclone (fusermount3); ` + "`-peer-clients`" + ` picks the mounts
-(rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full).
+(rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full, and memfs: the floor, the same tree served from memory by a
+minimal go-fuse file system with rsfs's mount options).
 `
 
 // upsertSection writes content into path between the markers named name,
@@ -432,7 +473,48 @@ func beforeFirstSection(doc string) int {
 func refLabel(ref string) string {
 	if pair, ok := strings.CutPrefix(ref, "max:"); ok {
 		a, b, _ := strings.Cut(pair, "\x00")
-		return "the slower of (" + a + ") and (" + b + ")"
+		return "the slower of (" + refLabel(a) + ") and (" + refLabel(b) + ")"
+	}
+	if pair, ok := strings.CutPrefix(ref, "sum:"); ok {
+		a, b, _ := strings.Cut(pair, "\x00")
+		return "(" + refLabel(a) + ") + (" + refLabel(b) + ")"
 	}
 	return strings.TrimPrefix(ref, "client:")
+}
+
+// writeCPU is the CPU per unit of work (issue 42): of the mount process
+// per small file in grep's first pass and per MiB in cat's first read; of
+// the references per file (curl of each) and per MiB (curl, the hashes).
+func (p *peerBench) writeCPU(b *bytes.Buffer) {
+	mib := float64(p.cfg.bigSize) / (1 << 20)
+	perFile := func(s summary) string {
+		if s.err != "" || p.tree.small == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.0f µs", s.cpu/float64(p.tree.small)*1e6)
+	}
+	perMiB := func(s summary) string {
+		if s.err != "" || mib == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f ms", s.cpu/mib*1e3)
+	}
+	fmt.Fprintf(b, "| CPU (median) | per small file, grep -r first pass | per MiB, first read of the large file |\n|---|---|---|\n")
+	for _, n := range p.clientNames() {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", esc(n), perFile(summarize(p.times[n][mGrepFirst])), perMiB(summarize(p.times[n][mCatFirst])))
+	}
+	for _, r := range refNames {
+		ss, ok := p.refs[r]
+		if !ok || strings.HasPrefix(r, "grep") {
+			continue
+		}
+		s, file, big := summarize(ss), "—", "—"
+		if r == refCurlEach {
+			file = perFile(s)
+		} else {
+			big = perMiB(s)
+		}
+		fmt.Fprintf(b, "| %s | %s | %s |\n", esc(r), file, big)
+	}
+	fmt.Fprintln(b)
 }
