@@ -59,12 +59,12 @@ type Stats struct {
 
 	DiskLookups    uint64 // blocks asked of the disk: by a fill for a memory miss, a prefetch or a warm
 	DiskHits       uint64 // blocks read from disk (of DiskLookups)
-	DiskWrites     uint64 // block files written
+	DiskWrites     uint64 // blocks written (block files and records in packs)
 	DiskWriteDrops uint64 // block writes dropped: the queue was full, or the block left memory before its turn
-	DiskEvictions  uint64 // block files evicted to stay within DiskMaxBytes
-	DiskErrors     uint64 // bad block files discarded, failed writes and removals
-	DiskBytes      int64  // bytes of the block files known now (headers included)
-	DiskBlocks     int    // block files known now
+	DiskEvictions  uint64 // block files and packs evicted to stay within DiskMaxBytes, and packs left empty
+	DiskErrors     uint64 // bad block files and records discarded, failed writes and removals
+	DiskBytes      int64  // bytes of the block files and packs known now (headers and tables included)
+	DiskBlocks     int    // blocks known now (block files and records in packs)
 }
 
 // New returns an empty Cache. If cfg.DiskDir cannot be prepared the error is

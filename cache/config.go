@@ -55,7 +55,7 @@ type Config struct {
 	// DiskDir holds a disk cache of blocks under the memory one; "" means
 	// no disk cache. One process at a time may use a directory.
 	DiskDir string
-	// DiskMaxBytes bounds the bytes of the block files in DiskDir.
+	// DiskMaxBytes bounds the bytes of the block files and packs in DiskDir.
 	DiskMaxBytes int64
 }
 

@@ -36,9 +36,11 @@ const (
 	oneWriteMax = 64 << 10
 )
 
-// diskStore is the disk cache: one file per block under dir/blocks, written
-// in the background and bounded by bytes with LRU eviction. Recency survives
-// restarts through the files' modification times (set on every hit).
+// diskStore is the disk cache: one file per block under dir/blocks, or,
+// for blocks shorter than the block size, a record in a pack under
+// dir/blocks/packs (disk_pack.go), written in the background and bounded by
+// bytes with LRU eviction. Recency survives restarts through the files'
+// modification times (set on every hit; a pack's at most every 10 s).
 //
 // Blocks of an id are removed from disk by dropID when the index knows them
 // by id: every block written or read since the store opened. Blocks found by
@@ -66,9 +68,14 @@ type diskStore struct {
 	closed  bool
 	scanned bool // the index holds every block file on disk: a key it does not know is not there
 
+	packMu  sync.Mutex  // serializes appends to packs; held across their writes, never by a read
+	packW   *packWriter // the pack being appended to; guarded by packMu
+	packSeq int         // guarded by packMu
+
 	queue      chan *diskWrite
 	writerDone chan struct{}
 	stopScan   chan struct{}
+	packsDone  chan struct{} // the packs are indexed (the scan's first step): reads wait for it
 	scanDone   chan struct{}
 
 	lookups, hits, writes, evictions, errs, drops, cleaned atomic.Uint64
@@ -110,6 +117,7 @@ func openDiskStore(dir string, maxBytes int64, blockSize int, lookup func(blockK
 		queue:      make(chan *diskWrite, diskQueueLen),
 		writerDone: make(chan struct{}),
 		stopScan:   make(chan struct{}),
+		packsDone:  make(chan struct{}),
 		scanDone:   make(chan struct{}),
 	}
 	if err := d.loadPins(); err != nil {
@@ -141,8 +149,15 @@ const tempMarker = ".tmp-"
 func (d *diskStore) read(k blockKey) ([]byte, bool) {
 	d.lookups.Add(1)
 	dk := d.key(k)
-	if !d.mayBeOnDisk(dk) {
-		return nil, false
+	<-d.packsDone // a table read each: small files are on disk from the start
+	d.mu.Lock()
+	e, scanned := d.index.locate(dk), d.scanned
+	d.mu.Unlock()
+	switch {
+	case e == nil && scanned:
+		return nil, false // no file to open
+	case e != nil && e.pack != nil:
+		return d.readPacked(k, dk, e)
 	}
 	path := d.path(dk)
 	file, err := readBlockFile(path, d.maxFile)
@@ -167,6 +182,50 @@ func (d *diskStore) read(k blockKey) ([]byte, bool) {
 	d.mu.Unlock()
 	now := time.Now()
 	os.Chtimes(path, now, now) // recency for the next scan; best effort
+	return data, true
+}
+
+// readPacked returns block k from its record in a pack (e, looked up
+// before). A record that fails its checks is logged and forgotten (its
+// bytes stay in the pack until the pack goes) and reported as a miss.
+func (d *diskStore) readPacked(k blockKey, dk diskKey, e *diskEntry) ([]byte, bool) {
+	d.mu.Lock()
+	p, off, size := e.pack, e.off, e.size
+	d.mu.Unlock()
+	path := d.packPath(p)
+	rec, err := readPackRecord(path, off, size)
+	if errors.Is(err, fs.ErrNotExist) { // the pack went meanwhile
+		d.forgetEntry(dk, e)
+		return nil, false
+	}
+	if err == nil && clearedRecord(rec) { // its content was dropped
+		d.forgetEntry(dk, e)
+		return nil, false
+	}
+	var data []byte
+	if err == nil {
+		data, err = decodeBlockFile(k, d.blockSize, rec)
+	}
+	if err != nil {
+		d.errs.Add(1)
+		d.log.Warn("disk cache: discarding a record of a pack", "pack", path, "offset", off, "id", k.id, "block", k.block, "err", err)
+		d.forgetEntry(dk, e)
+		return nil, false
+	}
+	d.hits.Add(1)
+	now := time.Now()
+	d.mu.Lock()
+	if d.index.locate(dk) == e {
+		d.index.touch(dk, k, size)
+	}
+	touch := !p.gone && now.Sub(p.lastTouch) >= packTouchEvery
+	if touch {
+		p.lastTouch = now
+	}
+	d.mu.Unlock()
+	if touch {
+		os.Chtimes(path, now, now) // recency for the next start; best effort
+	}
 	return data, true
 }
 
@@ -225,19 +284,22 @@ func (d *diskStore) mayHold(k blockKey) bool {
 	return d.index.knows(dk)
 }
 
-// mayBeOnDisk reports whether a block file for dk can exist: until the
-// startup scan has indexed the directory, any can; after it, only those
-// the index knows (a miss then costs no open of a missing file).
-func (d *diskStore) mayBeOnDisk(dk diskKey) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return !d.scanned || d.index.knows(dk)
-}
-
 func (d *diskStore) forget(dk diskKey) {
 	d.mu.Lock()
-	d.index.remove(dk)
+	v := d.index.remove(dk)
 	d.mu.Unlock()
+	d.removeVictims(v, &d.evictions)
+}
+
+// forgetEntry forgets dk if e is still its entry.
+func (d *diskStore) forgetEntry(dk diskKey, e *diskEntry) {
+	d.mu.Lock()
+	var v diskVictims
+	if d.index.locate(dk) == e {
+		v = d.index.remove(dk)
+	}
+	d.mu.Unlock()
+	d.removeVictims(v, &d.evictions)
 }
 
 // enqueue queues block k for writing unless it was written or read since
@@ -361,6 +423,9 @@ func (d *diskStore) write(w *diskWrite) error {
 		d.drops.Add(1)
 		return nil
 	}
+	if packable(w.key, d.blockSize, data) {
+		return d.writePacked(w, data)
+	}
 	tmp := d.tempPath(w.dk)
 	buf := fileBufs.Get().(*[]byte)
 	defer fileBufs.Put(buf)
@@ -399,7 +464,7 @@ func (d *diskStore) write(w *diskWrite) error {
 	victims := d.index.takeOldest(d.maxBytes, d.pinnedLocked)
 	d.mu.Unlock()
 	d.writes.Add(1)
-	d.removeFiles(victims, &d.evictions)
+	d.removeVictims(victims, &d.evictions)
 	return nil
 }
 
@@ -474,23 +539,33 @@ func writeAll(fd int, b []byte) error {
 	return nil
 }
 
-// removeFiles deletes block files, counting them in n.
-func (d *diskStore) removeFiles(keys []diskKey, n *atomic.Uint64) {
-	for _, dk := range keys {
-		if err := os.Remove(d.path(dk)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			d.errs.Add(1)
-			d.log.Warn("disk cache: remove failed", "err", err)
-			continue
-		}
-		n.Add(1)
+// removeVictims deletes block files and packs, counting them in n.
+func (d *diskStore) removeVictims(v diskVictims, n *atomic.Uint64) {
+	for _, dk := range v.keys {
+		d.removeFile(d.path(dk), n)
 	}
+	for _, p := range v.packs {
+		d.removeFile(d.packPath(p), n)
+	}
+	for _, r := range v.records {
+		d.clearRecord(r)
+	}
+}
+
+func (d *diskStore) removeFile(path string, n *atomic.Uint64) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.errs.Add(1)
+		d.log.Warn("disk cache: remove failed", "err", err)
+		return
+	}
+	n.Add(1)
 }
 
 // dropID deletes the known block files of a content id and cancels its
 // queued writes.
 func (d *diskStore) dropID(id string) {
 	d.mu.Lock()
-	keys := d.index.takeID(id)
+	victims := d.index.takeID(id)
 	for _, w := range d.pending {
 		if w.key.id == id {
 			w.cancelled = true
@@ -498,7 +573,7 @@ func (d *diskStore) dropID(id string) {
 	}
 	d.mu.Unlock()
 	var removed atomic.Uint64
-	d.removeFiles(keys, &removed)
+	d.removeVictims(victims, &removed)
 }
 
 // close finishes the queued writes and stops the writer and the scan.
@@ -514,6 +589,9 @@ func (d *diskStore) close() {
 	close(d.stopScan)
 	<-d.writerDone
 	<-d.scanDone
+	d.packMu.Lock()
+	d.sealPack()
+	d.packMu.Unlock()
 }
 
 // diskStats are the disk cache's counters and size.

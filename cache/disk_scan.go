@@ -15,13 +15,15 @@ type scannedFile struct {
 	lastUse time.Time
 }
 
-// scan indexes the block files left by earlier runs (one stat each), least
-// recently used last, removes temporary files that no running write owns,
+// scan indexes the packs left by earlier runs (their tables), then the
+// block files (one stat each), least recently used last, removes temporary files that no running write owns,
 // and evicts down to the bound. Reads do not wait for it: they look files
 // up by path.
 func (d *diskStore) scan() {
 	defer close(d.scanDone)
 	start := time.Now()
+	d.loadPacks()
+	close(d.packsDone)
 	subdirs, err := os.ReadDir(d.dir)
 	if err != nil {
 		d.errs.Add(1)
@@ -35,7 +37,7 @@ func (d *diskStore) scan() {
 			return
 		default:
 		}
-		if sub.IsDir() {
+		if sub.IsDir() && sub.Name() != packsDirName {
 			found = d.scanDir(filepath.Join(d.dir, sub.Name()), found)
 		}
 	}
@@ -49,9 +51,9 @@ func (d *diskStore) scan() {
 	victims := d.index.takeOldest(d.maxBytes, d.pinnedLocked)
 	bytes := d.index.bytes
 	d.mu.Unlock()
-	d.removeFiles(victims, &d.evictions)
+	d.removeVictims(victims, &d.evictions)
 	d.log.Info("disk cache indexed", "dir", d.dir, "files", len(found), "bytes", bytes,
-		"evicted", len(victims), "temp_removed", d.cleaned.Load(), "took", time.Since(start).Round(time.Millisecond))
+		"evicted", len(victims.keys)+len(victims.packs), "temp_removed", d.cleaned.Load(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // scanDir appends the block files of one directory to found.

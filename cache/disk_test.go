@@ -82,8 +82,10 @@ func TestDiskBlocksSurviveANewCache(t *testing.T) {
 	st := first.Stats()
 	assert.Equal(t, uint64(6), st.DiskWrites)
 	assert.Equal(t, 6, st.DiskBlocks)
-	wantBytes := int64(len(data) + 6*(blockFileFixed+len("v1")))
+	// Five block files, and the short last block in a pack with its table.
+	wantBytes := int64(len(data) + 6*(blockFileFixed+len("v1")) + packTableEntry + packTrailerLen)
 	assert.Equal(t, wantBytes, st.DiskBytes)
+	assert.Equal(t, wantBytes, bytesUnder(t, dir), "the bytes on disk")
 
 	second, _ := newDiskCache(t, dir, Config{ReadAhead: -1})
 	again := &memOrigin{data: data}
@@ -109,12 +111,17 @@ func TestDiskBlocksAboveAndBelowOneWriteSurviveANewCache(t *testing.T) {
 	first, _ := newDiskCache(t, dir, cfg)
 	require.Equal(t, data, readContent(t, first, content, &memOrigin{data: data}))
 	first.Close()
-	assert.Equal(t, int64(len(data)+3*(blockFileFixed+len("v1"))), first.Stats().DiskBytes)
-	for b, n := range []int{block, block, 5000} {
+	assert.Equal(t, int64(len(data)+3*(blockFileFixed+len("v1"))+packTableEntry+packTrailerLen), first.Stats().DiskBytes)
+	for b, n := range []int{block, block} {
 		st, err := os.Stat(blockPath(first, "v1", int64(b)))
 		require.NoError(t, err)
 		assert.Equal(t, int64(blockFileFixed+len("v1")+n), st.Size(), "block file %d", b)
 	}
+	packs := packFiles(t, dir)
+	require.Len(t, packs, 1, "the short last block is in a pack")
+	st, err := os.Stat(packs[0])
+	require.NoError(t, err)
+	assert.Equal(t, int64(blockFileFixed+len("v1")+5000+packTableEntry+packTrailerLen), st.Size())
 
 	second, _ := newDiskCache(t, dir, cfg)
 	again := &memOrigin{data: data}
@@ -199,7 +206,7 @@ func TestDecodeBlockFileRejectsOtherBlocks(t *testing.T) {
 
 func TestDiskSizeBoundEvictsLeastRecentlyUsedAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
-	const size = 1000
+	const size = testBlock // whole blocks: block files (short ones go into packs)
 	fileSize := int64(size + blockFileFixed + len("v1"))
 	first, _ := newDiskCache(t, dir, Config{DiskMaxBytes: 4 * fileSize})
 	for b := range int64(4) {
@@ -239,11 +246,11 @@ func TestDiskScanEvictsDownToTheBound(t *testing.T) {
 	dir := t.TempDir()
 	first, _ := newDiskCache(t, dir, Config{})
 	for b := range int64(10) {
-		first.Put("v1", b, make([]byte, 1000))
+		first.Put("v1", b, make([]byte, testBlock))
 	}
 	waitDiskIdle(t, first)
 	first.Close()
-	fileSize := int64(1000 + blockFileFixed + 2)
+	fileSize := int64(testBlock + blockFileFixed + 2)
 
 	second, _ := newDiskCache(t, dir, Config{DiskMaxBytes: 3 * fileSize})
 	waitScanned(t, second)
@@ -262,16 +269,16 @@ func TestDiskLeftoverTempFileIsIgnoredAndCleaned(t *testing.T) {
 	k := blockKey{"v1", 0}
 	// A crash left a complete temporary file (never renamed) holding other
 	// bytes for the block, and a torn final file.
-	stale := []byte("stale bytes never to be served")
+	stale, fresh := randomBytes(testBlock, 1), randomBytes(testBlock, 2)
 	final := blockPath(c0, k.id, k.block)
 	tmp := final + tempMarker + "0123456789abcdef"
 	require.NoError(t, os.WriteFile(tmp, append(blockFileHeader(k, testBlock, stale), stale...), 0o644))
-	require.NoError(t, os.WriteFile(final, blockFileHeader(k, testBlock, []byte("fresh"))[:20], 0o644))
+	require.NoError(t, os.WriteFile(final, blockFileHeader(k, testBlock, fresh)[:20], 0o644))
 
 	c, _ := newDiskCache(t, dir, Config{})
-	got, err := c.Get(testCtx(t), k.id, k.block, func(context.Context) ([]byte, error) { return []byte("fresh"), nil })
+	got, err := c.Get(testCtx(t), k.id, k.block, func(context.Context) ([]byte, error) { return fresh, nil })
 	require.NoError(t, err)
-	assert.Equal(t, []byte("fresh"), got)
+	assert.Equal(t, fresh, got)
 	waitScanned(t, c)
 	_, err = os.Stat(tmp)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the leftover temp file is removed")
@@ -281,16 +288,16 @@ func TestDiskLeftoverTempFileIsIgnoredAndCleaned(t *testing.T) {
 	require.NoError(t, err)
 	data, err := decodeBlockFile(k, testBlock, file)
 	require.NoError(t, err)
-	assert.Equal(t, []byte("fresh"), data)
+	assert.Equal(t, fresh, data)
 }
 
 func TestDiskDropContentRemovesItsFiles(t *testing.T) {
 	dir := t.TempDir()
 	c, _ := newDiskCache(t, dir, Config{})
 	for b := range int64(3) {
-		c.Put("old", b, []byte("old block"))
+		c.Put("old", b, randomBytes(testBlock, uint64(b)))
 	}
-	c.Put("keep", 0, []byte("kept"))
+	c.Put("keep", 0, randomBytes(testBlock, 9))
 	waitDiskIdle(t, c)
 	c.DropContent("old")
 	for b := range int64(3) {
@@ -392,7 +399,7 @@ func TestDiskAnotherBlockSizeDoesNotReuseBlocks(t *testing.T) {
 // afterwards (here copied in from another cache directory) is not read,
 // and the block is fetched.
 func TestDiskMissAfterTheScanOpensNoFile(t *testing.T) {
-	data := randomBytes(5*testBlock+123, 41)
+	data := randomBytes(6*testBlock, 41) // whole blocks: six block files
 	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
 
 	written := t.TempDir()
