@@ -245,35 +245,51 @@ func TestThrottleRetryAfterPausesOrigin(t *testing.T) {
 }
 
 // TestMaxRateAtTheServer: with --max-rate 20, reading 100 files 8 at a
-// time, the server sees requests at 20 a second, never faster:
-//   - over the whole read, the rate of arrivals is at most 20 a second
-//     (one spare for the first, which the bucket sends at once), and
-//   - any window of 900 ms holds at most 20. The client spaces its sends
-//     50 ms apart; the server stamps arrivals, which a loaded machine can
-//     delay and so bunch. 100 ms of such delay is allowed: 21 sends span
-//     1 s, so 21 arrivals cannot fit in 900 ms unless one was delayed by
-//     more than 100 ms.
+// time, the server sees requests at 20 a second, never faster
+// (checkRateAtServer).
 func TestMaxRateAtTheServer(t *testing.T) {
 	needFUSE(t)
 	src := startGoSource(t, smallFiles(100, 10))
 	m := mount(t, src.base, "--max-rate", "20")
 	checkAllRead(t, readAll(m, src.files, src.paths(), 8))
-	checkRateAtServer(t, src.requests(), 20, 900*time.Millisecond, "--max-rate 20")
+	checkRateAtServer(t, src.requests(), 20, "--max-rate 20")
 }
 
 // checkRateAtServer checks that reqs arrived at rate a second, never
-// faster: at most rate in any window of w (w short of a second by the
-// arrival delay allowed), and at most rate a second over them all (one
-// spare for the first, which the bucket sends at once).
-func checkRateAtServer(t *testing.T, reqs []seen, rate int, w time.Duration, what string) {
+// faster, in two ways that no delay of single arrivals can fail (a loaded
+// machine delays some and so bunches them: 21 in a window of 900 ms was
+// seen under stress-ng with sends 51 ms apart):
+//   - over them all, at most rate a second (one spare for the first, which
+//     the bucket sends at once): a client sending faster, or with a burst,
+//     fails it;
+//   - the median gap between arrivals is at least 0.9 of 1/rate: a client
+//     that sends in pairs or more, however slowly on average, fails it,
+//     while a delayed arrival shortens one gap and lengthens the one
+//     before, which leaves the median where it was.
+//
+// The busiest second is logged, not asserted.
+func checkRateAtServer(t *testing.T, reqs []seen, rate int, what string) {
 	t.Helper()
-	span := reqs[len(reqs)-1].at.Sub(reqs[0].at)
-	n, from := busiestWindow(reqs, w)
-	t.Logf("%d requests over %v; the busiest window of %v, from +%v, held %d",
-		len(reqs), span.Round(time.Millisecond), w, from.Round(time.Millisecond), n)
-	assert.LessOrEqual(t, n, rate, "requests in one window of %v with %s", w, what)
+	require.Greater(t, len(reqs), 4, "%s: too few requests to judge a rate", what)
+	at := make([]time.Time, len(reqs))
+	for i, r := range reqs {
+		at[i] = r.at
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	gaps := make([]time.Duration, len(at)-1)
+	for i := range gaps {
+		gaps[i] = at[i+1].Sub(at[i])
+	}
+	sort.Slice(gaps, func(i, j int) bool { return gaps[i] < gaps[j] })
+	median := (gaps[(len(gaps)-1)/2] + gaps[len(gaps)/2]) / 2
+	span := at[len(at)-1].Sub(at[0])
+	n, from := busiestWindow(reqs, time.Second)
+	t.Logf("%d requests over %v, median gap %v; the busiest second, from +%v, held %d",
+		len(reqs), span.Round(time.Millisecond), median.Round(time.Millisecond), from.Round(time.Millisecond), n)
 	assert.LessOrEqual(t, float64(len(reqs)-1), float64(rate)*span.Seconds()+1,
 		"requests over the whole read (%v) with %s", span, what)
+	assert.GreaterOrEqual(t, median, time.Duration(0.9*float64(time.Second)/float64(rate)),
+		"the median gap between requests with %s", what)
 }
 
 // TestBwlimitAtTheServer: with --bwlimit 1MiB, cat of an 8 MiB file reads
@@ -350,12 +366,8 @@ func TestUserAgent(t *testing.T) {
 
 // TestThrottleMountOptions: the mount(8) form, `rsfs URL DIR -o
 // max_rate=5,bwlimit=1MiB,user_agent=x/1`, is accepted; the server sees
-// the user agent, and requests at 5 a second, never faster: over the whole
-// read at most 5 a second (one spare for the first), and at most 5 in any
-// window of 800 ms. The client spaces its sends 200 ms apart, so 6 sends
-// span 1 s; the server stamps arrivals, which a loaded machine can delay
-// and so bunch (6 in 975 ms was seen under stress-ng): 200 ms of such
-// delay is allowed, and a rate of 7 a second still puts 6 in 800 ms.
+// the user agent, and requests at 5 a second, never faster
+// (checkRateAtServer).
 func TestThrottleMountOptions(t *testing.T) {
 	needFUSE(t)
 	src := startGoSource(t, smallFiles(6, 6))
@@ -369,7 +381,7 @@ func TestThrottleMountOptions(t *testing.T) {
 	checkAllRead(t, readAll(m, src.files, src.paths(), 3))
 	reqs := src.requests()
 	checkUserAgent(t, "-o user_agent=x/1", reqs, "x/1")
-	checkRateAtServer(t, reqs, 5, 800*time.Millisecond, "-o max_rate=5")
+	checkRateAtServer(t, reqs, 5, "-o max_rate=5")
 }
 
 // checkAllRead: every read succeeded with the published bytes (the test
