@@ -38,6 +38,7 @@ const (
 	mLsCold     = "ls -lR DIR, cold"
 	mGrepFirst  = "grep -r, first pass"
 	mGrepSecond = "grep -r, second pass"
+	mGrepAfter  = "after grep, until the mount is idle"
 	mCatFirst   = "cat big file, first read"
 	mCatSecond  = "cat big file, second read"
 )
@@ -285,12 +286,36 @@ func (p *peerBench) group(c peerClient, name, serverWarm string, measures, cmds 
 	for i, ms := range measures {
 		p.addTime(c.name, ms, p.timeCmd(m.pid, strings.ReplaceAll(cmds[i], "DIR", m.dir)))
 	}
+	if name == "grep" {
+		p.addTime(c.name, mGrepAfter, untilIdle(m.pid))
+	}
 	if rss, hwm, err := procStatus(m.pid); err == nil {
 		p.addMem(c.name, "after "+name, memSample{rss, hwm})
 	}
 	if err := m.unmount(); err != nil {
 		log.Printf("peer: %s: %v", c.name, err)
 	}
+}
+
+// untilIdle is the work a mount does on its own after the reads (rsfs's
+// disk writer, deferred until they pause): the CPU it takes, and how long
+// until it uses less than 5 ms of CPU in each of two seconds running (2
+// minutes at most).
+func untilIdle(pid int) sample {
+	start, cpu0 := time.Now(), cpuTime(pid)
+	last, lastCPU := start, cpu0
+	prev, quiet := cpu0, 0
+	for quiet < 8 && time.Since(start) < 2*time.Minute {
+		time.Sleep(250 * time.Millisecond)
+		now := cpuTime(pid)
+		if now-prev < 5*time.Millisecond/4 {
+			quiet++
+		} else {
+			quiet, last, lastCPU = 0, time.Now(), now
+		}
+		prev = now
+	}
+	return sample{secs: last.Sub(start).Seconds(), cpu: (lastCPU - cpu0).Seconds()}
 }
 
 func (p *peerBench) addTime(client, measure string, s sample) {
