@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -230,9 +229,9 @@ func (d *diskStore) readPacked(k blockKey, dk diskKey, e *diskEntry) ([]byte, bo
 }
 
 // readBlockFile reads a whole file of at most maxSize bytes, with plain
-// system calls (see writeTemp).
+// system calls (sysfile.go).
 func readBlockFile(path string, maxSize int64) ([]byte, error) {
-	fd, err := openRead(path)
+	fd, err := openFile(path, syscall.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -245,34 +244,10 @@ func readBlockFile(path string, maxSize int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d bytes", errBadBlockFile, st.Size)
 	}
 	buf := make([]byte, st.Size)
-	for n := 0; n < len(buf); {
-		m, err := syscall.Read(fd, buf[n:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read block file: %w", err)
-		}
-		if m == 0 {
-			return nil, fmt.Errorf("read block file: %w", io.ErrUnexpectedEOF)
-		}
-		n += m
+	if err := preadFull(fd, buf, 0); err != nil {
+		return nil, fmt.Errorf("read block file: %w", err)
 	}
 	return buf, nil
-}
-
-// openRead opens path for reading.
-func openRead(path string) (int, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		return fd, nil
-	}
 }
 
 // mayHold reports whether the index knows a file for block k (found by the
@@ -478,24 +453,16 @@ func (d *diskStore) isCancelled(w *diskWrite) bool {
 	return w.cancelled
 }
 
-// writeTemp writes hdr and data (if any) to a new file at path (its
-// directory is made again if it went away). It makes plain system calls:
-// an os.File would also register the file with the poller and set its
-// flags (four more calls per block file, which for a small file's block
-// cost more than its write).
+// writeTemp writes hdr and data (if any) to a new file at path, with
+// plain system calls (sysfile.go).
 func writeTemp(path string, hdr, data []byte) error {
 	fd, err := createFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err = os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
-			fd, err = createFile(path)
-		}
-	}
 	if err != nil {
 		return fmt.Errorf("create block file: %w", err)
 	}
-	err = writeAll(fd, hdr)
+	err = pwriteAll(fd, hdr, 0)
 	if err == nil && len(data) > 0 {
-		err = writeAll(fd, data)
+		err = pwriteAll(fd, data, int64(len(hdr)))
 	}
 	if cerr := syscall.Close(fd); err == nil {
 		err = cerr
@@ -503,38 +470,6 @@ func writeTemp(path string, hdr, data []byte) error {
 	if err != nil {
 		os.Remove(path)
 		return fmt.Errorf("write block file %s: %w", path, err)
-	}
-	return nil
-}
-
-// createFile opens path for writing, created or truncated.
-func createFile(path string) (int, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC|syscall.O_CLOEXEC, 0o644)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		return fd, nil
-	}
-}
-
-// writeAll writes all of b to fd.
-func writeAll(fd int, b []byte) error {
-	for len(b) > 0 {
-		n, err := syscall.Write(fd, b)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		b = b[n:]
 	}
 	return nil
 }

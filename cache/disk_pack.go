@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -143,11 +141,6 @@ func (d *diskStore) openPack() (*packWriter, error) {
 	d.packSeq++
 	p := &packFile{name: fmt.Sprintf("%d-%04d-%s%s", time.Now().UnixNano(), d.packSeq, d.nonce, packSuffix)}
 	fd, err := createFile(d.packPath(p))
-	if errors.Is(err, os.ErrNotExist) {
-		if err = os.MkdirAll(d.packsDir(), 0o755); err == nil {
-			fd, err = createFile(d.packPath(p))
-		}
-	}
 	if err != nil {
 		return nil, fmt.Errorf("create pack: %w", err)
 	}
@@ -203,7 +196,7 @@ func (d *diskStore) clearRecord(r droppedRecord) {
 	if gone {
 		return
 	}
-	fd, err := openWrite(d.packPath(r.pack))
+	fd, err := openFile(d.packPath(r.pack), syscall.O_WRONLY)
 	if err == nil {
 		err = pwriteAll(fd, make([]byte, len(blockFileMagic)), r.off)
 		if cerr := syscall.Close(fd); err == nil {
@@ -213,20 +206,6 @@ func (d *diskStore) clearRecord(r droppedRecord) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		d.errs.Add(1)
 		d.log.Warn("disk cache: clearing a dropped record failed", "pack", r.pack.name, "offset", r.off, "err", err)
-	}
-}
-
-// openWrite opens an existing file for writing.
-func openWrite(path string) (int, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return -1, &fs.PathError{Op: "open", Path: path, Err: err}
-		}
-		return fd, nil
 	}
 }
 
@@ -251,7 +230,7 @@ func packTail(recs []packRecord) []byte {
 
 // readPackRecord reads one record of a pack.
 func readPackRecord(path string, off, size int64) ([]byte, error) {
-	fd, err := openRead(path)
+	fd, err := openFile(path, syscall.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +306,7 @@ func (d *diskStore) loadPacks() {
 // packRecords returns a pack's records: from its table if it is sealed,
 // else by reading it record by record up to the first that is not intact.
 func (d *diskStore) packRecords(path string, size int64) ([]packRecord, bool, error) {
-	fd, err := openRead(path)
+	fd, err := openFile(path, syscall.O_RDONLY)
 	if err != nil {
 		return nil, false, err
 	}
@@ -411,40 +390,4 @@ func (d *diskStore) walkPack(fd int, size int64) ([]packRecord, error) {
 		off += recLen
 	}
 	return recs, nil
-}
-
-// pwriteAll writes all of b to fd at off.
-func pwriteAll(fd int, b []byte, off int64) error {
-	for len(b) > 0 {
-		n, err := syscall.Pwrite(fd, b, off)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		b, off = b[n:], off+int64(n)
-	}
-	return nil
-}
-
-// preadFull fills b from fd at off.
-func preadFull(fd int, b []byte, off int64) error {
-	for len(b) > 0 {
-		n, err := syscall.Pread(fd, b, off)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrUnexpectedEOF
-		}
-		b, off = b[n:], off+int64(n)
-	}
-	return nil
 }
