@@ -95,13 +95,16 @@ func (f *FS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrO
 	return fuse.OK
 }
 
-// OpenDir lets the kernel cache the listing for a process that does not
-// stat what it lists (find): its names are all it needs. For one that
-// does, the cached names would cost a LOOKUP per file, one round trip each,
-// where a READDIRPLUS answered in full (plus.go) costs one per hundred: its
-// open reads the directory through rsfs. The handle snapshots the
-// directory when it is first read, so a listing is consistent; an open the
-// kernel answers from its cache costs no snapshot.
+// OpenDir lets the kernel cache the listing: a second walk (grep -r again,
+// find, rsync) then costs rsfs no operation. The one exception is a
+// process that stats what it lists, when the kernel's listing may hold
+// files answered plain (plus.go): those cached names would cost it a
+// LOOKUP per file, one round trip each, where a READDIRPLUS answered in
+// full costs one per hundred, so its open reads the directory through rsfs
+// and drops the kernel's copy. A listing answered in full is cached like
+// any other. The handle snapshots the directory when it is first read, so
+// a listing is consistent; an open the kernel answers from its cache costs
+// no snapshot.
 func (f *FS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
 	f.cfg.Cache.Busy() // a tree walk, grep -r's second pass among them: disk-cache writes wait
 	id := catalogID(in.NodeId)
@@ -109,10 +112,10 @@ func (f *FS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 		return fuse.ENOENT
 	}
 	out.OpenFlags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
-	if f.statters.has(in.Caller.Pid) {
-		out.OpenFlags = 0
+	if f.statters.has(in.Caller.Pid) && f.plainListings.take(id) {
+		out.OpenFlags = 0 // without FOPEN_KEEP_CACHE the kernel drops its listing
 	}
-	out.Fh = f.dirs.open(id)
+	out.Fh = f.dirs.open(id, out.OpenFlags != 0)
 	return fuse.OK
 }
 
@@ -146,6 +149,12 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 		return fuse.EINVAL
 	}
 	files := plus && f.statters.has(in.Caller.Pid)
+	plain := false // a file answered without attributes
+	defer func() {
+		if plain && h.cached {
+			f.plainListings.mark(h.dir)
+		}
+	}()
 	for i := int(in.Offset); i < len(h.entries); i++ {
 		e := &h.entries[i]
 		de := fuse.DirEntry{Name: e.name, Mode: syscall.S_IFREG, Ino: e.ino, Off: uint64(i + 1)}
@@ -156,6 +165,7 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 			if !out.AddDirEntry(de) {
 				break
 			}
+			plain = plain || !e.id.IsDir()
 			continue
 		}
 		eo := out.AddDirLookupEntry(de)
@@ -163,6 +173,7 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 			break
 		}
 		if !e.id.IsDir() && !files {
+			plain = true
 			continue
 		}
 		if a, ok := f.cfg.Catalog.Attr(e.id); ok && !a.NoSize { // a file of unknown length: its name alone (Lookup)
@@ -188,6 +199,7 @@ func (f *FS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOu
 // when it is answered.
 type dirHandle struct {
 	dir     catalog.NodeID
+	cached  bool // opened with FOPEN_CACHE_DIR: what it answers, the kernel keeps
 	mu      sync.Mutex
 	loaded  bool
 	entries []dirEntry
@@ -211,14 +223,14 @@ type dirHandles struct {
 	next uint64
 }
 
-func (d *dirHandles) open(id catalog.NodeID) uint64 {
+func (d *dirHandles) open(id catalog.NodeID, cached bool) uint64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.m == nil {
 		d.m = map[uint64]*dirHandle{}
 	}
 	d.next++
-	d.m[d.next] = &dirHandle{dir: id}
+	d.m[d.next] = &dirHandle{dir: id, cached: cached}
 	return d.next
 }
 

@@ -78,12 +78,13 @@ type FS struct {
 	noOpen atomic.Bool
 	// readErrors are the reads that failed (EIO), for Status
 	// (Config.ReadErrors).
-	readErrors *status.Events
-	retries    readRetries
-	status     statusCache
-	polled     pollResult
-	statters   statters
-	inodes     inodes
+	readErrors    *status.Events
+	retries       readRetries
+	status        statusCache
+	polled        pollResult
+	statters      statters
+	plainListings plainListings
+	inodes        inodes
 }
 
 // New returns a file system over cfg's catalog.

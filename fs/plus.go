@@ -1,6 +1,10 @@
 package fs
 
-import "sync"
+import (
+	"sync"
+
+	"rsfs/catalog"
+)
 
 // Every directory read is a READDIRPLUS (the mount asks for
 // CAP_READDIRPLUS, not CAP_READDIRPLUS_AUTO). Answering it in full creates
@@ -18,6 +22,47 @@ import "sync"
 // and a find that then descended into each cost a LOOKUP per directory
 // (at 3,000,000 files, 30,000 round trips: 7.2 s of cold find, 5.1 s
 // without).
+
+// A listing the kernel caches (FOPEN_CACHE_DIR) is kept as it was
+// answered. One answered in full serves anyone: the inodes it made stay
+// with their dentries, so a process that stats what it lists finds them
+// without a LOOKUP (grep -r's first pass looks up its first file, then has
+// every later directory answered in full; its second pass is then the
+// kernel's alone). One that answered a file plain would cost such a
+// process a LOOKUP per file, so rsfs remembers the directories whose
+// cached listing may hold a plain file (plainListings) and reads those
+// through rsfs, in full, for such a process (OpenDir).
+
+// maxPlainListings bounds the directories remembered; past it the set
+// starts over, and a forgotten directory costs at most a LOOKUP per file.
+const maxPlainListings = 1 << 16
+
+// plainListings is the set of directories whose listing, as the kernel may
+// cache it, answered a file plain.
+type plainListings struct {
+	mu   sync.Mutex
+	dirs map[catalog.NodeID]struct{}
+}
+
+// mark records that dir's cached listing answered a file plain.
+func (p *plainListings) mark(dir catalog.NodeID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.dirs == nil || len(p.dirs) >= maxPlainListings {
+		p.dirs = make(map[catalog.NodeID]struct{})
+	}
+	p.dirs[dir] = struct{}{}
+}
+
+// take reports whether dir's cached listing may hold a plain file, and
+// forgets it: the caller has the kernel drop that listing.
+func (p *plainListings) take(dir catalog.NodeID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.dirs[dir]
+	delete(p.dirs, dir)
+	return ok
+}
 
 // maxStatters bounds the processes remembered; past it the set starts over.
 const maxStatters = 4096

@@ -79,21 +79,78 @@ func TestReaddirPlusAnswersFilesInFullOnlyToProcessesThatStat(t *testing.T) {
 	assert.Zero(t, plus(43, "a.txt").NodeId, "another process has not")
 }
 
-func TestListingIsCachedOnlyForProcessesThatDoNotStat(t *testing.T) {
+// TestListingIsCachedUnlessItHidesAttributes: the kernel may keep every
+// listing, except that a process which stats what it lists must not be
+// served one that answered its files plain (a LOOKUP per file): its open
+// reads through rsfs and drops the kernel's copy, once.
+func TestListingIsCachedUnlessItHidesAttributes(t *testing.T) {
+	const cached = uint32(fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE)
 	tf := newTestFS(t)
 	data := tf.dir(t, "data")
-	_, open := tf.opendir(t, data, 42)
-	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), open, "names are all process 42 needs")
+	fh, open := tf.opendir(t, data, 42)
+	assert.Equal(t, cached, open, "names are all process 42 needs")
 
 	tf.lookupAs(t, 42, data, "sub")
 	_, open = tf.opendir(t, data, 42)
-	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), open, "a lookup of a directory says nothing")
+	assert.Equal(t, cached, open, "a lookup of a directory says nothing, and nothing is listed yet")
 
 	tf.lookupAs(t, 42, data, "a.txt")
 	_, open = tf.opendir(t, data, 42)
-	assert.Zero(t, open, "process 42 stats what it lists: its READDIRPLUS must reach rsfs")
+	assert.Equal(t, cached, open, "process 42 stats what it lists, but the kernel holds no listing of data")
+
+	_, st := tf.readdir(t, data, fh, 0, 4096, true, 43) // process 43 has looked up no file
+	require.Equal(t, fuse.OK, st)
 	_, open = tf.opendir(t, data, 43)
-	assert.Equal(t, uint32(fuse.FOPEN_CACHE_DIR|fuse.FOPEN_KEEP_CACHE), open, "process 43 has not")
+	assert.Equal(t, cached, open, "a plain listing serves process 43")
+	_, open = tf.opendir(t, data, 42)
+	assert.Zero(t, open, "the kernel's listing is plain: process 42's READDIRPLUS must reach rsfs")
+	fh, open = tf.opendir(t, data, 42)
+	assert.Equal(t, cached, open, "that open dropped the plain listing")
+
+	_, st = tf.readdir(t, data, fh, 0, 4096, true, 42)
+	require.Equal(t, fuse.OK, st)
+	_, open = tf.opendir(t, data, 42)
+	assert.Equal(t, cached, open, "a listing answered in full serves process 42")
+
+	sub := tf.dir(t, "data", "sub")
+	subFh, open := tf.opendir(t, sub, 43)
+	require.Equal(t, cached, open)
+	_, st = tf.readdir(t, sub, subFh, 0, 4096, true, 43)
+	require.Equal(t, fuse.OK, st)
+	_, open = tf.opendir(t, data, 42)
+	assert.Equal(t, cached, open, "data/sub's plain listing says nothing of data's")
+}
+
+// TestSecondGrepIsTheKernels greps the mount twice: grep looks up the files
+// it opens, so rsfs answers its listings in full, and the kernel keeps
+// them; the second pass sends no READDIRPLUS and no LOOKUP. Then ls -lR,
+// which stats every file, finds every listing and attribute in the
+// kernel's caches.
+func TestSecondGrepIsTheKernels(t *testing.T) {
+	if _, err := exec.LookPath("grep"); err != nil {
+		t.Skip("needs grep")
+	}
+	tf := newTestFS(t)
+	dir, ops := mountLogged(t, tf)
+	grep := func() string {
+		t.Helper()
+		out, _ := exec.Command("grep", "-r", "-l", "o", dir).Output() // bad.bin fails its hash: status 2
+		return string(out)
+	}
+	first := grep()
+	require.Contains(t, first, filepath.Join(dir, "data", "a.txt"))
+	require.NotZero(t, ops.count("READDIRPLUS"), "the first pass lists through rsfs")
+	ops.reset()
+	assert.Equal(t, first, grep())
+	assert.Zero(t, ops.count("READDIRPLUS"), "the second pass reads the kernel's listings")
+	assert.Zero(t, ops.count("LOOKUP"), "and its entries")
+
+	ops.reset()
+	out, err := exec.Command("ls", "-lR", dir).Output()
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "a.txt")
+	assert.Zero(t, ops.count("READDIRPLUS"), "ls -lR after grep")
+	assert.Zero(t, ops.count("LOOKUP"), "ls -lR after grep")
 }
 
 // TestFindCreatesNoInodePerFile lists the mount with find, which never
@@ -105,7 +162,7 @@ func TestFindCreatesNoInodePerFile(t *testing.T) {
 		}
 	}
 	tf := newTestFS(t)
-	dir := mountTestFS(t, tf, true)
+	dir, ops := mountLogged(t, tf)
 	id, a, ok := tf.cat.Lookup(tf.dataID(t), "a.txt")
 	require.True(t, ok)
 
@@ -120,8 +177,12 @@ func TestFindCreatesNoInodePerFile(t *testing.T) {
 	require.NoError(t, syscall.Stat(filepath.Join(dir, "data", "a.txt"), &st))
 	assert.Equal(t, a.Size, st.Size, "the entry find listed carried no stale attributes")
 
+	ops.reset()
 	out, err = exec.Command("ls", "-lR", "--time-style=+", dir).Output()
 	require.NoError(t, err)
+	// ls stats the top directory's one file with a LOOKUP, over find's
+	// plain listing; every later listing is read through rsfs in full.
+	assert.Equal(t, 1, ops.count("LOOKUP"), "ls -lR's LOOKUPs after find")
 	sizes := map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Fields(line); len(f) >= 6 && strings.HasPrefix(f[0], "-") {
