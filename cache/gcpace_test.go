@@ -1,6 +1,15 @@
 package cache
 
-import "testing"
+import (
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
 
 func TestGCPercent(t *testing.T) {
 	const mib = 1 << 20
@@ -20,5 +29,68 @@ func TestGCPercent(t *testing.T) {
 		if got := gcPercent(c.live, c.blocks); got != c.want {
 			t.Errorf("gcPercent(%d MiB live, %d MiB blocks) = %d, want %d", c.live/mib, c.blocks/mib, got, c.want)
 		}
+	}
+}
+
+// TestIdleReturnGivesBackOnlyWhatIsWorthIt: once collections pause, the
+// pacer returns the heap's garbage and freed memory when there is at
+// least idleReturnMin of it, and the return leaves none for the next.
+func TestIdleReturnGivesBackOnlyWhatIsWorthIt(t *testing.T) {
+	debug.FreeOSMemory()
+	var mu sync.Mutex
+	calls := 0
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return calls
+	}
+	p := newGCPacer(func() int64 { return 0 }, time.Hour, func() {
+		mu.Lock()
+		calls++
+		mu.Unlock()
+		debug.FreeOSMemory()
+	})
+	p.returnIdle()
+	assert.Zero(t, count(), "nothing to return right after a return (%d bytes)", returnable())
+
+	blocks := make([][]byte, 32)
+	for i := range blocks {
+		blocks[i] = make([]byte, 1<<20)
+		blocks[i][0] = byte(i)
+	}
+	runtime.KeepAlive(blocks)
+	blocks = nil
+	runtime.GC() // the blocks, evicted, are freed memory the runtime keeps
+	require.GreaterOrEqual(t, returnable(), int64(idleReturnMin))
+	p.returnIdle()
+	assert.Equal(t, 1, count(), "32 MiB of evicted blocks are returned")
+	assert.Less(t, returnable(), int64(idleReturnMin), "the return gave them back")
+	p.returnIdle()
+	assert.Equal(t, 1, count(), "and the next pause has nothing to return")
+}
+
+// TestIdleReturnWaitsForCollectionsToPause: each collection puts the
+// return off; it comes once they stop.
+func TestIdleReturnWaitsForCollectionsToPause(t *testing.T) {
+	debug.FreeOSMemory()
+	returned := make(chan time.Time, 1)
+	const pause = 200 * time.Millisecond
+	p := newGCPacer(func() int64 { return 0 }, pause, func() { returned <- time.Now(); debug.FreeOSMemory() })
+	p.idle.Stop()
+	var last time.Time
+	for range 5 { // a burst of reads: 32 MiB evicted, a collection every 50 ms
+		garbage := make([]byte, 32<<20)
+		garbage[0] = 1
+		runtime.KeepAlive(garbage)
+		runtime.GC()
+		last = time.Now()
+		p.collected()
+		time.Sleep(pause / 4)
+	}
+	select {
+	case at := <-returned:
+		assert.GreaterOrEqual(t, at.Sub(last), pause, "returned during the burst")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no return after the burst")
 	}
 }
