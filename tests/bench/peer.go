@@ -292,6 +292,12 @@ func (p *peerBench) group(c peerClient, name, serverWarm string, measures, cmds 
 	if rss, hwm, err := procStatus(m.pid); err == nil {
 		p.addMem(c.name, "after "+name, memSample{rss, hwm})
 	}
+	if name == "cat" { // and once the mount is idle (grep's is: it waited above)
+		untilIdle(m.pid)
+		if rss, hwm, err := procStatus(m.pid); err == nil {
+			p.addMem(c.name, "after cat, idle", memSample{rss, hwm})
+		}
+	}
 	if err := m.unmount(); err != nil {
 		log.Printf("peer: %s: %v", c.name, err)
 	}
