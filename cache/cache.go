@@ -37,6 +37,7 @@ type Cache struct {
 	vers *versions
 
 	hits, misses, fills, fillErrors, prefetches, streamed, drops, warms, warmSkips atomic.Uint64
+	lastBusy                                                                       atomic.Int64 // time.Now().UnixNano() of the last Busy
 
 	verifyFailures status.Events // bytes that disagreed with the published length or hash
 }
@@ -98,7 +99,7 @@ func NewWithDisk(cfg Config) (*Cache, error) {
 }
 
 func newMemoryCache(cfg Config) *Cache {
-	return &Cache{
+	c := &Cache{
 		blockSize:            cfg.BlockSize,
 		readAhead:            cfg.ReadAhead,
 		maxBytes:             cfg.MaxBytes,
@@ -114,6 +115,8 @@ func newMemoryCache(cfg Config) *Cache {
 		wholes:               make(map[string]*wholeFlight),
 		vers:                 newVersions(),
 	}
+	c.lastBusy.Store(time.Now().UnixNano())
+	return c
 }
 
 // BlockSize returns the size of an aligned block.
@@ -252,9 +255,17 @@ func (c *Cache) peek(k blockKey) ([]byte, bool) {
 // file system) a walk of the tree. Disk-cache writes wait for a pause
 // (disk.go, settle).
 func (c *Cache) Busy() {
+	now := time.Now().UnixNano()
+	c.lastBusy.Store(now)
 	if c.disk != nil {
-		c.disk.busy()
+		c.disk.lastBusy.Store(now)
 	}
+}
+
+// QuietFor is how long no reader has been at work (Busy): since the last
+// open, read or walk of the tree, or since the cache was made.
+func (c *Cache) QuietFor() time.Duration {
+	return time.Since(time.Unix(0, c.lastBusy.Load()))
 }
 
 // onDisk reports whether the disk cache may hold a block.

@@ -16,12 +16,13 @@ const minGCHeadroom = 16 << 20
 // 30 MiB after a 512 MiB file streamed through a 256 MiB cache. No
 // collection runs while nothing is allocated, and the runtime returns
 // freed memory to the OS only slowly, so an idle mount would hold it for
-// good. Once no collection has run for idleReturnAfter (the reads have
-// paused: a busy mount collects every 16 MiB or so), the pacer returns it,
-// when there is at least idleReturnMin to return: a full collection, a few
-// milliseconds over a heap of blocks (they hold no pointers). The
-// collection it runs finds nothing more to return, so it returns once per
-// pause.
+// good. Once neither a collection nor a reader (Cache.Busy) has been seen
+// for idleReturnAfter, the pacer returns it, when there is at least
+// idleReturnMin to return: a full collection, a few milliseconds over a
+// heap of blocks (they hold no pointers). A slow, steady reader, which
+// allocates too little to collect within the second, is not interrupted
+// (nor made to grow its heap back page by page). The collection the return
+// runs finds nothing more to return, so it returns once per pause.
 const (
 	idleReturnAfter = time.Second
 	idleReturnMin   = 8 << 20
@@ -39,26 +40,27 @@ type gcPacer struct {
 	blocks  func() int64 // bytes of cached blocks now
 	sample  []metrics.Sample
 	percent int
-	idle    *time.Timer   // runs returnIdle once collections pause for after
-	after   time.Duration // idleReturnAfter
-	free    func()        // debug.FreeOSMemory
+	idle    *time.Timer          // runs returnIdle once collections pause for after
+	after   time.Duration        // idleReturnAfter
+	quiet   func() time.Duration // how long no reader has been at work
+	free    func()               // debug.FreeOSMemory
 }
 
 // PaceGC starts pacing the GC after every collection, for the life of the
-// process, so that the blocks cached (blocks, e.g. Cache.MemoryBytes) earn
-// no headroom (see gcPacer).
-func PaceGC(blocks func() int64) {
+// process, so that c's cached blocks earn no headroom, and returning a
+// read burst's garbage once the reads pause (see gcPacer).
+func PaceGC(c *Cache) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	newGCPacer(blocks, idleReturnAfter, debug.FreeOSMemory).arm()
+	newGCPacer(c.MemoryBytes, c.QuietFor, idleReturnAfter, debug.FreeOSMemory).arm()
 }
 
-// newGCPacer is a pacer that calls free once collections have paused for
-// after (and there is enough to return).
-func newGCPacer(blocks func() int64, after time.Duration, free func()) *gcPacer {
+// newGCPacer is a pacer that calls free once collections and readers have
+// paused for after (and there is enough to return).
+func newGCPacer(blocks func() int64, quiet func() time.Duration, after time.Duration, free func()) *gcPacer {
 	p := &gcPacer{blocks: blocks, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: 100,
-		after: after, free: free}
+		after: after, quiet: quiet, free: free}
 	p.idle = time.AfterFunc(after, p.returnIdle)
 	return p
 }
@@ -85,8 +87,13 @@ func (p *gcPacer) onGC() {
 func (p *gcPacer) collected() { p.idle.Reset(p.after) }
 
 // returnIdle gives the OS back the heap's garbage and freed memory, if
-// there is at least idleReturnMin of it: collections have paused.
+// there is at least idleReturnMin of it: collections have paused. While a
+// reader is still at work it looks again once it has been quiet for after.
 func (p *gcPacer) returnIdle() {
+	if q := p.quiet(); q < p.after {
+		p.idle.Reset(p.after - q)
+		return
+	}
 	if returnable() >= idleReturnMin {
 		p.free()
 	}

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestIdleReturnGivesBackOnlyWhatIsWorthIt(t *testing.T) {
 		defer mu.Unlock()
 		return calls
 	}
-	p := newGCPacer(func() int64 { return 0 }, time.Hour, func() {
+	p := newGCPacer(func() int64 { return 0 }, always, time.Hour, func() {
 		mu.Lock()
 		calls++
 		mu.Unlock()
@@ -75,7 +76,7 @@ func TestIdleReturnWaitsForCollectionsToPause(t *testing.T) {
 	debug.FreeOSMemory()
 	returned := make(chan time.Time, 1)
 	const pause = 200 * time.Millisecond
-	p := newGCPacer(func() int64 { return 0 }, pause, func() { returned <- time.Now(); debug.FreeOSMemory() })
+	p := newGCPacer(func() int64 { return 0 }, always, pause, func() { returned <- time.Now(); debug.FreeOSMemory() })
 	p.idle.Stop()
 	var last time.Time
 	for range 5 { // a burst of reads: 32 MiB evicted, a collection every 50 ms
@@ -93,4 +94,35 @@ func TestIdleReturnWaitsForCollectionsToPause(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no return after the burst")
 	}
+}
+
+// always is a reader that has been quiet for good.
+func always() time.Duration { return time.Hour }
+
+// TestIdleReturnWaitsForReadersToPause: a slow reader, which allocates too
+// little to collect, is not interrupted; the return comes once it stops.
+func TestIdleReturnWaitsForReadersToPause(t *testing.T) {
+	debug.FreeOSMemory()
+	var busy atomic.Int64
+	busy.Store(time.Now().UnixNano())
+	quiet := func() time.Duration { return time.Since(time.Unix(0, busy.Load())) }
+	returned := make(chan time.Time, 1)
+	const pause = 200 * time.Millisecond
+	p := newGCPacer(func() int64 { return 0 }, quiet, pause, func() { returned <- time.Now(); debug.FreeOSMemory() })
+	var last time.Time
+	for end := time.Now().Add(5 * pause); time.Now().Before(end); time.Sleep(pause / 4) {
+		garbage := make([]byte, 64<<20) // evicted blocks: more to return than the least, all along
+		garbage[0] = 1
+		runtime.KeepAlive(garbage)
+		runtime.GC()
+		last = time.Now()
+		busy.Store(last.UnixNano()) // a read every 50 ms; the pacer sees no collection
+	}
+	select {
+	case at := <-returned:
+		assert.GreaterOrEqual(t, at.Sub(last), pause, "returned while the reader was at work")
+	case <-time.After(30 * time.Second):
+		t.Fatal("no return after the reads")
+	}
+	p.idle.Stop()
 }

@@ -127,7 +127,7 @@ func Start(ctx context.Context, cfg Config) (*Mount, error) {
 		blocks.Close()
 		return nil, err
 	}
-	cache.PaceGC(blocks.MemoryBytes)
+	cache.PaceGC(blocks)
 	readErrors, reach := &status.Events{}, &status.Reachability{}
 	if err := src.Unreachable(); err != nil {
 		reach.Failed(time.Now(), err) // rsfs status says since when
