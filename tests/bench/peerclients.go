@@ -96,7 +96,7 @@ func (m *mounted) unmount() error {
 	return err
 }
 
-// procStatus returns VmRSS and VmHWM of pid, in MB.
+// procStatus returns VmRSS and VmHWM of pid, in MiB.
 func procStatus(pid int) (rss, hwm int64, err error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

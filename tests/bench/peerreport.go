@@ -304,7 +304,7 @@ func memCell(ms []memSample) string {
 	for i, m := range ms {
 		rss[i], hwm[i] = float64(m.rss), float64(m.hwm)
 	}
-	return fmt.Sprintf("%.0f / %.0f MB", median(rss), median(hwm))
+	return fmt.Sprintf("%.0f / %.0f MiB", median(rss), median(hwm))
 }
 
 func shorten(s string, n int) string {
