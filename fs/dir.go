@@ -32,7 +32,7 @@ func (f *FS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *
 		return fuse.OK
 	}
 	if !a.Dir {
-		f.statters.mark(h.Caller.Pid)
+		f.statters.add(h.Caller.Pid)
 	}
 	if a.NoSize {
 		ctx, stop := f.opContext(ctxOf(cancel, h.Caller))
@@ -152,7 +152,7 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 	plain := false // a file answered without attributes
 	defer func() {
 		if plain && h.cached {
-			f.plainListings.mark(h.dir)
+			f.plainListings.add(h.dir)
 		}
 	}()
 	for i := int(in.Offset); i < len(h.entries); i++ {

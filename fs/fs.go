@@ -82,8 +82,8 @@ type FS struct {
 	retries       readRetries
 	status        statusCache
 	polled        pollResult
-	statters      statters
-	plainListings plainListings
+	statters      boundedSet[uint32]         // processes that stat what they list (plus.go)
+	plainListings boundedSet[catalog.NodeID] // directories whose cached listing answered a file plain
 	inodes        inodes
 }
 
@@ -104,6 +104,7 @@ func New(cfg Config) *FS {
 	}
 	f.pre = prefetch.New(prefetch.Config{Catalog: cfg.Catalog, Cache: cfg.Cache, Fetcher: cfg.Fetcher,
 		Batch: cfg.Batch, Length: cfg.Length, Network: cfg.Network, Logger: log}, closing)
+	f.statters.limit, f.plainListings.limit = maxStatters, maxPlainListings
 	f.inodes.init()
 	f.nodes.init()
 	f.notes.cond = sync.NewCond(&f.notes.mu)

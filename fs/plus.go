@@ -1,10 +1,6 @@
 package fs
 
-import (
-	"sync"
-
-	"rsfs/catalog"
-)
+import "sync"
 
 // Every directory read is a READDIRPLUS (the mount asks for
 // CAP_READDIRPLUS, not CAP_READDIRPLUS_AUTO). Answering it in full creates
@@ -33,64 +29,58 @@ import (
 // cached listing may hold a plain file (plainListings) and reads those
 // through rsfs, in full, for such a process (OpenDir).
 
-// maxPlainListings bounds the directories remembered; past it the set
-// starts over, and a forgotten directory costs at most a LOOKUP per file.
+// maxPlainListings bounds the directories remembered (plainListings);
+// past it the set starts over, and a forgotten directory costs at most a
+// LOOKUP per file.
 const maxPlainListings = 1 << 16
 
-// plainListings is the set of directories whose listing, as the kernel may
-// cache it, answered a file plain.
-type plainListings struct {
-	mu   sync.Mutex
-	dirs map[catalog.NodeID]struct{}
-}
-
-// mark records that dir's cached listing answered a file plain.
-func (p *plainListings) mark(dir catalog.NodeID) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.dirs == nil || len(p.dirs) >= maxPlainListings {
-		p.dirs = make(map[catalog.NodeID]struct{})
-	}
-	p.dirs[dir] = struct{}{}
-}
-
-// take reports whether dir's cached listing may hold a plain file, and
-// forgets it: the caller has the kernel drop that listing.
-func (p *plainListings) take(dir catalog.NodeID) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.dirs[dir]
-	delete(p.dirs, dir)
-	return ok
-}
-
-// maxStatters bounds the processes remembered; past it the set starts over.
+// maxStatters bounds the processes remembered (statters, by the thread ID
+// the kernel reports); past it the set starts over.
 const maxStatters = 4096
 
-// statters is the set of processes that stat what they list, by the thread
-// ID the kernel reports.
-type statters struct {
-	mu   sync.Mutex
-	pids map[uint32]struct{}
+// boundedSet is a set of at most limit keys, safe for concurrent use: the
+// processes that stat what they list, and the directories whose cached
+// listing answered a file plain. Past the limit it starts over; what it
+// forgets costs round trips, never a wrong answer.
+type boundedSet[K comparable] struct {
+	mu    sync.Mutex
+	keys  map[K]struct{}
+	limit int
 }
 
-// mark records that the thread pid looked up a file.
-func (s *statters) mark(pid uint32) {
+// add records k.
+func (s *boundedSet[K]) add(k K) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.pids[pid]; ok {
+	if _, ok := s.keys[k]; ok {
 		return
 	}
-	if s.pids == nil || len(s.pids) >= maxStatters {
-		s.pids = make(map[uint32]struct{})
+	if s.keys == nil || len(s.keys) >= s.limit {
+		s.keys = make(map[K]struct{})
 	}
-	s.pids[pid] = struct{}{}
+	s.keys[k] = struct{}{}
 }
 
-// has reports whether the thread pid stats what it lists.
-func (s *statters) has(pid uint32) bool {
+// has reports whether k is recorded.
+func (s *boundedSet[K]) has(k K) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	_, ok := s.pids[pid]
+	_, ok := s.keys[k]
 	return ok
+}
+
+// take reports whether k is recorded, and forgets it.
+func (s *boundedSet[K]) take(k K) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.keys[k]
+	delete(s.keys, k)
+	return ok
+}
+
+// len is the number of keys recorded.
+func (s *boundedSet[K]) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.keys)
 }
