@@ -44,26 +44,19 @@ func createFile(path string) (int, error) {
 
 // pwriteAll writes all of b to fd at off.
 func pwriteAll(fd int, b []byte, off int64) error {
-	for len(b) > 0 {
-		n, err := syscall.Pwrite(fd, b, off)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return io.ErrShortWrite
-		}
-		b, off = b[n:], off+int64(n)
-	}
-	return nil
+	return fullAt(syscall.Pwrite, fd, b, off, io.ErrShortWrite)
 }
 
 // preadFull fills b from fd at off.
 func preadFull(fd int, b []byte, off int64) error {
+	return fullAt(syscall.Pread, fd, b, off, io.ErrUnexpectedEOF)
+}
+
+// fullAt calls op (pread or pwrite) until all of b is done, retrying an
+// interrupted call; a call that moves nothing fails with short.
+func fullAt(op func(int, []byte, int64) (int, error), fd int, b []byte, off int64, short error) error {
 	for len(b) > 0 {
-		n, err := syscall.Pread(fd, b, off)
+		n, err := op(fd, b, off)
 		if err == syscall.EINTR {
 			continue
 		}
@@ -71,7 +64,7 @@ func preadFull(fd int, b []byte, off int64) error {
 			return err
 		}
 		if n == 0 {
-			return io.ErrUnexpectedEOF
+			return short
 		}
 		b, off = b[n:], off+int64(n)
 	}
