@@ -286,17 +286,18 @@ func (p *peerBench) group(c peerClient, name, serverWarm string, measures, cmds 
 	for i, ms := range measures {
 		p.addTime(c.name, ms, p.timeCmd(m.pid, strings.ReplaceAll(cmds[i], "DIR", m.dir)))
 	}
+	mem := func(what string) {
+		if rss, hwm, err := procStatus(m.pid); err == nil {
+			p.addMem(c.name, what, memSample{rss, hwm})
+		}
+	}
 	if name == "grep" {
 		p.addTime(c.name, mGrepAfter, untilIdle(m.pid))
 	}
-	if rss, hwm, err := procStatus(m.pid); err == nil {
-		p.addMem(c.name, "after "+name, memSample{rss, hwm})
-	}
+	mem("after " + name)
 	if name == "cat" { // and once the mount is idle (grep's is: it waited above)
 		untilIdle(m.pid)
-		if rss, hwm, err := procStatus(m.pid); err == nil {
-			p.addMem(c.name, "after cat, idle", memSample{rss, hwm})
-		}
+		mem("after cat, idle")
 	}
 	if err := m.unmount(); err != nil {
 		log.Printf("peer: %s: %v", c.name, err)
