@@ -90,7 +90,7 @@ func New(opts Options) *Client {
 // newTransport keeps connections alive, tries HTTP/2 on TLS and bounds the
 // dial and handshake. Compression is left to the server's representation:
 // transparent gzip would change lengths and ETags, which rsfs checks.
-func newTransport(opts Options) *http.Transport {
+func newTransport(opts Options) http.RoundTripper {
 	dialer := &net.Dialer{Timeout: opts.Timeout, KeepAlive: 30 * time.Second}
 	var h2 *http.HTTP2Config
 	if opts.BandwidthLimit > 0 {
@@ -101,7 +101,7 @@ func newTransport(opts Options) *http.Transport {
 		dialer.Control = receiveBuffer(ahead)
 		h2 = &http.HTTP2Config{MaxReceiveBufferPerStream: ahead, MaxReceiveBufferPerConnection: max(ahead, 64<<10)}
 	}
-	return &http.Transport{
+	t := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           dialer.DialContext,
 		ForceAttemptHTTP2:     true,
@@ -115,6 +115,27 @@ func newTransport(opts Options) *http.Transport {
 		TLSClientConfig:       opts.TLSClientConfig.Clone(),
 		HTTP2:                 h2,
 	}
+	p := &pipeline{next: t, proxy: t.Proxy, dial: dialer.DialContext, conns: pipeConns(opts)}
+	if p.conns > 0 {
+		// Plain-HTTP hosts' other requests share the connections allowed
+		// per host with the pipelined ones.
+		p.plain = t.Clone()
+		p.plain.MaxConnsPerHost = opts.MaxConnsPerHost - p.conns
+		p.plain.MaxIdleConnsPerHost = p.plain.MaxConnsPerHost
+	}
+	return p
+}
+
+// pipeConns is how many connections per host carry pipelined requests
+// (pipeline.go): an eighth of those allowed (2 of 16), so that the requests
+// in flight, which stay as many as connections allowed, are written
+// several at a time; none under a bandwidth limit, whose socket buffers
+// are sized for one answer at a time.
+func pipeConns(opts Options) int {
+	if opts.BandwidthLimit > 0 {
+		return 0
+	}
+	return opts.MaxConnsPerHost / 8
 }
 
 // Stats returns the counters.

@@ -27,6 +27,7 @@ type Network struct {
 	RTT       time.Duration // moving average of the time to a response's headers
 	Bandwidth float64       // bytes per second, moving average of large bodies
 	HTTP2     bool          // its last response came over HTTP/2
+	Pipelined bool          // its last response came through the pipeline (pipeline.go)
 	Samples   int           // responses measured
 }
 
@@ -50,12 +51,13 @@ func (ns *networks) of(origin string) *Network {
 
 // response records a response's headers, which came rtt after its
 // request was sent.
-func (ns *networks) response(origin string, rtt time.Duration, http2 bool) {
+func (ns *networks) response(origin string, rtt time.Duration, http2, pipelined bool) {
 	ns.mu.Lock()
 	defer ns.mu.Unlock()
 	n := ns.of(origin)
 	n.RTT = time.Duration(average(float64(n.RTT), float64(rtt)))
 	n.HTTP2 = http2
+	n.Pipelined = pipelined
 	n.Samples++
 }
 
@@ -115,7 +117,8 @@ func (c *Client) Busiest() Network {
 
 // InFlight is how many requests to the busiest origin are worth having in
 // flight at once: MaxStreams on one connection where it speaks HTTP/2,
-// else the connections allowed per host.
+// else the connections allowed per host (also where content GETs are
+// pipelined on some of them: pipeline.go).
 func (c *Client) InFlight() int { return c.inFlight(c.Busiest()) }
 
 // inFlight is how many requests to a host of Network n are worth having in

@@ -119,7 +119,8 @@ func redirectTarget(resp *http.Response) (string, error) {
 // alive until it is closed. creds are the credential headers the policy
 // gives rawURL.
 func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, creds http.Header) (*http.Response, error) {
-	actx, cancel := context.WithCancel(ctx)
+	actx, cancelCause := context.WithCancelCause(ctx)
+	cancel := func() { cancelCause(nil) }
 	req, err := http.NewRequestWithContext(actx, method, rawURL, nil)
 	if err != nil {
 		cancel()
@@ -145,7 +146,7 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 	wait := c.headerWait(ctx)
 	timer := time.AfterFunc(wait, func() {
 		timedOut.Store(true)
-		cancel()
+		cancelCause(ErrTimeout) // the pipeline closes the connection (pipeline.go)
 	})
 	c.stats.requests.Add(1)
 	sent := time.Now()
@@ -181,7 +182,7 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 	default:
 		turn.finish(signalOK, resp.StatusCode, 0)
 	}
-	c.nets.response(key.Origin, time.Since(sent), resp.ProtoMajor == 2)
+	c.nets.response(key.Origin, time.Since(sent), resp.ProtoMajor == 2, pipelined(resp))
 	body := c.guardBody(actx, resp.Body, rawURL, cancel)
 	body.originBytes = c.traffic.bytesOf(key.Origin)
 	body.origin, body.nets = key.Origin, &c.nets
