@@ -17,8 +17,10 @@ import (
 	"time"
 )
 
-// Content GETs to an origin reached directly over plain HTTP/1.1 are
-// pipelined (RFC 9112 §9.3.2): written back to back on a few connections,
+// Content GETs to an origin reached directly over plain HTTP/1.1, where
+// the machine and not the network nor the server is the limit (pipeMaxRTT,
+// pipeMaxService), are pipelined (RFC 9112 §9.3.2): written back to back
+// on a few connections (pipeConns),
 // as many as are waiting in one write, and their answers read in order,
 // several in one read. The requests are the same ones, one per content; a
 // small file then costs the client, and the server, a part of a write and
@@ -31,13 +33,13 @@ import (
 // with no length, or longer than pipeBodyMax, is handed over as it comes,
 // and the next waits until it has been read to its end. Everything else
 // (documents, ranges, HEADs, TLS, a proxy) goes through the ordinary
-// transport, as does every request to an origin whose connections close
-// before answering anything twice in a row (a server that does not
-// pipeline).
+// transport, as does every request to an origin that answers HTTP/1.0 or
+// whose connections close after answering at most one twice in a row (a
+// server that does not pipeline).
 const (
-	// pipeDepth bounds the requests written and not yet answered on one
-	// connection.
-	pipeDepth = 32
+	// pipeQueue bounds the requests queued or written and not yet answered
+	// on one connection: more than the pacer lets be in flight.
+	pipeQueue = 128
 	// pipeBodyMax is the largest answer read whole before it is handed
 	// over: a block and its headers' slack.
 	pipeBodyMax = 1<<20 + 64<<10
@@ -400,8 +402,8 @@ type pipeConn struct {
 
 func newPipeConn(h *pipeHost, c net.Conn) *pipeConn {
 	pc := &pipeConn{h: h, c: c,
-		queue: make(chan *pipeReq, 4*pipeDepth),
-		sent:  make(chan *pipeReq, 4*pipeDepth),
+		queue: make(chan *pipeReq, pipeQueue),
+		sent:  make(chan *pipeReq, pipeQueue),
 		dead:  make(chan struct{}),
 	}
 	pc.loops.Add(2)
