@@ -115,22 +115,15 @@ func newTransport(opts Options) http.RoundTripper {
 		TLSClientConfig:       opts.TLSClientConfig.Clone(),
 		HTTP2:                 h2,
 	}
-	p := &pipeline{next: t, proxy: t.Proxy, dial: dialer.DialContext, conns: pipeConns(opts)}
-	if p.conns > 0 {
-		// Plain-HTTP hosts' other requests share the connections allowed
-		// per host with the pipelined ones.
-		p.plain = t.Clone()
-		p.plain.MaxConnsPerHost = opts.MaxConnsPerHost - p.conns
-		p.plain.MaxIdleConnsPerHost = p.plain.MaxConnsPerHost
-	}
-	return p
+	return &pipeline{next: t, proxy: t.Proxy, dial: dialer.DialContext, conns: pipeConns(opts)}
 }
 
 // pipeConns is how many connections per host carry pipelined requests
-// (pipeline.go): an eighth of those allowed (2 of 16), so that the requests
-// in flight, which stay as many as connections allowed, are written
-// several at a time; none under a bandwidth limit, whose socket buffers
-// are sized for one answer at a time.
+// (pipeline.go), beside the transport's: an eighth of those allowed (2 of
+// 16), so that the requests in flight, which stay as many as connections
+// allowed (the pacer's limit), are written several at a time; none under a
+// bandwidth limit, whose socket buffers are sized for one answer at a
+// time.
 func pipeConns(opts Options) int {
 	if opts.BandwidthLimit > 0 {
 		return 0

@@ -77,8 +77,7 @@ var errUnanswered = errors.New("connection closed before the answer")
 // pipeline is the RoundTripper of pipelined content GETs; next carries
 // every other request.
 type pipeline struct {
-	next  http.RoundTripper // TLS
-	plain *http.Transport   // plain HTTP not pipelined; nil: next
+	next  http.RoundTripper
 	proxy func(*http.Request) (*url.URL, error)
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	conns int // connections per host
@@ -200,9 +199,6 @@ func (h *pipeHost) alone(req *http.Request) (*http.Response, error) {
 
 // other sends req as it is, not pipelined.
 func (p *pipeline) other(req *http.Request) (*http.Response, error) {
-	if p.plain != nil && req.URL.Scheme == "http" {
-		return p.plain.RoundTrip(req)
-	}
 	return p.next.RoundTrip(req)
 }
 
@@ -264,9 +260,6 @@ func (p *pipeline) CloseIdleConnections() {
 	}
 	if c, ok := p.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
-	}
-	if p.plain != nil {
-		p.plain.CloseIdleConnections()
 	}
 }
 
