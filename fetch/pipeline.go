@@ -66,6 +66,9 @@ const (
 	// read from a cold disk, or a busy machine's scheduling, lasts less.
 	pipeMaxService  = 10 * time.Millisecond
 	pipeSlowAnswers = 16
+	// pipeIdle: a pipelined connection with nothing asked for this long
+	// is closed, as net/http closes its idle ones.
+	pipeIdle = 90 * time.Second
 	// timeWeight is a new sample's weight in the averages.
 	timeWeight = 0.25
 )
@@ -80,7 +83,8 @@ type pipeline struct {
 	next  http.RoundTripper
 	proxy func(*http.Request) (*url.URL, error)
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
-	conns int // connections per host
+	conns int           // connections per host
+	idle  time.Duration // pipeIdle, or what a test sets
 
 	mu    sync.Mutex
 	hosts map[string]*pipeHost
@@ -277,14 +281,12 @@ func (h *pipeHost) served(d time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.service.add(d)
-
 	if h.service.mean <= pipeMaxService {
 		h.slow = 0
 		return
 	}
 	h.slow++
 	h.off = h.off || h.slow >= pipeSlowAnswers
-
 }
 
 func (h *pipeHost) isOff() bool {
@@ -481,14 +483,14 @@ func (pc *pipeConn) next() *pipeReq {
 func (pc *pipeConn) readLoop() {
 	defer pc.loops.Done()
 	br := bufio.NewReaderSize(pc.c, 64<<10)
-	answered := 0
+	answered, armed := 0, false
 	defer func() { pc.h.closedAfter(pc, answered) }()
 	for {
 		// Wait for bytes also while nothing is asked: a server that closes
 		// an idle connection is seen at once, not by the next requests
 		// written on it.
 		ahead, waitFrom := br.Buffered() > 0, time.Now()
-		if _, err := br.Peek(1); err != nil {
+		if err := pc.peek(br, &armed); err != nil {
 			pc.fail(err)
 			return
 		}
@@ -523,6 +525,29 @@ func (pc *pipeConn) readLoop() {
 			pc.fail(errUnanswered)
 			return
 		}
+	}
+}
+
+// peek waits for the next answer's first byte, and closes the connection
+// once nothing has been asked on it for its idle time. armed: the read deadline
+// is set (it is changed only when the connection turns idle or busy).
+func (pc *pipeConn) peek(br *bufio.Reader, armed *bool) error {
+	for {
+		if idle := pc.load.Load() == 0; idle != *armed {
+			deadline := time.Time{}
+			if idle {
+				deadline = time.Now().Add(pc.h.p.idle)
+			}
+			if err := pc.c.SetReadDeadline(deadline); err != nil {
+				return err
+			}
+			*armed = idle
+		}
+		_, err := br.Peek(1)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() && pc.load.Load() > 0 {
+			continue // asked for while the deadline ran out: wait on
+		}
+		return err
 	}
 }
 

@@ -397,6 +397,34 @@ func TestPipelineAnswersOfEveryShape(t *testing.T) {
 	}
 }
 
+func TestPipelineClosesAnIdleConnection(t *testing.T) {
+	const idle = 100 * time.Millisecond
+	s := newRawServer(t, func(p string, _ int) rawAnswer {
+		a := rawAnswer{body: bodyOf(p)}
+		if p == "/slow" {
+			a.delay = 2 * idle
+		}
+		return a
+	})
+	c := rawClient(t, s, fastOptions())
+	c.pipe().idle = idle
+	h := c.pipe().host(canonicalAddr(mustURL(s.URL)))
+	h.minRTT = time.Millisecond // pipelined from the start
+	// The connection turns idle after /fast; an answer asked for then and
+	// slower than the idle time does not count as idle.
+	wholeAll(t, c, s.URL, []string{"/fast"})
+	time.Sleep(idle / 4)
+	wholeAll(t, c, s.URL, []string{"/slow"})
+	conns, _, _, closed := s.stats()
+	require.Equal(t, 1, conns)
+	require.Equal(t, 0, closed)
+	require.Eventually(t, func() bool { _, _, _, closed := s.stats(); return closed == 1 && len(h.live()) == 0 },
+		5*time.Second, 10*time.Millisecond, "closed once idle")
+	wholeAll(t, c, s.URL, []string{"/next"})
+	conns, _, _, _ = s.stats()
+	assert.Equal(t, 2, conns)
+}
+
 func TestPipelineClosesAConnectionThatStopsAnswering(t *testing.T) {
 	s := newRawServer(t, func(p string, n int) rawAnswer {
 		return rawAnswer{body: bodyOf(p), stall: p == "/stuck"}
