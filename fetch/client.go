@@ -115,7 +115,7 @@ func newTransport(opts Options) http.RoundTripper {
 		TLSClientConfig:       opts.TLSClientConfig.Clone(),
 		HTTP2:                 h2,
 	}
-	return &pipeline{next: t, proxy: t.Proxy, dial: dialer.DialContext, conns: pipeConns(opts), idle: pipeIdle}
+	return &pipeline{next: t, proxy: t.Proxy, dial: dialer.DialContext, conns: pipeConns(opts), idle: pipeIdle, log: opts.Logger}
 }
 
 // pipeConns is how many connections per host carry pipelined requests

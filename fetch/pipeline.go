@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -85,6 +86,7 @@ type pipeline struct {
 	dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 	conns int           // connections per host
 	idle  time.Duration // pipeIdle, or what a test sets
+	log   *slog.Logger
 
 	mu    sync.Mutex
 	hosts map[string]*pipeHost
@@ -286,7 +288,9 @@ func (h *pipeHost) served(d time.Duration) {
 		return
 	}
 	h.slow++
-	h.off = h.off || h.slow >= pipeSlowAnswers
+	if h.slow >= pipeSlowAnswers {
+		h.turnOffLocked(fmt.Sprintf("it took %v on average over each of %d answers in a row", h.service.mean.Round(time.Microsecond), h.slow))
+	}
 }
 
 func (h *pipeHost) isOff() bool {
@@ -368,14 +372,26 @@ func (h *pipeHost) closedAfter(pc *pipeConn, answered int) {
 		h.refusals = 0
 	case int(pc.written.Load()) > answered:
 		h.refusals++
-		h.off = h.off || h.refusals >= pipeRefusals
+		if h.refusals >= pipeRefusals {
+			h.turnOffLocked(fmt.Sprintf("%d connections in a row closed after at most one answer", h.refusals))
+		}
 	}
 }
 
-func (h *pipeHost) turnOff() {
+// turnOff stops pipelining to h for the rest of the mount, and says why
+// once.
+func (h *pipeHost) turnOff(why string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.turnOffLocked(why)
+}
+
+func (h *pipeHost) turnOffLocked(why string) {
+	if h.off {
+		return
+	}
 	h.off = true
+	h.p.log.Info("fetch: no longer pipelining requests to "+h.addr+"; one at a time on each connection, as before", "why", why)
 }
 
 // pipeConn is one connection: a goroutine writes what is queued, as many
@@ -519,7 +535,7 @@ func (pc *pipeConn) readLoop() {
 			return
 		}
 		if !resp.ProtoAtLeast(1, 1) {
-			pc.h.turnOff() // HTTP/1.0 keeps no pipeline
+			pc.h.turnOff("it answered " + resp.Proto) // HTTP/1.0 keeps no pipeline
 		}
 		if resp.Close {
 			pc.fail(errUnanswered)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -279,7 +280,8 @@ func TestPipelineStopsWhenTheServerTakesItsTimeOverEach(t *testing.T) {
 		}
 		return a
 	})
-	c := rawClient(t, s, fastOptions())
+	opts, logged := loggedOptions()
+	c := rawClient(t, s, opts)
 	h := c.pipe().host(canonicalAddr(mustURL(s.URL)))
 	primeRTT(t, c, s)
 	paths := pathsN(80)
@@ -288,6 +290,7 @@ func TestPipelineStopsWhenTheServerTakesItsTimeOverEach(t *testing.T) {
 		assert.Equal(t, 1, s.answered(p), p)
 	}
 	assert.True(t, h.isOff())
+	assert.Contains(t, logged.String(), "over each of 16 answers in a row")
 	conns, _, _, _ := s.stats()
 	assert.Greater(t, conns, 1+pipeConns(c.opts), "then on as many connections as before")
 }
@@ -322,7 +325,8 @@ func TestPipelineStopsForAServerThatAnswersOneAConnection(t *testing.T) {
 				a.body = bodyOf(p)
 				return a
 			})
-			c := rawClient(t, s, fastOptions())
+			opts, logged := loggedOptions()
+			c := rawClient(t, s, opts)
 			primeRTT(t, c, s)
 			paths := pathsN(60)
 			wholeAll(t, c, s.URL, paths)
@@ -331,6 +335,7 @@ func TestPipelineStopsForAServerThatAnswersOneAConnection(t *testing.T) {
 			}
 			assert.True(t, c.pipe().host(canonicalAddr(mustURL(s.URL))).isOff())
 			assert.False(t, c.Network(s.URL).Pipelined)
+			assert.Equal(t, 1, strings.Count(logged.String(), "no longer pipelining requests to "+mustURL(s.URL).Host), "said once: %s", logged)
 			_, before, _, _ := s.stats()
 			wholeAll(t, c, s.URL, []string{"/next"})
 			_, after, _, _ := s.stats()
@@ -508,6 +513,32 @@ func primeRTT(t *testing.T, c *Client, s *rawServer) {
 }
 
 const primeN = 6
+
+// loggedOptions are fastOptions whose log is kept.
+func loggedOptions() (Options, *syncBuffer) {
+	var b syncBuffer
+	opts := fastOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(&b, nil))
+	return opts, &b
+}
+
+// syncBuffer is a bytes.Buffer safe for the log's writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // pipe is the client's pipeline (white box).
 func (c *Client) pipe() *pipeline {
