@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"rsfs/tests/logbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -515,29 +516,11 @@ func primeRTT(t *testing.T, c *Client, s *rawServer) {
 const primeN = 6
 
 // loggedOptions are fastOptions whose log is kept.
-func loggedOptions() (Options, *syncBuffer) {
-	var b syncBuffer
+func loggedOptions() (Options, *logbuf.Buffer) {
+	b := &logbuf.Buffer{}
 	opts := fastOptions()
-	opts.Logger = slog.New(slog.NewTextHandler(&b, nil))
-	return opts, &b
-}
-
-// syncBuffer is a bytes.Buffer safe for the log's writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	opts.Logger = b.Logger()
+	return opts, b
 }
 
 // pipe is the client's pipeline (white box).
