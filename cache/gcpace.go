@@ -44,6 +44,7 @@ type gcPacer struct {
 	after   time.Duration        // idleReturnAfter
 	quiet   func() time.Duration // how long no reader has been at work
 	free    func()               // debug.FreeOSMemory
+	worth   func() int64         // returnable
 }
 
 // PaceGC starts pacing the GC after every collection, for the life of the
@@ -53,14 +54,14 @@ func PaceGC(c *Cache) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	newGCPacer(c.MemoryBytes, c.QuietFor, idleReturnAfter, debug.FreeOSMemory).arm()
+	newGCPacer(c.MemoryBytes, c.QuietFor, idleReturnAfter, debug.FreeOSMemory, returnable).arm()
 }
 
 // newGCPacer is a pacer that calls free once collections and readers have
 // paused for after (and there is enough to return).
-func newGCPacer(blocks func() int64, quiet func() time.Duration, after time.Duration, free func()) *gcPacer {
+func newGCPacer(blocks func() int64, quiet func() time.Duration, after time.Duration, free func(), worth func() int64) *gcPacer {
 	p := &gcPacer{blocks: blocks, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, percent: 100,
-		after: after, quiet: quiet, free: free}
+		after: after, quiet: quiet, free: free, worth: worth}
 	p.idle = time.AfterFunc(after, p.returnIdle)
 	return p
 }
@@ -94,7 +95,7 @@ func (p *gcPacer) returnIdle() {
 		p.idle.Reset(p.after - q)
 		return
 	}
-	if returnable() >= idleReturnMin {
+	if p.worth() >= idleReturnMin {
 		p.free()
 	}
 }
