@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"rsfs/origin"
 )
 
 // Content GETs to an origin reached directly over plain HTTP/1.1, where
@@ -138,7 +140,7 @@ type pipeResult struct {
 
 func (p *pipeline) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !p.pipelines(req) {
-		return p.other(req)
+		return p.next.RoundTrip(req)
 	}
 	h := p.host(canonicalAddr(req.URL))
 	if !h.worth() {
@@ -191,7 +193,7 @@ func (p *pipeline) RoundTrip(req *http.Request) (*http.Response, error) {
 // its answer's headers.
 func (h *pipeHost) alone(req *http.Request) (*http.Response, error) {
 	start := time.Now()
-	resp, err := h.p.other(req)
+	resp, err := h.p.next.RoundTrip(req)
 	if err == nil {
 		took := time.Since(start)
 		h.mu.Lock()
@@ -201,11 +203,6 @@ func (h *pipeHost) alone(req *http.Request) (*http.Response, error) {
 		h.mu.Unlock()
 	}
 	return resp, err
-}
-
-// other sends req as it is, not pipelined.
-func (p *pipeline) other(req *http.Request) (*http.Response, error) {
-	return p.next.RoundTrip(req)
 }
 
 // pipelines reports whether req goes through the pipeline: a GET of a whole
@@ -225,11 +222,12 @@ func (p *pipeline) pipelines(req *http.Request) bool {
 	return true
 }
 
-// canonicalAddr is the host:port of u (port 80 when it names none).
+// canonicalAddr is the host:port of u (its scheme's default port when it
+// names none).
 func canonicalAddr(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
-		port = "80"
+		port = origin.DefaultPort(u.Scheme)
 	}
 	return net.JoinHostPort(u.Hostname(), port)
 }
@@ -260,7 +258,7 @@ func (p *pipeline) CloseIdleConnections() {
 	for _, h := range hosts {
 		for _, pc := range h.live() {
 			if pc.load.Load() == 0 {
-				pc.fail(errUnanswered)
+				pc.fail(errors.New("closed while idle"))
 			}
 		}
 	}
@@ -538,7 +536,7 @@ func (pc *pipeConn) readLoop() {
 			pc.h.turnOff("it answered " + resp.Proto) // HTTP/1.0 keeps no pipeline
 		}
 		if resp.Close {
-			pc.fail(errUnanswered)
+			pc.fail(errors.New("the server closes it (Connection: close)"))
 			return
 		}
 	}
@@ -644,9 +642,10 @@ func (pc *pipeConn) answer(r *pipeReq, res pipeResult) {
 	}
 }
 
-// fail closes the connection; every request written or queued on it and
-// not answered is told errUnanswered, and is written again elsewhere.
-func (pc *pipeConn) fail(error) {
+// fail closes the connection for cause (logged at debug level); every
+// request written or queued on it and not answered is told errUnanswered,
+// and is written again elsewhere.
+func (pc *pipeConn) fail(cause error) {
 	pc.mu.Lock()
 	if pc.closed {
 		pc.mu.Unlock()
@@ -655,6 +654,7 @@ func (pc *pipeConn) fail(error) {
 	pc.closed = true
 	close(pc.dead)
 	pc.mu.Unlock()
+	pc.h.p.log.Debug("fetch: pipelined connection closed", "host", pc.h.addr, "cause", cause)
 	_ = pc.c.Close()
 	pc.h.remove(pc)
 	go pc.drain()
