@@ -19,6 +19,14 @@ var ErrNoOrigin = errors.New("no scheme and host")
 
 // Of returns the canonical origin of an absolute URL.
 func Of(rawURL string) (string, error) {
+	if o, ok := plainOrigin(rawURL); ok {
+		return o, nil
+	}
+	return parsedOrigin(rawURL)
+}
+
+// parsedOrigin is Of through url.Parse: every URL, at its cost.
+func parsedOrigin(rawURL string) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return "", fmt.Errorf("origin of %q: %w", rawURL, err)
@@ -28,6 +36,71 @@ func Of(rawURL string) (string, error) {
 	}
 	o, _ := FromAuthority(u.Scheme, u.Host)
 	return o, nil
+}
+
+// plainOrigin returns the origin of a URL of the plain shape nearly every
+// URL a Source publishes has, "http[s]://host[:port][/...]" with a host of
+// letters, digits, dots and hyphens, a port of digits, and no control
+// byte or percent sign after it, and true. For any other URL it says
+// false, and Of parses it in full. Of runs several times per request; on
+// each URL this accepts it agrees with url.Parse (FuzzOf) at a tenth of
+// the cost.
+func plainOrigin(raw string) (string, bool) {
+	var scheme string
+	switch {
+	case strings.HasPrefix(raw, "http://"):
+		scheme = "http"
+	case strings.HasPrefix(raw, "https://"):
+		scheme = "https"
+	default:
+		return "", false
+	}
+	rest := raw[len(scheme)+len("://"):]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := rest[:end]
+	lower, ok := plainAuthority(authority)
+	if !ok {
+		return "", false
+	}
+	for i := end; i < len(rest); i++ {
+		if c := rest[i]; c < ' ' || c == 0x7f || c == '%' {
+			return "", false
+		}
+	}
+	if lower && !strings.HasSuffix(authority, ":"+DefaultPort(scheme)) {
+		return raw[:len(raw)-len(rest)+end], true // already canonical
+	}
+	o, _ := FromAuthority(scheme, authority)
+	return o, true
+}
+
+// plainAuthority says whether a is host[:port], the host not empty and of
+// letters, digits, dots and hyphens, the port (if the colon is there) of
+// at least one digit; and whether the host is in lower case already.
+func plainAuthority(a string) (lower, ok bool) {
+	host, port, hasPort := strings.Cut(a, ":")
+	if host == "" || hasPort && port == "" {
+		return false, false
+	}
+	lower = true
+	for i := 0; i < len(host); i++ {
+		switch c := host[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '.', c == '-':
+		case 'A' <= c && c <= 'Z':
+			lower = false
+		default:
+			return false, false
+		}
+	}
+	for i := 0; i < len(port); i++ {
+		if c := port[i]; c < '0' || c > '9' {
+			return false, false
+		}
+	}
+	return lower, true
 }
 
 // FromAuthority returns the canonical origin of a URL given its scheme and
