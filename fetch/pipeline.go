@@ -576,17 +576,20 @@ func (pc *pipeConn) deliver(r *pipeReq, resp *http.Response) bool {
 		}
 		return true
 	}
-	buf := make([]byte, resp.ContentLength)
-	n, err := io.ReadFull(resp.Body, buf)
+	buf := getWhole(int(resp.ContentLength))
+	n, err := io.ReadFull(resp.Body, *buf)
 	if err != nil {
 		// Cut short: the caller reads what came and then the error, as
 		// from net/http (and resumes by Range, as after any cut).
-		resp.Body = &pipedBody{Reader: io.MultiReader(bytes.NewReader(buf[:n]), errReader{io.ErrUnexpectedEOF})}
+		got := bytes.Clone((*buf)[:n])
+		putWhole(buf)
+		resp.Body = &pipedBody{Reader: io.MultiReader(bytes.NewReader(got), errReader{io.ErrUnexpectedEOF})}
 		pc.answer(r, pipeResult{resp: resp})
 		pc.fail(err)
 		return false
 	}
-	resp.Body = &pipedBody{Reader: bytes.NewReader(buf)}
+	wb := &wholeBody{buf: buf}
+	resp.Body = &pipedBody{Reader: wb, closer: wb}
 	pc.answer(r, pipeResult{resp: resp})
 	return true
 }
