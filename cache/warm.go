@@ -9,6 +9,18 @@ const warmQueueLen = 4096
 type WarmItem struct {
 	Content Content
 	Fetcher Fetcher
+	// Filled, if set, is given the content's bytes once a warming fill
+	// has them verified (read, or from the disk cache); not if the content
+	// was in memory or being filled already. It runs on the fill's
+	// goroutine, so it must return at once; the bytes are the cached
+	// block's, never changed, so it may keep them.
+	Filled func(data []byte)
+}
+
+func (it WarmItem) filled(data []byte) {
+	if it.Filled != nil {
+		it.Filled(data)
+	}
 }
 
 // warmState is the Warm queue; it is guarded by Cache.mu.
@@ -124,4 +136,7 @@ func (c *Cache) warmOne(it WarmItem) {
 	c.warms.Add(1)
 	c.mu.Unlock()
 	<-f.done
+	if f.err == nil {
+		it.filled(f.data)
+	}
 }

@@ -88,6 +88,7 @@ func (c *Cache) readBatch(ctx context.Context, items []WarmItem, claims []batchC
 						cl.f.fromDisk = true
 						c.finish(cl.k, cl.f, data, nil)
 						onDisk[j] = true
+						items[cl.i].filled(data)
 					}
 				}
 			})
@@ -135,6 +136,7 @@ func (c *Cache) readBatch(ctx context.Context, items []WarmItem, claims []batchC
 			continue
 		}
 		c.finish(cl.k, cl.f, data, nil)
+		items[cl.i].filled(data)
 	}
 	if len(rest) > 0 {
 		c.Warm(rest)

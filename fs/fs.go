@@ -103,7 +103,7 @@ func New(cfg Config) *FS {
 		f.readErrors = &status.Events{}
 	}
 	f.pre = prefetch.New(prefetch.Config{Catalog: cfg.Catalog, Cache: cfg.Cache, Fetcher: cfg.Fetcher,
-		Batch: cfg.Batch, Length: cfg.Length, Network: cfg.Network, Logger: log}, closing)
+		Batch: cfg.Batch, Length: cfg.Length, Network: cfg.Network, Warmed: f.warmed, Logger: log}, closing)
 	f.statters.limit, f.plainListings.limit = maxStatters, maxPlainListings
 	f.inodes.init()
 	f.nodes.init()

@@ -80,12 +80,62 @@ type nodeTable struct {
 	// slots are the catalog nodes held at more than one version: the
 	// highest slot in use.
 	slots map[catalog.NodeID]uint32
-	n     int // inodes held
+	// storing are the inodes pages are being stored in (pinStore), with
+	// the version they are of: until the store ends, their node IDs are
+	// not given to another version.
+	storing map[uint64]storePin
+	n       int // inodes held
+}
+
+type storePin struct {
+	gen uint64
+	n   int
 }
 
 func (t *nodeTable) init() {
 	t.newer = map[uint64]*held{}
 	t.slots = map[catalog.NodeID]uint32{}
+	t.storing = map[uint64]storePin{}
+}
+
+// pinStore returns the node ID of the inode the kernel holds of version gen
+// of catalog node id, if it holds one, and keeps that node ID from being
+// given to another version until unpinStore: should the kernel forget the
+// inode meanwhile and look the node up again at a newer version, the new
+// inode gets another node ID, and the pages stored are never of the wrong
+// version.
+func (t *nodeTable) pinStore(id catalog.NodeID, gen uint64) (uint64, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for s := uint32(1); s <= max(t.slots[id], 1); s++ {
+		nid := nodeID(id, s)
+		if h := t.at(nid, false); h != nil && h.lookups > 0 && h.gen == gen {
+			p := t.storing[nid]
+			p.gen, p.n = gen, p.n+1
+			t.storing[nid] = p
+			return nid, true
+		}
+	}
+	return 0, false
+}
+
+// unpinStore ends a pinStore of nid.
+func (t *nodeTable) unpinStore(nid uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p := t.storing[nid]; p.n > 1 {
+		p.n--
+		t.storing[nid] = p
+	} else {
+		delete(t.storing, nid)
+	}
+}
+
+// pinnedOther reports whether pages of a version other than gen are being
+// stored in nid.
+func (t *nodeTable) pinnedOther(nid, gen uint64) bool {
+	p, ok := t.storing[nid]
+	return ok && p.gen != gen
 }
 
 // at returns the entry of inode nid, free (no lookups) if the kernel does
@@ -169,7 +219,9 @@ func (t *nodeTable) ref(id catalog.NodeID, a catalog.Attr) (nid uint64, fresh bo
 		h := t.at(nodeID(id, s), false)
 		switch {
 		case h == nil || h.lookups == 0:
-			free = cmp.Or(free, s)
+			if !t.pinnedOther(nodeID(id, s), a.Gen) {
+				free = cmp.Or(free, s)
+			}
 		case h.gen == a.Gen:
 			h.lookups++
 			return nodeID(id, s), false

@@ -45,6 +45,8 @@ type note struct {
 	effect catalog.Effect
 	old    uint64 // the inode of the version the effect replaced or removed, if held
 	drop   uint64
+	store  uint64 // an inode (pinned) to store data in, from its start (warmed)
+	data   []byte
 }
 
 // keepOld finds the inode the kernel holds of the version e replaced or
@@ -90,6 +92,18 @@ func (f *FS) notified(ctx context.Context) {
 	}
 }
 
+// warmed hands the bytes of version gen of small file id, warmed ahead of
+// its reader and verified, to the kernel's page cache (FUSE_NOTIFY_STORE),
+// if the kernel holds that version's inode: the reader then reads them as
+// on a second pass, without a READ. An inode's version never changes
+// (version.go), so the pages stay true; the node ID is pinned until the
+// store is sent.
+func (f *FS) warmed(id catalog.NodeID, gen uint64, data []byte) {
+	if nid, ok := f.nodes.pinStore(id, gen); ok {
+		f.enqueue([]note{{store: nid, data: data}})
+	}
+}
+
 // dropPages asks the kernel, from the notifier's goroutine, to forget the
 // pages it cached of a file version: it failed verification or is gone,
 // and no later read may be answered from them.
@@ -117,8 +131,13 @@ func (f *FS) runNotifier() {
 			case server == nil: // not mounted: the kernel holds nothing
 			case nt.drop != 0:
 				f.check(server.InodeNotify(nt.drop, 0, 0), catalog.Effect{Kind: catalog.ContentChanged})
+			case nt.store != 0:
+				f.check(server.InodeNotifyStoreCache(nt.store, 0, nt.data), catalog.Effect{Kind: catalog.ContentChanged})
 			default:
 				f.send(server, nt)
+			}
+			if nt.store != 0 {
+				f.nodes.unpinStore(nt.store)
 			}
 		}
 		n.mu.Lock()

@@ -24,7 +24,14 @@ type Config struct {
 	// Network, if set, is the Source's measured round trip and bandwidth,
 	// which size the warm window (window.go); else it has fixed bounds.
 	Network NetworkFunc
-	Logger  *slog.Logger
+	// Warmed, if set, is given each small file a window warmed, but its
+	// refill point, once its bytes are verified: the version (Attr.Gen) of
+	// catalog node id they are. Package fs hands them to the kernel's page
+	// cache, so a reader finds them there without a READ; the refill point
+	// is left to be read, so that the walk is still seen (warm.go). It
+	// must return at once.
+	Warmed func(id catalog.NodeID, gen uint64, data []byte)
+	Logger *slog.Logger
 }
 
 // Prefetcher fetches ahead of the readers of one mount: the windows of

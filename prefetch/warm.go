@@ -211,6 +211,8 @@ type warmWindow struct {
 	dirs      []catalog.NodeID // the directories reached, in order
 	places    []int            // per item, its directory's index in dirs
 	names     []string         // per item, its name
+	ids       []catalog.NodeID // per item, its catalog node
+	gens      []uint64         // per item, its version
 	// unsized is the file of unknown length the window stopped at
 	// (lengths.go), and unsizedPlace its directory's index in dirs: the
 	// reader's reaching it asks for the next fill, by when its length,
@@ -232,6 +234,8 @@ func (w *warmWindow) take(name string, cid catalog.NodeID, a catalog.Attr) bool 
 			w.items = append(w.items, cache.WarmItem{Content: ContentOf(v), Fetcher: w.p.cfg.Fetcher(v.Resource)})
 			w.places = append(w.places, len(w.dirs)-1)
 			w.names = append(w.names, name)
+			w.ids = append(w.ids, cid)
+			w.gens = append(w.gens, v.Attr.Gen)
 			w.bytes += a.Size
 		}
 	}
@@ -305,10 +309,11 @@ func (p *Prefetcher) fill(w *walk, reading catalog.NodeID, cur cursor, cross boo
 	}
 	w.cur, w.filling = next, false
 	w.dueOrd, w.dueName = neverDue, ""
+	due := -1 // the item that is the refill point
 	switch {
 	case len(win.items) > 0 && (cross || len(win.items) >= warmRefill):
-		mid := len(win.items) / 2
-		w.dueOrd, w.dueName = ords[win.places[mid]], win.names[mid]
+		due = len(win.items) / 2
+		w.dueOrd, w.dueName = ords[win.places[due]], win.names[due]
 	case win.unsized != "":
 		w.dueOrd, w.dueName = ords[win.unsizedPlace], win.unsized
 	case cross && next.dir != 0:
@@ -318,11 +323,27 @@ func (p *Prefetcher) fill(w *walk, reading catalog.NodeID, cur cursor, cross boo
 	if len(win.items) == 0 {
 		return
 	}
+	p.handOver(win, due)
 	if p.cfg.Batch == nil {
 		p.cfg.Cache.Warm(win.items)
 		return
 	}
 	p.warmBatch(win.items, win.resources)
+}
+
+// handOver has each item of win but the refill point given to
+// Config.Warmed once it is filled.
+func (p *Prefetcher) handOver(win *warmWindow, due int) {
+	if p.cfg.Warmed == nil {
+		return
+	}
+	for i := range win.items {
+		if i == due {
+			continue
+		}
+		id, gen := win.ids[i], win.gens[i]
+		win.items[i].Filled = func(data []byte) { p.cfg.Warmed(id, gen, data) }
+	}
 }
 
 // warmBatch reads what the Source can read in batches, stores it verified,
