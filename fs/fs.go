@@ -78,7 +78,10 @@ type FS struct {
 	noOpen atomic.Bool
 	// readErrors are the reads that failed (EIO), for Status
 	// (Config.ReadErrors).
-	readErrors    *status.Events
+	readErrors *status.Events
+	// pageStores counts the warmed files handed to the kernel's page
+	// cache (notify.go).
+	pageStores    atomic.Int64
 	retries       readRetries
 	status        statusCache
 	polled        pollResult
@@ -111,6 +114,10 @@ func New(cfg Config) *FS {
 	go f.runNotifier()
 	return f
 }
+
+// PageStores is how many warmed files were handed to the kernel's page
+// cache, to be read there with no READ.
+func (f *FS) PageStores() int64 { return f.pageStores.Load() }
 
 // Shutdown makes reads in flight, and any later open or read, fail with
 // EIO, so an unmount never waits on a slow Source. It also stops kernel

@@ -132,7 +132,11 @@ func (f *FS) runNotifier() {
 			case nt.drop != 0:
 				f.check(server.InodeNotify(nt.drop, 0, 0), catalog.Effect{Kind: catalog.ContentChanged})
 			case nt.store != 0:
-				f.check(server.InodeNotifyStoreCache(nt.store, 0, nt.data), catalog.Effect{Kind: catalog.ContentChanged})
+				st := server.InodeNotifyStoreCache(nt.store, 0, nt.data)
+				if st == fuse.OK {
+					f.pageStores.Add(1)
+				}
+				f.check(st, catalog.Effect{Kind: catalog.ContentChanged})
 			default:
 				f.send(server, nt)
 			}

@@ -30,6 +30,7 @@ var (
 	descCacheBytes   = desc("rsfs_cache_bytes", "Bytes cached now, by tier.", "tier")
 	descVerify       = desc("rsfs_verification_failures_total", "Contents whose bytes disagreed with their published length or hash.")
 	descReadErrors   = desc("rsfs_read_errors_total", "Reads answered with EIO.")
+	descPageStores   = desc("rsfs_kernel_page_stores_total", "Small files warmed ahead of their reader and handed to the kernel's page cache, to be read there with no READ.")
 	descPolls        = desc("rsfs_polls_total", "Polls of the Change Lists (of an Atom-PMH feed: of its subscription document), by result (ok, error).", "result")
 	descPollDuration = desc("rsfs_last_poll_duration_seconds", "How long the last poll took.")
 	descPollTime     = desc("rsfs_last_poll_timestamp_seconds", "When the last poll started (Unix time).")
@@ -51,7 +52,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBytes, descRetries, descCacheHits, descCacheMisses,
-		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPolls, descPollDuration, descPollTime,
+		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPageStores, descPolls, descPollDuration, descPollTime,
 		descApplied, descReloads, descDrift, descDegraded, descPushState, descPushed, descLag, descPosition, descResources, descSetResources, descHeld, descThrottled, descLimitFlight, descLimitRate} {
 		ch <- d
 	}
@@ -93,6 +94,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descVerify, float64(c.r.Cache.VerifyFailures(0, 0).Total))
 	counter(descReadErrors, float64(c.r.ReadErrors.Since(0, 0).Total))
+	if c.r.PageStores != nil {
+		counter(descPageStores, float64(c.r.PageStores()))
+	}
 
 	st := c.r.Follower.Status()
 	counter(descPolls, float64(st.Polls-st.PollFailures), "ok")

@@ -22,6 +22,7 @@ type Mount struct {
 	Cache      *cache.Cache
 	ReadErrors *status.Events // the file system's failed reads (fs.Config.ReadErrors)
 	Count      func() int     // resources in the tree
+	PageStores func() int64   // warmed files handed to the kernel's page cache (fs.FS.PageStores); nil: none
 	HoldFile   string         // the file the mount reads its hold from (mountutil.HoldPath)
 }
 

@@ -148,6 +148,7 @@ func Start(ctx context.Context, cfg Config) (*Mount, error) {
 		GID:         cfg.GID,
 	})
 	stat.OnDisk = f.OnDisk
+	mets.PageStores = f.PageStores
 	stat.Offline = func() status.Offline {
 		st := client.Offline()
 		return status.Offline{Offline: st.Offline, Since: st.Since, Hang: st.Hang, Err: st.Err, Timeout: cfg.Timeout, Forced: cfg.Offline}

@@ -92,10 +92,14 @@ func TestMetricsOfAFollowingMount(t *testing.T) {
 	c := src.Counters()
 	assert.GreaterOrEqual(t, requests, float64(c.Docs()+c.WholeGets+c.RangeGets+c.Heads))
 	assert.Positive(t, got[`rsfs_http_requests_total{kind="get",origin="`+origin+`",status="200"}`])
-	assert.GreaterOrEqual(t, got[`rsfs_fuse_operation_duration_seconds_count{op="read"}`], 10.0, "each file read at least once")
+	// Each file read at least once: through rsfs, or from the kernel's
+	// page cache, where a walk's warmed files were handed.
+	reads, stores := got[`rsfs_fuse_operation_duration_seconds_count{op="read"}`], got["rsfs_kernel_page_stores_total"]
+	assert.GreaterOrEqual(t, reads+stores, 10.0, "each file read at least once: %v READs, %v stored", reads, stores)
+	assert.GreaterOrEqual(t, reads, 1.0, "the first file of the walk")
 	assert.LessOrEqual(t, got[`rsfs_fuse_operation_duration_seconds_count{op="open"}`], 1.0, "the kernel opens files without asking, once told ENOSYS")
 	assert.Zero(t, got[`rsfs_fuse_operation_errors_total{op="open"}`], "ENOSYS is no error")
-	assert.GreaterOrEqual(t, got[`rsfs_cache_hits_total{tier="memory"}`]+got[`rsfs_cache_misses_total{tier="memory"}`], 10.0)
+	assert.GreaterOrEqual(t, got[`rsfs_cache_hits_total{tier="memory"}`]+got[`rsfs_cache_misses_total{tier="memory"}`], reads)
 	assert.Contains(t, got, `rsfs_cache_evictions_total{tier="disk"}`)
 	assert.Equal(t, 0.0, got["rsfs_verification_failures_total"])
 	assert.Equal(t, 0.0, got["rsfs_read_errors_total"])
