@@ -131,11 +131,11 @@ func (c *Cache) warmOne(it WarmItem) {
 		c.mu.Unlock()
 		return
 	}
-	f := c.startLocked(k, file.fillBlock(0))
+	f, fill := c.newFillLocked(k, file.fillBlock(0))
 	f.warmBytes = it.Content.Size
 	c.warms.Add(1)
 	c.mu.Unlock()
-	<-f.done
+	fill()
 	if f.err == nil {
 		it.filled(f.data)
 	}
