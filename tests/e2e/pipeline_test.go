@@ -17,7 +17,8 @@ import (
 // most of them pipelined (nginx's own $pipe says so), also where nginx
 // ends each connection after 100 answers (keepalive_requests) with more
 // requests written on it: those are asked again on another connection,
-// and every file is still answered exactly once.
+// and every file is still answered exactly once. The files warmed ahead of
+// grep reach the kernel's page cache, with the Source's bytes.
 func TestPipelinedSmallFilesFromNginx(t *testing.T) {
 	needFUSE(t)
 	bin := findNginx(t)
@@ -41,9 +42,15 @@ func TestPipelinedSmallFilesFromNginx(t *testing.T) {
 `, addr, root)
 	runNginx(t, bin, dir, conf, addr)
 
-	m := mount(t, url)
+	metricsAddr := freeAddr(t)
+	m := mount(t, url, "--metrics-addr", metricsAddr)
 	out, err := exec.Command("grep", "-r", "-c", "", m.dir).CombinedOutput()
 	require.NoError(t, err, "grep -r: %s", out)
+	// Files warmed ahead of grep were handed to the kernel's page cache;
+	// every file's bytes, read again from there, are the Source's.
+	got, _ := scrape(t, metricsAddr)
+	t.Logf("%v READs, %v files stored in the page cache", got[`rsfs_fuse_operation_duration_seconds_count{op="read"}`], got["rsfs_kernel_page_stores_total"])
+	assert.Positive(t, got["rsfs_kernel_page_stores_total"], "warmed files handed to the kernel's page cache")
 	for rel, body := range files {
 		got, err := os.ReadFile(m.path(rel))
 		require.NoError(t, err, rel)
