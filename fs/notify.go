@@ -104,6 +104,18 @@ func (f *FS) warmed(id catalog.NodeID, gen uint64, data []byte) {
 	}
 }
 
+// store sends one warmed file's bytes to the kernel's page cache. ENOENT:
+// the kernel forgot the inode meanwhile, and the reader's lookup will make
+// another.
+func (f *FS) store(server *fuse.Server, nid uint64, data []byte) {
+	st := server.InodeNotifyStoreCache(nid, 0, data)
+	if st == fuse.OK {
+		f.pageStores.Add(1)
+	} else if errno := syscall.Errno(st); errno != syscall.ENOENT {
+		f.log.Debug("kernel page store failed", "node", nid, "bytes", len(data), "errno", errno)
+	}
+}
+
 // dropPages asks the kernel, from the notifier's goroutine, to forget the
 // pages it cached of a file version: it failed verification or is gone,
 // and no later read may be answered from them.
@@ -132,11 +144,7 @@ func (f *FS) runNotifier() {
 			case nt.drop != 0:
 				f.check(server.InodeNotify(nt.drop, 0, 0), catalog.Effect{Kind: catalog.ContentChanged})
 			case nt.store != 0:
-				st := server.InodeNotifyStoreCache(nt.store, 0, nt.data)
-				if st == fuse.OK {
-					f.pageStores.Add(1)
-				}
-				f.check(st, catalog.Effect{Kind: catalog.ContentChanged})
+				f.store(server, nt.store, nt.data)
 			default:
 				f.send(server, nt)
 			}
