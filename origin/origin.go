@@ -43,8 +43,9 @@ func parsedOrigin(rawURL string) (string, error) {
 // letters, digits, dots and hyphens, a port of digits, and no control
 // byte or percent sign after it, and true. For any other URL it says
 // false, and Of parses it in full. Of runs several times per request; on
-// each URL this accepts it agrees with url.Parse (FuzzOf) at a tenth of
-// the cost.
+// each URL this accepts it agrees with url.Parse (FuzzOf), at under a
+// quarter of the cost and with no allocation when the URL's origin is
+// already canonical (it is then a substring of the URL).
 func plainOrigin(raw string) (string, bool) {
 	var scheme string
 	switch {
