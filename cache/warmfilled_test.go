@@ -67,7 +67,12 @@ func TestWarmFilledGetsVerifiedBytes(t *testing.T) {
 
 		var again filledLog
 		c.Warm(again.hook(items[:2]))
-		c.Warm(again.hook(items[2:3])) // queued behind: all in memory
+		c.Warm(again.hook(items[2:3]))
+		eventually(t, func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.warm.workers == 0
+		}, "the warm workers to finish")
 		st := c.Stats()
 		assert.Equal(t, 6, st.Blocks)
 		assert.Zero(t, again.len(), "contents in memory already")
