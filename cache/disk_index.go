@@ -41,10 +41,16 @@ type diskIndex struct {
 	byID    map[string]map[int64]*diskEntry
 	root    diskEntry   // root.next is the most recent, root.prev the least
 	emptied []*packFile // sealed packs left with no record the index holds
+	// forgotten are the blocks forgotten while the startup scan runs
+	// (nil once it has indexed what it found): a block file the scan
+	// listed, then evicted or dropped by this run before the scan added it,
+	// is gone from the disk, and must not be added back.
+	forgotten map[diskKey]struct{}
 }
 
 func newDiskIndex() *diskIndex {
-	ix := &diskIndex{entries: make(map[diskKey]*diskEntry), byID: make(map[string]map[int64]*diskEntry)}
+	ix := &diskIndex{entries: make(map[diskKey]*diskEntry), byID: make(map[string]map[int64]*diskEntry),
+		forgotten: make(map[diskKey]struct{})}
 	ix.root.next, ix.root.prev = &ix.root, &ix.root
 	return ix
 }
@@ -119,6 +125,9 @@ func (ix *diskIndex) sealPack(p *packFile, tail int64) bool {
 // unless it is known already. Files must be added newest first.
 func (ix *diskIndex) addScanned(dk diskKey, size int64) {
 	if _, ok := ix.entries[dk]; ok {
+		return
+	}
+	if _, ok := ix.forgotten[dk]; ok {
 		return
 	}
 	e := &diskEntry{key: dk, size: size}
@@ -299,6 +308,9 @@ func (ix *diskIndex) removeEntry(e *diskEntry) {
 func (ix *diskIndex) forgetEntry(e *diskEntry) {
 	ix.unlink(e)
 	delete(ix.entries, e.key)
+	if ix.forgotten != nil {
+		ix.forgotten[e.key] = struct{}{}
+	}
 	if e.block.id == "" {
 		return
 	}

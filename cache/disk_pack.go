@@ -263,8 +263,8 @@ func (d *diskStore) loadPacks() {
 	var packs []found
 	for _, e := range entries {
 		name := e.Name()
-		if !strings.HasSuffix(name, packSuffix) {
-			continue
+		if !strings.HasSuffix(name, packSuffix) || strings.HasSuffix(name, "-"+d.nonce+packSuffix) {
+			continue // not a pack, or one this run's writer made: it is indexed already
 		}
 		info, err := e.Info()
 		if err != nil || !info.Mode().IsRegular() {

@@ -20,7 +20,12 @@ type scannedFile struct {
 // and evicts down to the bound. Reads do not wait for it: they look files
 // up by path.
 func (d *diskStore) scan() {
-	defer close(d.scanDone)
+	defer func() {
+		d.mu.Lock()
+		d.index.forgotten = nil // the scan added what it found, or stopped
+		d.mu.Unlock()
+		close(d.scanDone)
+	}()
 	start := time.Now()
 	d.loadPacks()
 	close(d.packsDone)
