@@ -107,16 +107,13 @@ func (t *nodeTable) init() {
 func (t *nodeTable) pinStore(id catalog.NodeID, gen uint64) (uint64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for s := uint32(1); s <= max(t.slots[id], 1); s++ {
-		nid := nodeID(id, s)
-		if h := t.at(nid, false); h != nil && h.lookups > 0 && h.gen == gen {
-			p := t.storing[nid]
-			p.gen, p.n = gen, p.n+1
-			t.storing[nid] = p
-			return nid, true
-		}
+	nid, ok := t.versionLocked(id, gen)
+	if ok {
+		p := t.storing[nid]
+		p.gen, p.n = gen, p.n+1
+		t.storing[nid] = p
 	}
-	return 0, false
+	return nid, ok
 }
 
 // unpinStore ends a pinStore of nid.
@@ -306,6 +303,11 @@ func (t *nodeTable) holds(id catalog.NodeID) (uint64, bool) {
 func (t *nodeTable) version(id catalog.NodeID, gen uint64) (uint64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.versionLocked(id, gen)
+}
+
+// versionLocked is version with t.mu held.
+func (t *nodeTable) versionLocked(id catalog.NodeID, gen uint64) (uint64, bool) {
 	for s := uint32(1); s <= max(t.slots[id], 1); s++ {
 		if h := t.at(nodeID(id, s), false); h != nil && h.lookups > 0 && h.gen == gen {
 			return nodeID(id, s), true
