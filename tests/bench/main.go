@@ -39,6 +39,12 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 4 && os.Args[1] == getEachArg {
+		if err := runGetEach(os.Args[2], os.Args[3]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	sizes := flag.String("n", "200000,1000000", "resource counts of the listing benchmarks, comma separated")
 	bigSize := flag.Int64("big", 512<<20, "size of the sequential-read resource")
 	smallFiles := flag.String("grep", "2000,20000", "small-file counts of the grep benchmarks")

@@ -194,6 +194,13 @@ func (p *peerBench) references(rep int) {
 		p.warm("data")
 		p.refs[refCurlEach] = append(p.refs[refCurlEach], p.timeCmd(0, "curl -sf --config '"+conf+"'"))
 	}
+	if cmd, err := p.getEachCmd(); err != nil {
+		log.Printf("peer: %v", err)
+	} else if cmd != "" {
+		p.dropCaches() // the server as the mounts meet it
+		p.warm("data")
+		p.refs[refGetEach] = append(p.refs[refGetEach], p.timeCmd(0, cmd))
+	}
 	if p.cfg.bigSize == 0 {
 		return
 	}
@@ -240,6 +247,29 @@ func (p *peerBench) curlEachConfig() (string, error) {
 		return "", fmt.Errorf("curl config: %w", err)
 	}
 	return conf, nil
+}
+
+// getEachCmd writes (once) the list of small files and returns the floor
+// client's command (geteach.go). No small files: "".
+func (p *peerBench) getEachCmd() (string, error) {
+	if p.tree.small == 0 {
+		return "", nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("floor client: %w", err)
+	}
+	list := filepath.Join(p.tmp, "small-files.list")
+	if _, err := os.Stat(list); err != nil {
+		var b strings.Builder
+		for _, f := range p.tree.files[:p.tree.small] {
+			fmt.Fprintln(&b, f.Path)
+		}
+		if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+			return "", fmt.Errorf("floor client: %w", err)
+		}
+	}
+	return fmt.Sprintf("'%s' %s '%s' '%s'", exe, getEachArg, p.srv.url("md5"), list), nil
 }
 
 // grepCmd greps the small files for the needle on their last line and

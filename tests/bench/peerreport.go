@@ -170,7 +170,7 @@ func (p *peerBench) writeTimes(b *bytes.Buffer) {
 }
 
 // The references, in table order.
-var refNames = []string{"grep -r local, disk cold", "grep -r local, warm", refCurlEach, "curl -s URL > /dev/null",
+var refNames = []string{"grep -r local, disk cold", "grep -r local, warm", refCurlEach, refGetEach, "curl -s URL > /dev/null",
 	"curl -s URL | openssl dgst -sha256", "curl -s URL | openssl dgst -md5", refHashSHA256, refHashMD5}
 
 // The hash alone, of the file in the page cache.
@@ -214,6 +214,8 @@ var targets = []target{
 	{mCatFirst, slowerOf("curl -s URL > /dev/null", refHashMD5), ""},
 	{mGrepFirst, "client:" + memFSName, ""},
 	{mGrepFirst, sumOf("client:"+memFSName, refCurlEach), "floor"},
+	{mGrepFirst, refGetEach, ""},
+	{mGrepFirst, slowerOf("client:"+memFSName, refGetEach), "floor"},
 	{mGrepSecond, "client:" + memFSName, ""},
 	{mCatFirst, "client:" + memFSName, ""},
 	{mCatFirst, "client:rclone mount", "≤ 1"},
@@ -513,7 +515,7 @@ func (p *peerBench) writeCPU(b *bytes.Buffer) {
 			continue
 		}
 		s, file, big := summarize(ss), "—", "—"
-		if r == refCurlEach {
+		if r == refCurlEach || r == refGetEach {
 			file = perFile(s)
 		} else {
 			big = perMiB(s)
