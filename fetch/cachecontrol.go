@@ -74,7 +74,7 @@ func (t cacheControl) RoundTrip(req *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(req)
 }
 
-// CloseIdleConnections passes http.Client's call on to the transport.
+// CloseIdleConnections passes the call on to the transport.
 func (t cacheControl) CloseIdleConnections() {
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()

@@ -15,18 +15,22 @@ import (
 // Client is the HTTP client every rsfs package uses. It is safe for
 // concurrent use.
 type Client struct {
-	opts    Options
-	log     *slog.Logger
-	http    *http.Client
-	policy  *Policy
-	stats   counters
-	traffic traffic
-	nets    networks
-	pace    pacers
-	health  healths
-	created time.Time
-	bw      *rate.Limiter // Options.BandwidthLimit; nil: none
-	onRetry atomic.Pointer[func(Retry)]
+	opts Options
+	log  *slog.Logger
+	// transport sends each request as it is: redirects are followed by
+	// follow, hop by hop, so that the host policy and the credential rule
+	// apply to each (http.Client's own following, header copying and
+	// error wrapping would be work per request for nothing).
+	transport cacheControl
+	policy    *Policy
+	stats     counters
+	traffic   traffic
+	nets      networks
+	pace      pacers
+	health    healths
+	created   time.Time
+	bw        *rate.Limiter // Options.BandwidthLimit; nil: none
+	onRetry   atomic.Pointer[func(Retry)]
 }
 
 // Retry is a request about to be sent again, as OnRetry hears of it.
@@ -64,15 +68,10 @@ type counters struct {
 func New(opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
-		opts:    opts,
-		log:     opts.Logger,
-		created: time.Now(),
-		http: &http.Client{
-			Transport: cacheControl{newTransport(opts)},
-			// Redirects are followed by follow, hop by hop, so that the host
-			// policy and the credential rule apply to each.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		opts:      opts,
+		log:       opts.Logger,
+		created:   time.Now(),
+		transport: cacheControl{newTransport(opts)},
 	}
 	c.policy = newPolicy(opts.CredentialOrigin, opts.Headers, c.log)
 	c.pace = pacers{
@@ -141,7 +140,7 @@ func (c *Client) Stats() Stats {
 }
 
 // CloseIdleConnections closes the kept-alive connections not in use.
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() { c.transport.CloseIdleConnections() }
 
 // bandwidthBurst is the bucket of a bandwidth limit: a tenth of a second's
 // worth, at least 16 KiB, at most 1 MiB.

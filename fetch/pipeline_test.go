@@ -525,7 +525,7 @@ func loggedOptions() (Options, *logbuf.Buffer) {
 
 // pipe is the client's pipeline (white box).
 func (c *Client) pipe() *pipeline {
-	return c.http.Transport.(cacheControl).next.(*pipeline)
+	return c.transport.next.(*pipeline)
 }
 
 func mustURL(raw string) *url.URL {

@@ -150,7 +150,7 @@ func (c *Client) roundTrip(ctx context.Context, method, rawURL string, header, c
 	})
 	c.stats.requests.Add(1)
 	sent := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.transport.RoundTrip(req)
 	if err == nil {
 		key.Status = resp.StatusCode
 	}
