@@ -464,7 +464,7 @@ func (pc *pipeConn) writeLoop() {
 				return
 			}
 			pc.written.Add(1)
-			if err := r.req.Write(bw); err != nil {
+			if err := writeRequest(bw, r.req); err != nil {
 				pc.fail(fmt.Errorf("write request: %w", err))
 				return
 			}
