@@ -119,7 +119,14 @@ func (f *FS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 	return fuse.OK
 }
 
-func (f *FS) ReleaseDir(in *fuse.ReleaseIn) { f.dirs.release(in.Fh) }
+func (f *FS) ReleaseDir(in *fuse.ReleaseIn) {
+	if h := f.dirs.get(in.Fh); h != nil {
+		h.mu.Lock()
+		f.storeListed(h)
+		h.mu.Unlock()
+	}
+	f.dirs.release(in.Fh)
+}
 
 func (f *FS) ReadDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList) fuse.Status {
 	return f.readDir(in, out, false)
@@ -139,6 +146,7 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	f.storeListed(h) // the kernel has taken the earlier answers in
 	if !h.loaded {
 		if !f.cfg.Catalog.ReadDir(h.dir, h.add) {
 			return fuse.ENOENT
@@ -178,6 +186,9 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 		}
 		if a, ok := f.cfg.Catalog.Attr(e.id); ok && !a.NoSize { // a file of unknown length: its name alone (Lookup)
 			f.entry(e.id, a, eo)
+			if w, ok := f.unheld.take(e.id); ok {
+				h.stores = append(h.stores, listedStore{id: e.id, unheld: w})
+			}
 		}
 	}
 	return fuse.OK
@@ -203,6 +214,7 @@ type dirHandle struct {
 	mu      sync.Mutex
 	loaded  bool
 	entries []dirEntry
+	stores  []listedStore // warmed files its answers gave the kernel, to store (unheld.go)
 }
 
 type dirEntry struct {

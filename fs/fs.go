@@ -82,6 +82,7 @@ type FS struct {
 	// pageStores counts the warmed files handed to the kernel's page
 	// cache (notify.go).
 	pageStores    atomic.Int64
+	unheld        unheldStores // warmed files to store once listed (unheld.go)
 	retries       readRetries
 	status        statusCache
 	polled        pollResult

@@ -97,11 +97,14 @@ func (f *FS) notified(ctx context.Context) {
 // if the kernel holds that version's inode: the reader then reads them as
 // on a second pass, without a READ. An inode's version never changes
 // (version.go), so the pages stay true; the node ID is pinned until the
-// store is sent.
+// store is sent. A file whose inode the kernel does not hold yet is kept
+// for the listing that gives it one (unheld.go).
 func (f *FS) warmed(id catalog.NodeID, gen uint64, data []byte) {
 	if nid, ok := f.nodes.pinStore(id, gen); ok {
 		f.enqueue([]note{{store: nid, data: data}})
+		return
 	}
+	f.unheld.add(id, gen, data) // stored once a listing gives the kernel its inode (unheld.go)
 }
 
 // store sends one warmed file's bytes to the kernel's page cache. ENOENT:

@@ -125,3 +125,68 @@ func TestWarmedFilesAreReadFromThePageCache(t *testing.T) {
 		assert.Equal(t, 1, tf.origin.Count(testOrigin+"/d/"+name), name)
 	}
 }
+
+// A walk's window runs on into the next directory before its reader lists
+// it: the kernel holds none of those files' inodes when they are warmed.
+// The listing that gives it them stores their pages before it is answered,
+// so the reader reads them with no READ too, but for the refill point.
+func TestFilesWarmedBeforeTheirListingAreReadFromThePageCache(t *testing.T) {
+	const n = 40 // per directory: the first fill has a refill point
+	cat := catalog.New(catalog.Options{Origin: testOrigin})
+	bodies := map[string]string{}
+	for _, d := range []string{"a", "b"} {
+		for i := range n {
+			rel := fmt.Sprintf("%s/f%03d.txt", d, i)
+			bodies[rel] = fmt.Sprintf("bytes of %s, %d of them\n", rel, i)
+			require.NoError(t, cat.Add(&catalog.Resource{URI: testOrigin + "/" + rel, Length: int64(len(bodies[rel])),
+				Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex([]byte(bodies[rel]))}}}))
+		}
+	}
+	require.NoError(t, cat.Seal())
+	tf := newTestFSOver(t, cat)
+	for rel, body := range bodies {
+		tf.origin.Set(testOrigin+"/"+rel, []byte(body))
+	}
+	c := &readCounter{FS: tf.fs}
+	root := mountRaw(t, tf, c, true, nil)
+	runtime.LockOSThread() // rsfs knows a process by the thread the kernel names
+	defer runtime.UnlockOSThread()
+	_, err := os.Stat(filepath.Join(root, "a", "f000.txt")) // as grep -r: its listings are answered in full
+	require.NoError(t, err)
+	_, err = os.ReadDir(filepath.Join(root, "a"))
+	require.NoError(t, err)
+	read := func(rel string) {
+		got, err := os.ReadFile(filepath.Join(root, rel))
+		require.NoError(t, err)
+		require.Equal(t, bodies[rel], string(got), rel)
+	}
+	fetched := func(d string) func() bool {
+		return func() bool {
+			for i := range n {
+				if tf.origin.Count(fmt.Sprintf("%s/%s/f%03d.txt", testOrigin, d, i)) != 1 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	read("a/f000.txt")
+	wait.For(t, "a/ to be warmed", fetched("a"))
+	for i := range n { // past the refill point: the window runs on into b/
+		read(fmt.Sprintf("a/f%03d.txt", i))
+	}
+	wait.For(t, "b/ to be warmed before it is listed", fetched("b"))
+	stores := tf.fs.pageStores.Load()
+	entries, err := os.ReadDir(filepath.Join(root, "b"))
+	require.NoError(t, err)
+	require.Len(t, entries, n)
+	assert.GreaterOrEqual(t, tf.fs.pageStores.Load()-stores, int64(n-1), "b/'s files stored by its listing")
+	before := c.reads.Load()
+	for i := range n {
+		read(fmt.Sprintf("b/f%03d.txt", i))
+	}
+	assert.Equal(t, int64(1), c.reads.Load()-before, "READs for b/'s %d files: the refill point alone", n)
+	for rel := range bodies {
+		assert.Equal(t, 1, tf.origin.Count(testOrigin+"/"+rel), rel)
+	}
+}
