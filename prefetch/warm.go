@@ -25,7 +25,8 @@ import (
 // middle of its window, is walking: its window runs on across
 // directories, in that order and at any depth, a fill sized in files,
 // bytes and directories (from the network's round trip and bandwidth,
-// window.go), and is refilled from where it ended each time
+// window.go; a walk that goes on earns larger fills), and is refilled
+// from where it ended each time
 // the reader passes the middle of the last fill. So a walk of small
 // directories costs a round trip per fill, not per directory. A reader
 // that stops stops its window: nothing is fetched past the fill it last
@@ -75,6 +76,7 @@ type walk struct {
 	dueOrd  int            // the reader's reaching the file dueName of the
 	dueName string         // directory at place dueOrd asks for the next fill
 	filling bool
+	walked  int // fills that crossed directories: the next is grown (window.go)
 }
 
 // Reading is called when a reader opens a stream on file id, size bytes
@@ -290,9 +292,16 @@ func (p *Prefetcher) dirDone(dir catalog.NodeID, name string) bool {
 // fill collects w's next window from cur, records the directories it
 // reached and its refill point (its middle file), and warms it.
 func (p *Prefetcher) fill(w *walk, reading catalog.NodeID, cur cursor, cross bool) {
-	win := &warmWindow{p: p, size: p.windowSize(), reading: reading}
-	next := p.collect(win, cur, cross)
 	wm := &p.warm
+	size := p.windowSize()
+	if cross {
+		wm.mu.Lock()
+		size = size.grown(w.walked)
+		w.walked++
+		wm.mu.Unlock()
+	}
+	win := &warmWindow{p: p, size: size, reading: reading}
+	next := p.collect(win, cur, cross)
 	wm.mu.Lock()
 	if wm.reached == nil || len(wm.reached) > warmDirsKept {
 		wm.reached = map[catalog.NodeID]reach{}

@@ -14,6 +14,16 @@ const (
 	warmBytesMin     = 4 << 20  // bytes of one fill, at least
 	warmBytesMax     = 64 << 20 // and at most (the cache's warm budget bounds them too)
 	warmBytesPerTrip = 4        // a fill's bytes: this many round trips of the bandwidth
+	// A walk that goes on doubles its fills, from the second that crosses
+	// directories, up to warmGrownFiles files and warmGrownBytes bytes
+	// (or the network's size, where that is more). On a fast network a
+	// fill is warmFilesMin files, and each costs its reader a wait at the
+	// refill point and at the fill's first file, while rsfs's own
+	// fetching is the limit: a first grep -r of 20,000 files from nginx on
+	// 127.0.0.1 took 6 % less with fills of 256. A reader that stops
+	// leaves at most one grown fill fetched for nothing.
+	warmGrownFiles = 256
+	warmGrownBytes = 16 << 20
 )
 
 // windowSize bounds one fill.
@@ -45,3 +55,12 @@ func clampTo(v int64, lo, hi int) int { return int(min(max(v, int64(lo)), int64(
 // NetworkFunc returns the round trip and bandwidth (bytes a second)
 // measured to the Source; zero where not measured yet.
 type NetworkFunc func() (rtt time.Duration, bandwidth float64)
+
+// grown is the size of a walk's fill after walked fills that crossed
+// directories before it: doubled for each, within warmGrownFiles and
+// warmGrownBytes, never less than s.
+func (s windowSize) grown(walked int) windowSize {
+	factor := int64(1) << min(walked, 16)
+	files := min(int64(s.files)*factor, warmGrownFiles)
+	return windowSize{files: max(s.files, int(files)), bytes: max(s.bytes, min(s.bytes*factor, warmGrownBytes))}
+}
