@@ -65,8 +65,15 @@ func TestWriteRequestMeansWhatRequestWriteMeans(t *testing.T) {
 	// Not GETs, or with a body, or to close: Request.Write's.
 	for _, mk := range []func() *http.Request{
 		func() *http.Request { r, _ := http.NewRequest(http.MethodHead, "http://h/a", nil); return r },
-		func() *http.Request { r, _ := http.NewRequest(http.MethodGet, "http://h/a", bytes.NewReader([]byte("x"))); return r },
-		func() *http.Request { r, _ := http.NewRequest(http.MethodGet, "http://h/a", nil); r.Close = true; return r },
+		func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, "http://h/a", bytes.NewReader([]byte("x")))
+			return r
+		},
+		func() *http.Request {
+			r, _ := http.NewRequest(http.MethodGet, "http://h/a", nil)
+			r.Close = true
+			return r
+		},
 	} {
 		req := mk()
 		assert.False(t, plainGET(req, req.URL.Host, req.URL.RequestURI()))
