@@ -8,8 +8,13 @@ import (
 	"time"
 )
 
-// minGCHeadroom is the least heap growth allowed between collections.
-const minGCHeadroom = 16 << 20
+// minGCHeadroom is the least heap growth allowed between collections. At
+// 16 MiB a first grep -r of 20,000 small files ran about 20 collections,
+// and a first read of 512 MiB 47; at 32 MiB half as many, and each took
+// about 4 % less (medians of 5, interleaved), for 12-15 MiB more at the
+// peak of a burst. What a burst leaves is returned once it pauses (below),
+// so an idle mount holds no more.
+const minGCHeadroom = 32 << 20
 
 // After a burst of reads the heap holds the blocks it evicted, as garbage
 // up to the headroom, and the freed memory the runtime keeps for reuse:

@@ -36,10 +36,11 @@ type inodes struct {
 // 40,968 bytes to 48 KiB. One held alone in its page costs the whole page;
 // a fall frees only the pages it empties. A return costs a full collection
 // and, where the mount is busy, the page faults of growing back: below the
-// least headroom the heap is given between collections (16 MiB,
+// least headroom the heap is given between collections (32 MiB,
 // cache/gcpace.go) a busy mount would grow back into it before its next
-// collection anyway. So the least fall returned is 16 MiB of entries, about
-// 350,000 inodes; a smaller one stays with an idle mount.
+// collection anyway. So the least fall returned is 16 MiB of entries (half
+// that headroom), about 350,000 inodes; a smaller one stays with an idle
+// mount.
 const (
 	inodeHeap     = 48
 	returnMinHeap = 16 << 20
