@@ -64,27 +64,37 @@ func (c *readCounter) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) 
 	return c.FS.Read(cancel, in, buf)
 }
 
+// mountSmallFiles mounts small files of the given directories, n in each
+// (dir/f000.txt, ...), with sha-256 hashes, counting the READs that reach
+// rsfs. It returns the test FS, the counter, the mount's root and the
+// files' bodies by path under it.
+func mountSmallFiles(t *testing.T, n int, dirs ...string) (*testFS, *readCounter, string, map[string]string) {
+	cat := catalog.New(catalog.Options{Origin: testOrigin})
+	bodies := map[string]string{}
+	for _, d := range dirs {
+		for i := range n {
+			rel := fmt.Sprintf("%s/f%03d.txt", d, i)
+			bodies[rel] = fmt.Sprintf("bytes of %s, %d of them\n", rel, i)
+			require.NoError(t, cat.Add(&catalog.Resource{URI: testOrigin + "/" + rel, Length: int64(len(bodies[rel])),
+				Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex([]byte(bodies[rel]))}}}))
+		}
+	}
+	require.NoError(t, cat.Seal())
+	tf := newTestFSOver(t, cat)
+	for rel, body := range bodies {
+		tf.origin.Set(testOrigin+"/"+rel, []byte(body))
+	}
+	c := &readCounter{FS: tf.fs}
+	return tf, c, mountRaw(t, tf, c, true, nil), bodies
+}
+
 // A walk's first read warms its directory, and the warmed files are handed
 // to the kernel's page cache: the reader then reads them with no READ,
 // byte for byte, but for the window's refill point, left for rsfs to see.
 func TestWarmedFilesAreReadFromThePageCache(t *testing.T) {
 	const n = 40 // at least warmRefill: the window has a refill point
-	cat := catalog.New(catalog.Options{Origin: testOrigin})
-	bodies := map[string]string{}
-	for i := range n {
-		name := fmt.Sprintf("f%03d.txt", i)
-		uri := testOrigin + "/d/" + name
-		bodies[name] = fmt.Sprintf("bytes of %s, %d of them\n", uri, i)
-		require.NoError(t, cat.Add(&catalog.Resource{URI: uri, Length: int64(len(bodies[name])),
-			Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex([]byte(bodies[name]))}}}))
-	}
-	require.NoError(t, cat.Seal())
-	tf := newTestFSOver(t, cat)
-	for name, body := range bodies {
-		tf.origin.Set(testOrigin+"/d/"+name, []byte(body))
-	}
-	c := &readCounter{FS: tf.fs}
-	dir := filepath.Join(mountRaw(t, tf, c, true, nil), "d")
+	tf, c, root, bodies := mountSmallFiles(t, n, "d")
+	dir := filepath.Join(root, "d")
 	// As grep -r: a LOOKUP of a file first, so the listing is answered in
 	// full (plus.go) and the kernel holds every file's inode. rsfs knows a
 	// process by the thread the kernel names.
@@ -98,10 +108,10 @@ func TestWarmedFilesAreReadFromThePageCache(t *testing.T) {
 
 	got, err := os.ReadFile(filepath.Join(dir, "f000.txt"))
 	require.NoError(t, err)
-	require.Equal(t, bodies["f000.txt"], string(got))
+	require.Equal(t, bodies["d/f000.txt"], string(got))
 	wait.For(t, "the directory to be warmed", func() bool {
-		for name := range bodies {
-			if tf.origin.Count(testOrigin+"/d/"+name) != 1 {
+		for rel := range bodies {
+			if tf.origin.Count(testOrigin+"/"+rel) != 1 {
 				return false
 			}
 		}
@@ -118,11 +128,11 @@ func TestWarmedFilesAreReadFromThePageCache(t *testing.T) {
 		name := fmt.Sprintf("f%03d.txt", i)
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
-		require.Equal(t, bodies[name], string(got), name)
+		require.Equal(t, bodies["d/"+name], string(got), name)
 	}
 	assert.Equal(t, int64(1), c.reads.Load()-before, "READs for %d files, f000 read before: the refill point alone", n)
-	for name := range bodies {
-		assert.Equal(t, 1, tf.origin.Count(testOrigin+"/d/"+name), name)
+	for rel := range bodies {
+		assert.Equal(t, 1, tf.origin.Count(testOrigin+"/"+rel), rel)
 	}
 }
 
@@ -132,23 +142,7 @@ func TestWarmedFilesAreReadFromThePageCache(t *testing.T) {
 // so the reader reads them with no READ too, but for the refill point.
 func TestFilesWarmedBeforeTheirListingAreReadFromThePageCache(t *testing.T) {
 	const n = 40 // per directory: the first fill has a refill point
-	cat := catalog.New(catalog.Options{Origin: testOrigin})
-	bodies := map[string]string{}
-	for _, d := range []string{"a", "b"} {
-		for i := range n {
-			rel := fmt.Sprintf("%s/f%03d.txt", d, i)
-			bodies[rel] = fmt.Sprintf("bytes of %s, %d of them\n", rel, i)
-			require.NoError(t, cat.Add(&catalog.Resource{URI: testOrigin + "/" + rel, Length: int64(len(bodies[rel])),
-				Hashes: []resourcesync.Hash{{Alg: "sha-256", Value: cachetest.SHA256Hex([]byte(bodies[rel]))}}}))
-		}
-	}
-	require.NoError(t, cat.Seal())
-	tf := newTestFSOver(t, cat)
-	for rel, body := range bodies {
-		tf.origin.Set(testOrigin+"/"+rel, []byte(body))
-	}
-	c := &readCounter{FS: tf.fs}
-	root := mountRaw(t, tf, c, true, nil)
+	tf, c, root, bodies := mountSmallFiles(t, n, "a", "b")
 	runtime.LockOSThread() // rsfs knows a process by the thread the kernel names
 	defer runtime.UnlockOSThread()
 	_, err := os.Stat(filepath.Join(root, "a", "f000.txt")) // as grep -r: its listings are answered in full

@@ -110,6 +110,17 @@ func (w *warmTree) askedOf(p string) int {
 	return w.asked[testOrigin+"/"+p]
 }
 
+// askedAll is how many contents Batch was asked for in all.
+func (w *warmTree) askedAll() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := 0
+	for _, k := range w.asked {
+		n += k
+	}
+	return uint64(n)
+}
+
 func (w *warmTree) totalBytes() int64 {
 	var n int64
 	for _, p := range w.paths {
@@ -282,15 +293,7 @@ func TestWarmWindowStopsWithItsReader(t *testing.T) {
 		w.read(t, p)
 	}
 	claimed := w.blocks.Stats().Warms
-	wait.For(t, "the batches to settle", func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		n := 0
-		for _, k := range w.asked {
-			n += k
-		}
-		return uint64(n) == claimed
-	})
+	wait.For(t, "the batches to settle", func() bool { return w.askedAll() == claimed })
 	last := -1
 	w.mu.Lock()
 	for i, p := range order {

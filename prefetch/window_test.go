@@ -68,15 +68,7 @@ func TestWalkOnAFastNetworkGrowsItsFills(t *testing.T) {
 	for _, p := range order[:1500] {
 		w.read(t, p)
 	}
-	wait.For(t, "the fills to be read", func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		n := 0
-		for _, k := range w.asked {
-			n += k
-		}
-		return uint64(n) == w.blocks.Stats().Warms
-	})
+	wait.For(t, "the fills to be read", func() bool { return w.askedAll() == w.blocks.Stats().Warms })
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	assert.Equal(t, warmGrownFiles, slices.Max(sizes), "fills grew to their bound: %v", sizes)
