@@ -121,9 +121,7 @@ func (f *FS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 
 func (f *FS) ReleaseDir(in *fuse.ReleaseIn) {
 	if h := f.dirs.get(in.Fh); h != nil {
-		h.mu.Lock()
-		f.storeListed(h)
-		h.mu.Unlock()
+		f.storeListed(h.takeStores())
 	}
 	f.dirs.release(in.Fh)
 }
@@ -144,9 +142,9 @@ func (f *FS) readDir(in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.St
 	if h == nil {
 		return fuse.EBADF
 	}
+	f.storeListed(h.takeStores()) // the kernel has taken the earlier answers in
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	f.storeListed(h) // the kernel has taken the earlier answers in
 	if !h.loaded {
 		if !f.cfg.Catalog.ReadDir(h.dir, h.add) {
 			return fuse.ENOENT

@@ -90,17 +90,24 @@ type listedStore struct {
 	unheld
 }
 
-// storeListed stores the files h's earlier answers gave the kernel, from
-// the handler of h's next READDIRPLUS (or of its release), before it
-// answers: the lister's getdents, and so its reads, wait for the pages.
-// This is the one notification rsfs sends from inside a FUSE callback
-// (notify.go sends the others from a goroutine of its own): a store takes
-// the file inode's page locks and no lock the lister holds (the
-// directory's), and nothing a READ of the file waits for waits on this
-// handler. h.mu must be held.
-func (f *FS) storeListed(h *dirHandle) {
+// takeStores returns and forgets the files h's earlier answers gave the
+// kernel, to store (storeListed).
+func (h *dirHandle) takeStores() []listedStore {
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	stores := h.stores
 	h.stores = nil
+	return stores
+}
+
+// storeListed stores files a listing gave the kernel, from the handler of
+// that handle's next READDIRPLUS (or of its release), before it answers:
+// the lister's getdents, and so its reads, wait for the pages. This is the
+// one notification rsfs sends from inside a FUSE callback (notify.go sends
+// the others from a goroutine of its own): a store takes the file inode's
+// page locks and no lock the lister holds (the directory's), and nothing a
+// READ of the file waits for waits on this handler. No lock is held.
+func (f *FS) storeListed(stores []listedStore) {
 	server := f.server.Load()
 	if server == nil {
 		return
