@@ -1,7 +1,10 @@
 package fs
 
 import (
+	"math"
 	"sync"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"rsfs/catalog"
 )
@@ -23,9 +26,10 @@ const unheldMaxBytes = 4 << 20
 // verified block, which never changes; a store goes only into the inode of
 // the version they were verified as (nodeTable.pinStore).
 type unheldStores struct {
-	mu    sync.Mutex
-	m     map[catalog.NodeID]unheld
-	order []catalog.NodeID // oldest first; may name files taken since
+	mu sync.Mutex
+	// kept holds the bytes, oldest first; its count bound is never
+	// reached: add drops by bytes (as cache/lru.go does).
+	kept  *simplelru.LRU[catalog.NodeID, unheld]
 	bytes int64
 }
 
@@ -42,43 +46,30 @@ func (u *unheldStores) add(id catalog.NodeID, gen uint64, data []byte) {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if u.m == nil {
-		u.m = map[catalog.NodeID]unheld{}
+	if u.kept == nil {
+		u.kept, _ = simplelru.NewLRU(math.MaxInt, u.dropped) // errs only for a size <= 0
 	}
-	if old, ok := u.m[id]; ok {
-		u.bytes -= int64(len(old.data))
-	} else {
-		u.order = append(u.order, id)
-	}
-	u.m[id] = unheld{gen: gen, data: data}
+	u.kept.Remove(id) // kept again: its newest bytes, as the newest
+	u.kept.Add(id, unheld{gen: gen, data: data})
 	u.bytes += int64(len(data))
-	for u.bytes > unheldMaxBytes {
-		oldest := u.order[0]
-		u.order = u.order[1:]
-		if w, ok := u.m[oldest]; ok {
-			u.bytes -= int64(len(w.data))
-			delete(u.m, oldest)
-		}
-	}
-	if len(u.order) > 2*len(u.m)+64 { // taken entries: compact
-		kept := u.order[:0]
-		for _, id := range u.order {
-			if _, ok := u.m[id]; ok {
-				kept = append(kept, id)
-			}
-		}
-		u.order = kept
+	for u.bytes > unheldMaxBytes && u.kept.Len() > 0 {
+		u.kept.RemoveOldest()
 	}
 }
+
+// dropped accounts for bytes leaving kept, whatever the reason.
+func (u *unheldStores) dropped(_ catalog.NodeID, w unheld) { u.bytes -= int64(len(w.data)) }
 
 // take returns and forgets what is kept of file id.
 func (u *unheldStores) take(id catalog.NodeID) (unheld, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	w, ok := u.m[id]
+	if u.kept == nil {
+		return unheld{}, false
+	}
+	w, ok := u.kept.Peek(id)
 	if ok {
-		delete(u.m, id)
-		u.bytes -= int64(len(w.data))
+		u.kept.Remove(id)
 	}
 	return w, ok
 }
