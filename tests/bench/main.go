@@ -637,6 +637,31 @@ func cpuTime(pid int) time.Duration {
 	return total
 }
 
+// machineBusy is the CPU time every core has spent on anything but idling
+// since boot (/proc/stat: user, nice, system, irq, softirq; not iowait,
+// nor steal, which is the host's), in clock ticks: the server, the kernel's
+// network and FUSE work, and the readers, which no process's own CPU shows.
+func machineBusy() time.Duration {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return 0
+	}
+	var ticks int64
+	for _, i := range []int{1, 2, 3, 6, 7} { // user nice system irq softirq
+		n, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return 0
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / 100
+}
+
 // statTicks reads utime+stime from a /proc stat file.
 func statTicks(path string) (time.Duration, bool) {
 	data, err := os.ReadFile(path)

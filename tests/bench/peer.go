@@ -48,6 +48,7 @@ type sample struct {
 	secs float64
 	req  requests
 	cpu  float64 // the mount process's CPU seconds (cpuTime) delta
+	busy float64 // the whole machine's CPU seconds meanwhile (machineBusy)
 	err  string
 }
 
@@ -65,11 +66,13 @@ type peerBench struct {
 	refs     map[string][]sample               // reference, by name
 	notes    []string
 	loadFrom string
+	cores    int // the machine's, for coresFloor
 }
 
 func runPeer(cfg peerConfig, rsfsBin, tmp string) error {
 	p := &peerBench{cfg: cfg, tmp: tmp, times: map[string]map[string][]sample{},
-		mem: map[string]map[string][]memSample{}, refs: map[string][]sample{}, loadFrom: loadAvg()}
+		mem: map[string]map[string][]memSample{}, refs: map[string][]sample{}, loadFrom: loadAvg(),
+		cores: runtime.NumCPU()}
 	if err := p.setUp(rsfsBin); err != nil {
 		return err
 	}
@@ -378,14 +381,14 @@ func (p *peerBench) timeCmd(pid int, cmd string) sample {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	mark := p.srv.mark()
-	cpu := cpuTime(pid)
+	cpu, busy := cpuTime(pid), machineBusy()
 	var stderr strings.Builder
 	sh := exec.CommandContext(ctx, "bash", "-c", "set -o pipefail; "+cmd)
 	sh.Stderr = &stderr
 	start := time.Now()
 	err := sh.Run()
 	secs := time.Since(start).Seconds()
-	s := sample{secs: secs, cpu: (cpuTime(pid) - cpu).Seconds()}
+	s := sample{secs: secs, cpu: (cpuTime(pid) - cpu).Seconds(), busy: (machineBusy() - busy).Seconds()}
 	if pid == 0 && sh.ProcessState != nil { // a reference: the command's own CPU, its children's included
 		s.cpu = (sh.ProcessState.UserTime() + sh.ProcessState.SystemTime()).Seconds()
 	}

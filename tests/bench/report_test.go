@@ -79,3 +79,32 @@ func TestSlowerOfTakesTheSlowerMedian(t *testing.T) {
 		t.Error("a missing reference gave a figure")
 	}
 }
+
+// The cores' floor is the parts' whole-machine CPU spread over the cores,
+// unless one part alone takes longer; a client's part is its figure for
+// the measure; a failed or missing part gives no figure.
+func TestCoresFloorSpreadsThePartsCPUOverTheCores(t *testing.T) {
+	p := &peerBench{cores: 2,
+		refs: map[string][]sample{
+			"wire": {{secs: 0.2, busy: 0.3}, {secs: 0.2, busy: 0.25}, {secs: 0.2, busy: 0.2}},
+			"hash": {{secs: 0.3, busy: 0.3}},
+			"bad":  {{err: "exit status 1"}},
+		},
+		times: map[string]map[string][]sample{"fuse": {mCatFirst: {{secs: 0.25, busy: 0.25}}}},
+	}
+	got, ok := p.refSummary(coresFloor("wire", "hash", "client:fuse"), mCatFirst)
+	if want := (0.25 + 0.3 + 0.25) / 2; !ok || got.secs != want || got.busy != 0.8 {
+		t.Errorf("floor = %+v, %v; want %.2f s from 0.8 s of CPU on 2 cores", got, ok, want)
+	}
+	p.refs["hash"] = []sample{{secs: 0.7, busy: 0.7}}
+	got, _ = p.refSummary(coresFloor("wire", "hash", "client:fuse"), mCatFirst)
+	if got.secs != 0.7 {
+		t.Errorf("floor with a part slower than the spread = %.2f s; want that part's 0.70 s", got.secs)
+	}
+	if got, ok := p.refSummary(coresFloor("wire", "bad"), mCatFirst); !ok || got.err == "" {
+		t.Errorf("with a failed part = %+v, %v; want the failure", got, ok)
+	}
+	if _, ok := p.refSummary(coresFloor("wire", "missing"), mCatFirst); ok {
+		t.Error("a missing part gave a figure")
+	}
+}
