@@ -225,10 +225,15 @@ func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
 	if f.verify == nil {
 		return nil
 	}
+	if c := f.c.vers.chainOf(f.content.ID); c != nil {
+		return f.checkChained(c, first, blocks)
+	}
 	f.mu.Lock()
 	done, err := f.verify.observe(first, blocks, reachesEnd)
+	passed := f.verify.takeChain()
 	f.mu.Unlock()
 	if !done || err == nil {
+		f.c.vers.markChained(f.content.ID, passed)
 		return err
 	}
 	f.c.DropContent(f.content.ID)
@@ -238,6 +243,24 @@ func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
 	// none left, the version is bad.
 	f.c.startWhole(f, err)
 	return err
+}
+
+// checkChained checks the blocks a read covered against the chain a pass
+// left: a block already found good costs nothing, any other is hashed on
+// its own. No pass is needed (one in progress is ended). A block that
+// differs is dropped with the content's others, and fails the read.
+func (f *File) checkChained(c *chain, first int64, blocks [][]byte) error {
+	f.mu.Lock()
+	f.verify.stop()
+	f.mu.Unlock()
+	for i, data := range blocks {
+		if err := c.check(f.content.Name, first+int64(i), data); err != nil {
+			f.c.DropContent(f.content.ID)
+			f.logMismatch(err)
+			return err
+		}
+	}
+	return nil
 }
 
 // cachedBlock returns block b if it is cached with the right length.

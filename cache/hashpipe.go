@@ -9,9 +9,11 @@ import (
 // pay for the hash on the read path: reads go on while earlier blocks are
 // hashed, and only Sum waits. Blocks handed to Write must not change (cache
 // blocks never do). Queued blocks bound the memory held: Write blocks when
-// the queue is full.
+// the queue is full. It can record the hash's state after each block
+// (chain.go).
 type hashPipe struct {
 	h       hash.Hash
+	rec     *chainRecorder // nil: no states are recorded
 	queue   chan []byte
 	done    chan struct{}
 	aborted atomic.Bool
@@ -19,8 +21,12 @@ type hashPipe struct {
 
 const hashPipeDepth = 32
 
-func newHashPipe(h hash.Hash) *hashPipe {
+// newHashPipe starts a pipe; with chained, it records the hash's states.
+func newHashPipe(h hash.Hash, chained bool) *hashPipe {
 	p := &hashPipe{h: h, queue: make(chan []byte, hashPipeDepth), done: make(chan struct{})}
+	if chained {
+		p.rec = newChainRecorder(h)
+	}
 	go p.run()
 	return p
 }
@@ -30,6 +36,9 @@ func (p *hashPipe) run() {
 	for b := range p.queue {
 		if !p.aborted.Load() {
 			p.h.Write(b)
+			if p.rec != nil {
+				p.rec.record()
+			}
 		}
 	}
 }
@@ -38,7 +47,7 @@ func (p *hashPipe) run() {
 func (p *hashPipe) Write(b []byte) { p.queue <- b }
 
 // Sum waits until every queued block is hashed and returns the digest. The
-// pipe is finished afterwards.
+// pipe is finished afterwards; its recorded states may be read.
 func (p *hashPipe) Sum() []byte {
 	close(p.queue)
 	<-p.done

@@ -27,7 +27,9 @@ type verifier struct {
 	lookup     func(block int64) ([]byte, bool) // a cached block, without fetching
 
 	h       *hashPipe
-	next    int64 // next block to hash; -1 when no pass is in progress
+	hashed  []weak.Pointer[byte] // the pass's hashed slices, by block (sliceID)
+	passed  *chain               // what the last pass that matched left (chain.go)
+	next    int64                // next block to hash; -1 when no pass is in progress
 	pending map[int64]weak.Pointer[byte]
 	recent  [recentHashed]hashedBlock
 	sawEnd  bool
@@ -80,9 +82,20 @@ func (v *verifier) observe(first int64, blocks [][]byte, reachesEnd bool) (done 
 		return false, nil
 	}
 	sum := v.h.Sum()
+	err = v.digest.check(v.uri, sum)
+	if err == nil {
+		v.passed = v.h.rec.chain(v.digest.new, v.hashed)
+	}
 	v.h = nil
 	v.stop()
-	return true, v.digest.check(v.uri, sum)
+	return true, err
+}
+
+// takeChain returns, once, the chain of the pass that last matched.
+func (v *verifier) takeChain() *chain {
+	c := v.passed
+	v.passed = nil
+	return c
 }
 
 // take hashes block b if it extends the prefix (then the pending blocks that
@@ -119,6 +132,9 @@ func (v *verifier) take(b int64, data []byte) (bool, error) {
 // hash feeds block b to the pass and holds it among the recent ones.
 func (v *verifier) hash(b int64, data []byte) {
 	v.h.Write(data)
+	if v.hashed != nil {
+		v.hashed[b] = sliceID(data)
+	}
 	v.recent[b%recentHashed] = hashedBlock{b: b, data: data}
 	v.next = b + 1
 }
@@ -138,7 +154,11 @@ func (v *verifier) checkHashed(b int64, data []byte) error {
 }
 
 func (v *verifier) start() {
-	v.h = newHashPipe(v.digest.new())
+	chained := v.lastBlock < chainMaxBlocks // a larger content is verified by passes every time
+	v.h = newHashPipe(v.digest.new(), chained)
+	if chained {
+		v.hashed = make([]weak.Pointer[byte], v.lastBlock+1)
+	}
 	v.next = 0
 	v.pending = make(map[int64]weak.Pointer[byte])
 	v.sawEnd = false
@@ -149,6 +169,7 @@ func (v *verifier) stop() {
 		v.h.Abort()
 	}
 	v.h = nil
+	v.hashed = nil
 	v.next = -1
 	v.pending = nil
 	v.recent = [recentHashed]hashedBlock{}

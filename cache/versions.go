@@ -4,8 +4,11 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // A bad version is tried again once its backoff has passed: BadRetryBase
@@ -37,6 +40,11 @@ type versions struct {
 	good  map[string][][sha256.Size]byte
 	order []string // ids in the order they were remembered, for eviction
 	now   func() time.Time
+	// chains are the streamed versions a pass verified (chain.go), oldest
+	// dropped first beyond chainMaxBlocks blocks in all; its count bound
+	// is never reached.
+	chains      *simplelru.LRU[string, *chain]
+	chainBlocks int
 }
 
 // badVersion is a version no copy of which matched its published hash.
@@ -47,7 +55,36 @@ type badVersion struct {
 }
 
 func newVersions() *versions {
-	return &versions{bad: map[string]*badVersion{}, good: map[string][][sha256.Size]byte{}, now: time.Now}
+	v := &versions{bad: map[string]*badVersion{}, good: map[string][][sha256.Size]byte{}, now: time.Now}
+	v.chains, _ = simplelru.NewLRU(math.MaxInt, v.chainDropped) // errs only for a size <= 0
+	return v
+}
+
+// markChained records the chain a pass over streamed version id left.
+func (v *versions) markChained(id string, c *chain) {
+	if c == nil || c.blocks() > chainMaxBlocks {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.bad, id)
+	v.chains.Remove(id)
+	v.chains.Add(id, c)
+	v.chainBlocks += c.blocks()
+	for v.chainBlocks > chainMaxBlocks && v.chains.Len() > 0 {
+		v.chains.RemoveOldest()
+	}
+}
+
+// chainDropped accounts for a chain leaving chains, whatever the reason.
+func (v *versions) chainDropped(_ string, c *chain) { v.chainBlocks -= c.blocks() }
+
+// chainOf returns the chain of streamed version id, if a pass verified it.
+func (v *versions) chainOf(id string) *chain {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	c, _ := v.chains.Get(id)
+	return c
 }
 
 // badErr returns the error a bad version's reads fail with, or nil (also
@@ -67,6 +104,7 @@ func (v *versions) markBad(id string, cause error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	delete(v.good, id)
+	v.chains.Remove(id)
 	b := v.bad[id]
 	if b == nil {
 		b = &badVersion{}
@@ -110,11 +148,16 @@ func (v *versions) verified(id string) bool {
 }
 
 // checkBlock compares a fetched block of a verified version with the sum
-// recorded when it was verified. Unverified versions pass.
+// recorded when it was verified, or with its chain (chain.go). Unverified
+// versions pass.
 func (v *versions) checkBlock(uri, id string, b int64, data []byte) error {
 	v.mu.Lock()
 	sums, ok := v.good[id]
+	c, _ := v.chains.Get(id)
 	v.mu.Unlock()
+	if c != nil {
+		return c.check(uri, b, data)
+	}
 	if !ok || b < 0 || b >= int64(len(sums)) {
 		return nil
 	}
