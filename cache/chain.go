@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+	"sync/atomic"
 	"weak"
 )
 
@@ -97,11 +98,7 @@ func (c *chain) check(uri string, b int64, data []byte) error {
 	if b < 0 || b >= int64(c.blocks()) {
 		return fmt.Errorf("%w: %s: block %d is past the %d blocks that were verified", ErrIntegrity, uri, b, c.blocks())
 	}
-	id := sliceID(data)
-	c.mu.Lock()
-	known := c.good[b] == id
-	c.mu.Unlock()
-	if known {
+	if c.known(b, data) {
 		return nil
 	}
 	h := c.newHash()
@@ -118,8 +115,89 @@ func (c *chain) check(uri string, b int64, data []byte) error {
 	if !bytes.Equal(st, c.stateAfter(b)) {
 		return fmt.Errorf("%w: %s: block %d differs from the bytes verified earlier", ErrIntegrity, uri, b)
 	}
+	id := sliceID(data)
 	c.mu.Lock()
 	c.good[b] = id
 	c.mu.Unlock()
 	return nil
+}
+
+// known reports whether data is the slice last found good for block b.
+func (c *chain) known(b int64, data []byte) bool {
+	if len(data) == 0 || b < 0 || b >= int64(len(c.good)) {
+		return false
+	}
+	c.mu.Lock()
+	good := c.good[b]
+	c.mu.Unlock()
+	return good.Value() == &data[0] // no weak pointer made: a read's check is a load
+}
+
+// chainCheck checks, beside a File's reads, the blocks they were served
+// that the chain does not know yet (read back from the disk cache, say), as
+// a pass hashes beside them: reads go on, a mismatch fails the File's next
+// read, and a read that reaches the end waits for every check before it.
+// Queued blocks bound the memory held: queueing waits when the queue is
+// full. Not for concurrent use (the File's lock is held).
+type chainCheck struct {
+	queue   chan chainItem
+	done    chan struct{}
+	bad     chan struct{} // closed at the first mismatch, once err is set
+	err     error
+	aborted atomic.Bool
+	last    chainItem // the last block queued: the reads of one block queue it once
+}
+
+type chainItem struct {
+	b    int64
+	data []byte
+}
+
+func newChainCheck(c *chain, uri string) *chainCheck {
+	k := &chainCheck{queue: make(chan chainItem, hashPipeDepth), done: make(chan struct{}), bad: make(chan struct{}),
+		last: chainItem{b: -1}}
+	go func() {
+		defer close(k.done)
+		for it := range k.queue {
+			if k.err != nil || k.aborted.Load() {
+				continue
+			}
+			if k.err = c.check(uri, it.b, it.data); k.err != nil {
+				close(k.bad)
+			}
+		}
+	}()
+	return k
+}
+
+// add queues block b's data for checking, unless it was the last queued.
+func (k *chainCheck) add(b int64, data []byte) {
+	if k.last.b == b && len(k.last.data) == len(data) && (len(data) == 0 || &k.last.data[0] == &data[0]) {
+		return
+	}
+	k.last = chainItem{b, data}
+	k.queue <- k.last
+}
+
+// failed returns the mismatch found so far, if any, without waiting.
+func (k *chainCheck) failed() error {
+	select {
+	case <-k.bad:
+		return k.err
+	default:
+		return nil
+	}
+}
+
+// wait ends the checks and returns the first mismatch, if any.
+func (k *chainCheck) wait() error {
+	close(k.queue)
+	<-k.done
+	return k.err
+}
+
+// abort ends the checks without making those still queued.
+func (k *chainCheck) abort() {
+	k.aborted.Store(true)
+	close(k.queue)
 }

@@ -125,3 +125,36 @@ func TestChainsAreBoundedByTheirBlocks(t *testing.T) {
 	assert.Nil(t, v.chainOf("c"), "a bad version has no chain")
 	assert.Equal(t, 2*third, v.chainBlocks)
 }
+
+// A block the chain does not know (read back from the disk cache, say) is
+// checked beside the reads: a mismatch fails the read that reaches the end
+// at the latest, never passes in silence.
+func TestChainedBlockWithOtherBytesInTheCacheFailsTheWholeRead(t *testing.T) {
+	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
+	data := randomBytes(6*testBlock, 44)
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
+	fetcher := &memOrigin{data: data}
+	f := c.Open(content, fetcher)
+	defer f.Close()
+	got, _ := readAll(testCtx(t), f, testBlock)
+	require.Equal(t, data, got)
+	require.NotNil(t, c.vers.chainOf("v1"))
+
+	// Block 3 comes back with other bytes, past the fill's checks (as a
+	// disk cache block would).
+	c.mu.Lock()
+	c.lru.add(blockKey{"v1", 3}, corrupt(data[3*testBlock:4*testBlock], 9))
+	c.mu.Unlock()
+	g := c.Open(content, fetcher)
+	defer g.Close()
+	_, errs := readAll(testCtx(t), g, testBlock/2)
+	assert.ErrorIs(t, errs[len(errs)-1], ErrIntegrity, "the whole read ends in an integrity error, not EOF")
+	_, ok := c.peek(blockKey{"v1", 3})
+	assert.False(t, ok, "the block that differs is dropped")
+
+	h := c.Open(content, fetcher) // the next reader fetches it again, and it matches
+	defer h.Close()
+	got, errs = readAll(testCtx(t), h, testBlock)
+	assert.Equal(t, data, got)
+	assert.ErrorIs(t, errs[len(errs)-1], io.EOF)
+}

@@ -30,7 +30,8 @@ type File struct {
 
 	mu       sync.Mutex
 	closed   bool
-	verify   *verifier // nil unless a multi-block content has a known hash
+	verify   *verifier   // nil unless a multi-block content has a known hash
+	checks   *chainCheck // blocks of a chained version checked beside the reads
 	seq      sequence
 	stream   *blockStream // the sequential reader's stream, if one runs
 	emptyErr error
@@ -157,6 +158,10 @@ func (f *File) Close() {
 	if f.verify != nil {
 		f.verify.stop() // ends a pass in progress, and its hashing goroutine
 	}
+	if f.checks != nil {
+		f.checks.abort() // ends the checks' goroutine
+		f.checks = nil
+	}
 	f.mu.Unlock()
 	f.cancel()
 	f.wg.Wait()
@@ -226,7 +231,7 @@ func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
 		return nil
 	}
 	if c := f.c.vers.chainOf(f.content.ID); c != nil {
-		return f.checkChained(c, first, blocks)
+		return f.checkChained(c, first, blocks, reachesEnd)
 	}
 	f.mu.Lock()
 	done, err := f.verify.observe(first, blocks, reachesEnd)
@@ -246,21 +251,37 @@ func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
 }
 
 // checkChained checks the blocks a read covered against the chain a pass
-// left: a block already found good costs nothing, any other is hashed on
-// its own. No pass is needed (one in progress is ended). A block that
-// differs is dropped with the content's others, and fails the read.
-func (f *File) checkChained(c *chain, first int64, blocks [][]byte) error {
+// left (chain.go): a block already found good costs nothing; any other is
+// checked on its own, beside the reads (chainCheck), and the read that
+// reaches the end waits for those checks. No pass is needed (one in
+// progress is ended). A block that differs drops the content's blocks and
+// fails the File.
+func (f *File) checkChained(c *chain, first int64, blocks [][]byte, reachesEnd bool) error {
 	f.mu.Lock()
 	f.verify.stop()
-	f.mu.Unlock()
 	for i, data := range blocks {
-		if err := c.check(f.content.Name, first+int64(i), data); err != nil {
-			f.c.DropContent(f.content.ID)
-			f.logMismatch(err)
-			return err
+		if b := first + int64(i); !c.known(b, data) {
+			if f.checks == nil {
+				f.checks = newChainCheck(c, f.content.Name)
+			}
+			f.checks.add(b, data)
 		}
 	}
-	return nil
+	var err error
+	switch {
+	case f.checks == nil:
+	case reachesEnd:
+		err = f.checks.wait()
+		f.checks = nil
+	default:
+		err = f.checks.failed()
+	}
+	f.mu.Unlock()
+	if err != nil {
+		f.c.DropContent(f.content.ID)
+		f.logMismatch(err)
+	}
+	return err
 }
 
 // cachedBlock returns block b if it is cached with the right length.
