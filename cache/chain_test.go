@@ -73,7 +73,7 @@ func TestChainedBlockFetchedAgainWithOtherBytesIsRefused(t *testing.T) {
 	n, err = g.ReadAt(testCtx(t), buf, 2*testBlock) // block 2: changed
 	require.ErrorIs(t, err, ErrIntegrity, "a block with other bytes than those verified")
 	assert.Zero(t, n)
-	assert.ErrorIs(t, c.vers.checkBlock("u", "v1", 2, corrupt(data[2*testBlock:3*testBlock], 7)), ErrIntegrity,
+	assert.ErrorIs(t, c.vers.checkBlock("u", "v1", 2, corrupt(data[2*testBlock:3*testBlock], 7), true), ErrIntegrity,
 		"the fill's check refuses it too, before it is stored")
 }
 

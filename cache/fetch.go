@@ -59,7 +59,7 @@ func (f *File) fetchBlockOnce(ctx context.Context, b int64) ([]byte, error) {
 	if toEnd {
 		f.rangeIgnored.Store(true)
 	}
-	data, err := f.readBlockFrom(rc, b, !toEnd || b == f.lastBlock)
+	data, err := f.readBlockFrom(rc, b, !toEnd || b == f.lastBlock, true)
 	if err == nil && f.lastBlock == 0 {
 		err = f.checkSmall(data)
 	} else if errors.Is(err, ErrIntegrity) {
@@ -83,8 +83,12 @@ func (f *File) fetchBlockOnce(ctx context.Context, b int64) ([]byte, error) {
 }
 
 // readBlockFrom reads exactly the bytes of block b from r; when atEnd, the
-// stream must end there.
-func (f *File) readBlockFrom(r io.Reader, b int64, atEnd bool) ([]byte, error) {
+// stream must end there. A block of a verified version is checked; with
+// chained, also against the version's chain (chain.go): a fill of one
+// block checks it before it is stored, while a stream's blocks are checked
+// beside its reader's reads (checkChained), so that the hash does not slow
+// the transfer.
+func (f *File) readBlockFrom(r io.Reader, b int64, atEnd, chained bool) ([]byte, error) {
 	off, n := f.blockRange(b)
 	data := make([]byte, n)
 	got, err := io.ReadFull(r, data)
@@ -100,7 +104,7 @@ func (f *File) readBlockFrom(r io.Reader, b int64, atEnd bool) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if err := f.c.vers.checkBlock(f.content.Name, f.content.ID, b, data); err != nil {
+	if err := f.c.vers.checkBlock(f.content.Name, f.content.ID, b, data, chained); err != nil {
 		f.c.log.Error("block differs from the verified version", "uri", f.content.Name, "block", b)
 		return nil, err
 	}
@@ -177,7 +181,7 @@ func (f *File) continueStream(rc io.ReadCloser, cancel context.CancelFunc, first
 		if watchdog != nil {
 			watchdog.Reset(f.c.fillTimeout)
 		}
-		data, err := f.readBlockFrom(rc, b, b == f.lastBlock)
+		data, err := f.readBlockFrom(rc, b, b == f.lastBlock, false)
 		if err != nil {
 			f.releaseClaims(b, claims[i:], err)
 			return

@@ -161,7 +161,7 @@ func (s *blockStream) fill(rc io.Reader, fl *flight, b int64) error {
 		watchdog = time.AfterFunc(f.c.fillTimeout, s.cancel)
 		defer watchdog.Stop()
 	}
-	data, err := f.readBlockFrom(rc, b, b == f.lastBlock)
+	data, err := f.readBlockFrom(rc, b, b == f.lastBlock, false)
 	if err != nil {
 		f.c.finish(k, fl, nil, fmt.Errorf("%w: stream stopped: %v", errReleased, err))
 		return err

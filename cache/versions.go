@@ -148,14 +148,14 @@ func (v *versions) verified(id string) bool {
 }
 
 // checkBlock compares a fetched block of a verified version with the sum
-// recorded when it was verified, or with its chain (chain.go). Unverified
-// versions pass.
-func (v *versions) checkBlock(uri, id string, b int64, data []byte) error {
+// recorded when it was verified, or, with chained, with its chain
+// (chain.go). Unverified versions pass.
+func (v *versions) checkBlock(uri, id string, b int64, data []byte, chained bool) error {
 	v.mu.Lock()
 	sums, ok := v.good[id]
 	c, _ := v.chains.Get(id)
 	v.mu.Unlock()
-	if c != nil {
+	if c != nil && chained {
 		return c.check(uri, b, data)
 	}
 	if !ok || b < 0 || b >= int64(len(sums)) {
