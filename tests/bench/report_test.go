@@ -81,8 +81,9 @@ func TestSlowerOfTakesTheSlowerMedian(t *testing.T) {
 }
 
 // The cores' floor is the parts' whole-machine CPU spread over the cores,
-// unless one part alone takes longer; a client's part is its figure for
-// the measure; a failed or missing part gives no figure.
+// unless one part alone takes longer; each part counts by its least
+// sample; a client's part is its figure for the measure; a failed or
+// missing part gives no figure.
 func TestCoresFloorSpreadsThePartsCPUOverTheCores(t *testing.T) {
 	p := &peerBench{cores: 2,
 		refs: map[string][]sample{
@@ -93,8 +94,8 @@ func TestCoresFloorSpreadsThePartsCPUOverTheCores(t *testing.T) {
 		times: map[string]map[string][]sample{"fuse": {mCatFirst: {{secs: 0.25, busy: 0.25}}}},
 	}
 	got, ok := p.refSummary(coresFloor("wire", "hash", "client:fuse"), mCatFirst)
-	if want := (0.25 + 0.3 + 0.25) / 2; !ok || got.secs != want || got.busy != 0.8 {
-		t.Errorf("floor = %+v, %v; want %.2f s from 0.8 s of CPU on 2 cores", got, ok, want)
+	if want := (0.2 + 0.3 + 0.25) / 2; !ok || got.secs != want || got.busy != 0.2+0.3+0.25 {
+		t.Errorf("floor = %+v, %v; want %.3f s from the wire's least 0.2 s, 0.3 s and 0.25 s of CPU on 2 cores", got, ok, want)
 	}
 	p.refs["hash"] = []sample{{secs: 0.7, busy: 0.7}}
 	got, _ = p.refSummary(coresFloor("wire", "hash", "client:fuse"), mCatFirst)
