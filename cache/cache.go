@@ -40,6 +40,15 @@ type Cache struct {
 	lastBusy                                                                       atomic.Int64 // time.Now().UnixNano() of the last Busy
 
 	verifyFailures status.Events // bytes that disagreed with the published length or hash
+	// hashed counts the bytes hashed to verify contents (countHashed).
+	hashed atomic.Uint64
+}
+
+// countHashed adds n bytes hashed for verification to *c, if c is set.
+func countHashed(c *atomic.Uint64, n int) {
+	if c != nil {
+		c.Add(uint64(n))
+	}
 }
 
 // Stats counts what a Cache did since it was made.
@@ -51,6 +60,7 @@ type Stats struct {
 	Prefetches uint64 // fills started by prefetch
 	Streamed   uint64 // blocks stored from a stream continuing past its fill
 	Drops      uint64 // blocks removed by DropContent
+	Hashed     uint64 // bytes hashed to verify contents (each hash of a byte counts)
 	Evictions  uint64 // blocks evicted to stay within MaxBytes
 	Bytes      int64  // bytes cached now
 	Blocks     int    // blocks cached now
@@ -115,6 +125,7 @@ func newMemoryCache(cfg Config) *Cache {
 		wholes:               make(map[string]*wholeFlight),
 		vers:                 newVersions(),
 	}
+	c.vers.hashed = &c.hashed
 	c.lastBusy.Store(time.Now().UnixNano())
 	return c
 }
@@ -237,6 +248,7 @@ func (c *Cache) Stats() Stats {
 		FillErrors:     c.fillErrors.Load(),
 		Prefetches:     c.prefetches.Load(),
 		Streamed:       c.streamed.Load(),
+		Hashed:         c.hashed.Load(),
 		Drops:          c.drops.Load(),
 		Evictions:      evictions,
 		Bytes:          bytes,

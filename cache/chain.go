@@ -28,6 +28,7 @@ import (
 // read.
 type chain struct {
 	newHash   func() hash.Hash
+	hashed    *atomic.Uint64 // bytes hashed are counted here, if set
 	stateSize int
 	states    []byte // the marshalled state after block b at b*stateSize
 
@@ -79,11 +80,11 @@ func (r *chainRecorder) record() {
 
 // chain returns the chain of a pass that hashed blocks whose slices are
 // ids, in order, or nil if the states are not all there.
-func (r *chainRecorder) chain(newHash func() hash.Hash, ids []weak.Pointer[byte]) *chain {
+func (r *chainRecorder) chain(newHash func() hash.Hash, ids []weak.Pointer[byte], hashed *atomic.Uint64) *chain {
 	if r == nil || r.broken || r.size == 0 || len(r.states) != r.size*len(ids) {
 		return nil
 	}
-	return &chain{newHash: newHash, stateSize: r.size, states: r.states, good: ids}
+	return &chain{newHash: newHash, hashed: hashed, stateSize: r.size, states: r.states, good: ids}
 }
 
 func (c *chain) blocks() int { return len(c.good) }
@@ -108,6 +109,7 @@ func (c *chain) check(uri string, b int64, data []byte) error {
 		}
 	}
 	h.Write(data)
+	countHashed(c.hashed, len(data))
 	st, err := h.(encoding.BinaryMarshaler).MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("cache: %s: the hash after block %d: %w", uri, b, err)
@@ -153,7 +155,9 @@ type chainItem struct {
 	data []byte
 }
 
-func newChainCheck(c *chain, uri string) *chainCheck {
+// newChainCheck starts the checks; onBad is called (from the checks'
+// goroutine) at the first mismatch, before a read can be told of it.
+func newChainCheck(c *chain, uri string, onBad func(error)) *chainCheck {
 	k := &chainCheck{queue: make(chan chainItem, hashPipeDepth), done: make(chan struct{}), bad: make(chan struct{}),
 		last: chainItem{b: -1}}
 	go func() {
@@ -163,6 +167,7 @@ func newChainCheck(c *chain, uri string) *chainCheck {
 				continue
 			}
 			if k.err = c.check(uri, it.b, it.data); k.err != nil {
+				onBad(k.err)
 				close(k.bad)
 			}
 		}

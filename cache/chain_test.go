@@ -82,7 +82,7 @@ func TestChainedBlockFetchedAgainWithOtherBytesIsRefused(t *testing.T) {
 func TestChainChecksEachBlockOnItsOwn(t *testing.T) {
 	data := randomBytes(3*testBlock+10, 43)
 	blocks := [][]byte{data[:testBlock], data[testBlock : 2*testBlock], data[2*testBlock : 3*testBlock], data[3*testBlock:]}
-	p := newHashPipe(sha256.New(), true)
+	p := newHashPipe(sha256.New(), true, nil)
 	ids := make([]weak.Pointer[byte], len(blocks))
 	for i, b := range blocks {
 		p.Write(b)
@@ -91,7 +91,7 @@ func TestChainChecksEachBlockOnItsOwn(t *testing.T) {
 	sum := p.Sum()
 	want := sha256.Sum256(data)
 	require.Equal(t, want[:], sum)
-	ch := p.rec.chain(sha256.New, ids)
+	ch := p.rec.chain(sha256.New, ids, nil)
 	require.NotNil(t, ch)
 	for i, b := range blocks {
 		assert.NoError(t, ch.check("u", int64(i), b), "block %d, the slice hashed", i)
@@ -130,7 +130,7 @@ func TestChainsAreBoundedByTheirBlocks(t *testing.T) {
 // checked beside the reads: a mismatch fails the read that reaches the end
 // at the latest, never passes in silence.
 func TestChainedBlockWithOtherBytesInTheCacheFailsTheWholeRead(t *testing.T) {
-	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
+	c, logs := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
 	data := randomBytes(6*testBlock, 44)
 	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
 	fetcher := &memOrigin{data: data}
@@ -151,6 +151,8 @@ func TestChainedBlockWithOtherBytesInTheCacheFailsTheWholeRead(t *testing.T) {
 	assert.ErrorIs(t, errs[len(errs)-1], ErrIntegrity, "the whole read ends in an integrity error, not EOF")
 	_, ok := c.peek(blockKey{"v1", 3})
 	assert.False(t, ok, "the block that differs is dropped")
+	assert.EqualValues(t, 1, c.VerifyFailures(0, 0).Total, "counted, for rsfs status")
+	assert.Contains(t, logs.String(), "block 3 differs from the bytes verified earlier")
 
 	h := c.Open(content, fetcher) // the next reader fetches it again, and it matches
 	defer h.Close()

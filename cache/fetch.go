@@ -134,6 +134,7 @@ func (f *File) checkSmall(data []byte) error {
 	if !f.hasDigest {
 		return nil
 	}
+	countHashed(&f.c.hashed, len(data))
 	err := f.digest.checkData(f.content.Name, data)
 	if err != nil {
 		f.logMismatch(err)

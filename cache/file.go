@@ -57,7 +57,7 @@ func (c *Cache) Open(content Content, fetcher Fetcher) *File {
 	}
 	f.digest, f.hasDigest = strongestDigest(content.Hashes)
 	if f.hasDigest && f.lastBlock > 0 {
-		f.verify = newVerifier(f.digest, content.Name, f.lastBlock, c.maxPendingHashBlocks, f.cachedBlock)
+		f.verify = newVerifier(f.digest, content.Name, f.lastBlock, c.maxPendingHashBlocks, f.cachedBlock, &c.hashed)
 	}
 	f.seq.reset()
 	return f
@@ -254,15 +254,15 @@ func (f *File) verifyPass(first int64, blocks [][]byte, reachesEnd bool) error {
 // left (chain.go): a block already found good costs nothing; any other is
 // checked on its own, beside the reads (chainCheck), and the read that
 // reaches the end waits for those checks. No pass is needed (one in
-// progress is ended). A block that differs drops the content's blocks and
-// fails the File.
+// progress is ended). A block that differs drops the content's blocks
+// (chainMismatch) and fails the File's next read.
 func (f *File) checkChained(c *chain, first int64, blocks [][]byte, reachesEnd bool) error {
 	f.mu.Lock()
 	f.verify.stop()
 	for i, data := range blocks {
 		if b := first + int64(i); !c.known(b, data) {
 			if f.checks == nil {
-				f.checks = newChainCheck(c, f.content.Name)
+				f.checks = newChainCheck(c, f.content.Name, f.chainMismatch)
 			}
 			f.checks.add(b, data)
 		}
@@ -277,11 +277,16 @@ func (f *File) checkChained(c *chain, first int64, blocks [][]byte, reachesEnd b
 		err = f.checks.failed()
 	}
 	f.mu.Unlock()
-	if err != nil {
-		f.c.DropContent(f.content.ID)
-		f.logMismatch(err)
-	}
 	return err
+}
+
+// chainMismatch drops the content's blocks (the one that differs among
+// them) and logs, as soon as a check beside the reads finds a block that
+// differs from the verified bytes, whether or not a read comes after.
+func (f *File) chainMismatch(err error) {
+	f.c.DropContent(f.content.ID)
+	f.c.verifyFailures.Add(err.Error())
+	f.c.log.Error("block differs from the verified version", "uri", f.content.Name, "id", f.content.ID, "err", err)
 }
 
 // cachedBlock returns block b if it is cached with the right length.

@@ -14,6 +14,7 @@ import (
 type hashPipe struct {
 	h       hash.Hash
 	rec     *chainRecorder // nil: no states are recorded
+	hashed  *atomic.Uint64 // bytes hashed are counted here, if set
 	queue   chan []byte
 	done    chan struct{}
 	aborted atomic.Bool
@@ -22,8 +23,9 @@ type hashPipe struct {
 const hashPipeDepth = 32
 
 // newHashPipe starts a pipe; with chained, it records the hash's states.
-func newHashPipe(h hash.Hash, chained bool) *hashPipe {
-	p := &hashPipe{h: h, queue: make(chan []byte, hashPipeDepth), done: make(chan struct{})}
+// The bytes it hashes are counted in hashed, if set.
+func newHashPipe(h hash.Hash, chained bool, hashed *atomic.Uint64) *hashPipe {
+	p := &hashPipe{h: h, hashed: hashed, queue: make(chan []byte, hashPipeDepth), done: make(chan struct{})}
 	if chained {
 		p.rec = newChainRecorder(h)
 	}
@@ -36,6 +38,7 @@ func (p *hashPipe) run() {
 	for b := range p.queue {
 		if !p.aborted.Load() {
 			p.h.Write(b)
+			countHashed(p.hashed, len(b))
 			if p.rec != nil {
 				p.rec.record()
 			}

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"sync/atomic"
 	"bytes"
 	"fmt"
 	"weak"
@@ -25,9 +26,10 @@ type verifier struct {
 	lastBlock  int64
 	maxPending int
 	lookup     func(block int64) ([]byte, bool) // a cached block, without fetching
+	hashed     *atomic.Uint64                   // the Cache's count of bytes hashed
 
 	h       *hashPipe
-	hashed  []weak.Pointer[byte] // the pass's hashed slices, by block (sliceID)
+	hashedIDs []weak.Pointer[byte] // the pass's hashed slices, by block (sliceID)
 	passed  *chain               // what the last pass that matched left (chain.go)
 	next    int64                // next block to hash; -1 when no pass is in progress
 	pending map[int64]weak.Pointer[byte]
@@ -54,8 +56,8 @@ func sliceID(data []byte) weak.Pointer[byte] {
 	return weak.Make(&data[0])
 }
 
-func newVerifier(d digest, uri string, lastBlock int64, maxPending int, lookup func(int64) ([]byte, bool)) *verifier {
-	return &verifier{digest: d, uri: uri, lastBlock: lastBlock, maxPending: maxPending, lookup: lookup, next: -1}
+func newVerifier(d digest, uri string, lastBlock int64, maxPending int, lookup func(int64) ([]byte, bool), hashed *atomic.Uint64) *verifier {
+	return &verifier{digest: d, uri: uri, lastBlock: lastBlock, maxPending: maxPending, lookup: lookup, hashed: hashed, next: -1}
 }
 
 // observe takes the blocks first, first+1, ... that a read covered, and
@@ -84,7 +86,7 @@ func (v *verifier) observe(first int64, blocks [][]byte, reachesEnd bool) (done 
 	sum := v.h.Sum()
 	err = v.digest.check(v.uri, sum)
 	if err == nil {
-		v.passed = v.h.rec.chain(v.digest.new, v.hashed)
+		v.passed = v.h.rec.chain(v.digest.new, v.hashedIDs, v.hashed)
 	}
 	v.h = nil
 	v.stop()
@@ -132,8 +134,8 @@ func (v *verifier) take(b int64, data []byte) (bool, error) {
 // hash feeds block b to the pass and holds it among the recent ones.
 func (v *verifier) hash(b int64, data []byte) {
 	v.h.Write(data)
-	if v.hashed != nil {
-		v.hashed[b] = sliceID(data)
+	if v.hashedIDs != nil {
+		v.hashedIDs[b] = sliceID(data)
 	}
 	v.recent[b%recentHashed] = hashedBlock{b: b, data: data}
 	v.next = b + 1
@@ -155,9 +157,9 @@ func (v *verifier) checkHashed(b int64, data []byte) error {
 
 func (v *verifier) start() {
 	chained := v.lastBlock < chainMaxBlocks // a larger content is verified by passes every time
-	v.h = newHashPipe(v.digest.new(), chained)
+	v.h = newHashPipe(v.digest.new(), chained, v.hashed)
 	if chained {
-		v.hashed = make([]weak.Pointer[byte], v.lastBlock+1)
+		v.hashedIDs = make([]weak.Pointer[byte], v.lastBlock+1)
 	}
 	v.next = 0
 	v.pending = make(map[int64]weak.Pointer[byte])
@@ -169,7 +171,7 @@ func (v *verifier) stop() {
 		v.h.Abort()
 	}
 	v.h = nil
-	v.hashed = nil
+	v.hashedIDs = nil
 	v.next = -1
 	v.pending = nil
 	v.recent = [recentHashed]hashedBlock{}

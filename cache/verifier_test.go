@@ -30,7 +30,7 @@ func TestVerifierPendingBlockEvictedAbandonsPass(t *testing.T) {
 			return nil, false
 		}
 		return blocks[b], true
-	})
+	}, nil)
 	// Block 1 is read before block 0 and evicted before the prefix reaches it.
 	readOneThenZeroAbandons(t, v, blocks, "pass abandoned")
 
@@ -48,7 +48,7 @@ func TestVerifierPendingBlockEvictedAbandonsPass(t *testing.T) {
 
 func TestVerifierTooManyPendingAbandons(t *testing.T) {
 	d := digest{alg: "sha-256", want: "00", new: sha256.New}
-	v := newVerifier(d, "u", 100, 2, func(int64) ([]byte, bool) { return nil, false })
+	v := newVerifier(d, "u", 100, 2, func(int64) ([]byte, bool) { return nil, false }, nil)
 	for _, b := range []int64{5, 6} {
 		_, err := v.observe(b, [][]byte{{1}}, false)
 		require.NoError(t, err)
@@ -63,7 +63,7 @@ func TestVerifierWaitsForTheReadReachingTheEnd(t *testing.T) {
 	data := randomBytes(3*100, 31)
 	blocks := blocksOf(data, 100)
 	d, _ := strongestDigest(wrongSHA256())
-	v := newVerifier(d, "u", 2, 10, func(int64) ([]byte, bool) { return nil, false })
+	v := newVerifier(d, "u", 2, 10, func(int64) ([]byte, bool) { return nil, false }, nil)
 	done, err := v.observe(0, blocks, false) // touches every block, stops short of the end
 	assert.False(t, done)
 	assert.NoError(t, err)
@@ -95,7 +95,7 @@ func TestVerifierChecksAHashedBlockFetchedAgain(t *testing.T) {
 	data := randomBytes(3*100, 32)
 	blocks := blocksOf(data, 100)
 	d, _ := strongestDigest(sha256Of(data))
-	v := newVerifier(d, "u", 2, 10, func(int64) ([]byte, bool) { return nil, false })
+	v := newVerifier(d, "u", 2, 10, func(int64) ([]byte, bool) { return nil, false }, nil)
 	done, err := v.observe(0, blocks[0:1], false) // hashes block 0
 	require.False(t, done)
 	require.NoError(t, err)
@@ -117,7 +117,7 @@ func TestVerifierPendingBlockFetchedAgainAbandonsPass(t *testing.T) {
 	blocks := blocksOf(data, 100)
 	d, _ := strongestDigest(sha256Of(data))
 	refetched := bytes.Clone(blocks[1]) // the same bytes, but not the slice served
-	v := newVerifier(d, "u", 2, 10, func(b int64) ([]byte, bool) { return refetched, b == 1 })
+	v := newVerifier(d, "u", 2, 10, func(b int64) ([]byte, bool) { return refetched, b == 1 }, nil)
 	readOneThenZeroAbandons(t, v, blocks, "pass abandoned: the cache no longer holds the bytes served")
 }
 

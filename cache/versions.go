@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/simplelru"
@@ -45,6 +46,7 @@ type versions struct {
 	// is never reached.
 	chains      *simplelru.LRU[string, *chain]
 	chainBlocks int
+	hashed      *atomic.Uint64 // the Cache's count of bytes hashed (countHashed)
 }
 
 // badVersion is a version no copy of which matched its published hash.
@@ -161,6 +163,7 @@ func (v *versions) checkBlock(uri, id string, b int64, data []byte, chained bool
 	if !ok || b < 0 || b >= int64(len(sums)) {
 		return nil
 	}
+	countHashed(v.hashed, len(data))
 	if sha256.Sum256(data) != sums[b] {
 		return fmt.Errorf("%w: %s: block %d differs from the bytes verified earlier", ErrIntegrity, uri, b)
 	}

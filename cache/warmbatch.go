@@ -153,6 +153,7 @@ func (c *Cache) checkSmall(content Content, data []byte) error {
 		return fmt.Errorf("%w: %s: %d bytes, published length %d", ErrIntegrity, content.Name, len(data), content.Size)
 	}
 	if d, ok := strongestDigest(content.Hashes); ok {
+		countHashed(&c.hashed, len(data))
 		if err := d.checkData(content.Name, data); err != nil {
 			return err
 		}

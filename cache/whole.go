@@ -125,6 +125,7 @@ func (f *File) hashWhole(ctx context.Context) ([][sha256.Size]byte, error) {
 		for i, data := range blocks {
 			h.Write(data)
 			sums[first+int64(i)] = sha256.Sum256(data)
+			countHashed(&f.c.hashed, 2*len(data)) // the published hash, and the block's sum
 		}
 	}
 	return sums, f.digest.check(f.content.Name, h.Sum(nil))

@@ -29,6 +29,7 @@ var (
 	descCacheEvict   = desc("rsfs_cache_evictions_total", "Blocks evicted to stay within the tier's size, by tier.", "tier")
 	descCacheBytes   = desc("rsfs_cache_bytes", "Bytes cached now, by tier.", "tier")
 	descVerify       = desc("rsfs_verification_failures_total", "Contents whose bytes disagreed with their published length or hash.")
+	descHashed       = desc("rsfs_hashed_bytes_total", "Bytes hashed to verify contents against their published hashes (a byte hashed twice counts twice); a large file read again is not hashed again.")
 	descReadErrors   = desc("rsfs_read_errors_total", "Reads answered with EIO.")
 	descPageStores   = desc("rsfs_kernel_page_stores_total", "Small files warmed ahead of their reader and handed to the kernel's page cache, to be read there with no READ.")
 	descPolls        = desc("rsfs_polls_total", "Polls of the Change Lists (of an Atom-PMH feed: of its subscription document), by result (ok, error).", "result")
@@ -52,7 +53,7 @@ var (
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRequests, descBytes, descRetries, descCacheHits, descCacheMisses,
-		descCacheEvict, descCacheBytes, descVerify, descReadErrors, descPageStores, descPolls, descPollDuration, descPollTime,
+		descCacheEvict, descCacheBytes, descVerify, descHashed, descReadErrors, descPageStores, descPolls, descPollDuration, descPollTime,
 		descApplied, descReloads, descDrift, descDegraded, descPushState, descPushed, descLag, descPosition, descResources, descSetResources, descHeld, descThrottled, descLimitFlight, descLimitRate} {
 		ch <- d
 	}
@@ -93,6 +94,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descCacheBytes, float64(cs.DiskBytes), "disk")
 	}
 	counter(descVerify, float64(c.r.Cache.VerifyFailures(0, 0).Total))
+	counter(descHashed, float64(cs.Hashed))
 	counter(descReadErrors, float64(c.r.ReadErrors.Since(0, 0).Total))
 	if c.r.PageStores != nil {
 		counter(descPageStores, float64(c.r.PageStores()))
