@@ -11,7 +11,25 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"rsfs/tests/logbuf"
 )
+
+// verifiedStreamed makes a cache that streams every content and reads
+// data (content "v1") whole once through fetcher, so that its pass
+// matches and leaves a chain.
+func verifiedStreamed(t *testing.T, data []byte, fetcher Fetcher) (*Cache, *logbuf.Buffer, Content) {
+	t.Helper()
+	c, logs := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
+	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
+	f := c.Open(content, fetcher)
+	defer f.Close()
+	got, errs := readAll(testCtx(t), f, testBlock/2)
+	require.Equal(t, data, got)
+	require.ErrorIs(t, errs[len(errs)-1], io.EOF)
+	require.NotNil(t, c.vers.chainOf("v1"), "the pass that matched left a chain")
+	return c, logs, content
+}
 
 // countingHash counts the bytes a hash is given.
 type countingHash struct {
@@ -27,24 +45,17 @@ func (h countingHash) Write(p []byte) (int, error) {
 // A pass over a streamed content that matches leaves its chain; a second
 // File that reads the content whole hashes nothing, and gets the bytes.
 func TestStreamedVersionVerifiedOnceIsNotHashedAgain(t *testing.T) {
-	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
 	data := randomBytes(5*testBlock+100, 41)
-	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
 	fetcher := &memOrigin{data: data}
-	f := c.Open(content, fetcher)
-	defer f.Close()
-	got, errs := readAll(testCtx(t), f, testBlock/2)
-	require.Equal(t, data, got)
-	require.ErrorIs(t, errs[len(errs)-1], io.EOF)
+	c, _, content := verifiedStreamed(t, data, fetcher)
 	ch := c.vers.chainOf("v1")
-	require.NotNil(t, ch, "the pass that matched left a chain")
 
 	g := c.Open(content, fetcher)
 	defer g.Close()
 	var hashed atomic.Int64
 	counting := func() hash.Hash { return countingHash{sha256.New(), &hashed} }
 	g.verify.digest.new, ch.newHash = counting, counting
-	got, _ = readAll(testCtx(t), g, testBlock/2)
+	got, _ := readAll(testCtx(t), g, testBlock/2)
 	assert.Equal(t, data, got)
 	assert.Zero(t, hashed.Load(), "bytes hashed again by a second whole read")
 }
@@ -53,14 +64,9 @@ func TestStreamedVersionVerifiedOnceIsNotHashedAgain(t *testing.T) {
 // any reader gets it, wherever the read starts: as a whole-verified
 // content's blocks are by their sums.
 func TestChainedBlockFetchedAgainWithOtherBytesIsRefused(t *testing.T) {
-	c, _ := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
 	data := randomBytes(4*testBlock, 42)
-	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
 	fetcher := &changingOrigin{data: data}
-	f := c.Open(content, fetcher)
-	defer f.Close()
-	got, _ := readAll(testCtx(t), f, testBlock)
-	require.Equal(t, data, got)
+	c, _, content := verifiedStreamed(t, data, fetcher)
 
 	c.DropContent("v1") // as eviction would
 	fetcher.set(corrupt(data, 2*testBlock+7))
@@ -130,15 +136,9 @@ func TestChainsAreBoundedByTheirBlocks(t *testing.T) {
 // checked beside the reads: a mismatch fails the read that reaches the end
 // at the latest, never passes in silence.
 func TestChainedBlockWithOtherBytesInTheCacheFailsTheWholeRead(t *testing.T) {
-	c, logs := newTestCache(t, Config{VerifyWholeBelow: -1, ReadAhead: -1})
 	data := randomBytes(6*testBlock, 44)
-	content := Content{ID: "v1", Name: "u", Size: int64(len(data)), Hashes: sha256Of(data)}
 	fetcher := &memOrigin{data: data}
-	f := c.Open(content, fetcher)
-	defer f.Close()
-	got, _ := readAll(testCtx(t), f, testBlock)
-	require.Equal(t, data, got)
-	require.NotNil(t, c.vers.chainOf("v1"))
+	c, logs, content := verifiedStreamed(t, data, fetcher)
 
 	// Block 3 comes back with other bytes, past the fill's checks (as a
 	// disk cache block would).
@@ -156,7 +156,7 @@ func TestChainedBlockWithOtherBytesInTheCacheFailsTheWholeRead(t *testing.T) {
 
 	h := c.Open(content, fetcher) // the next reader fetches it again, and it matches
 	defer h.Close()
-	got, errs = readAll(testCtx(t), h, testBlock)
+	got, errs := readAll(testCtx(t), h, testBlock)
 	assert.Equal(t, data, got)
 	assert.ErrorIs(t, errs[len(errs)-1], io.EOF)
 }

@@ -1,9 +1,9 @@
 package cache
 
 import (
-	"sync/atomic"
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"weak"
 )
 
@@ -28,13 +28,13 @@ type verifier struct {
 	lookup     func(block int64) ([]byte, bool) // a cached block, without fetching
 	hashed     *atomic.Uint64                   // the Cache's count of bytes hashed
 
-	h       *hashPipe
+	h         *hashPipe
 	hashedIDs []weak.Pointer[byte] // the pass's hashed slices, by block (sliceID)
-	passed  *chain               // what the last pass that matched left (chain.go)
-	next    int64                // next block to hash; -1 when no pass is in progress
-	pending map[int64]weak.Pointer[byte]
-	recent  [recentHashed]hashedBlock
-	sawEnd  bool
+	passed    *chain               // what the last pass that matched left (chain.go)
+	next      int64                // next block to hash; -1 when no pass is in progress
+	pending   map[int64]weak.Pointer[byte]
+	recent    [recentHashed]hashedBlock
+	sawEnd    bool
 }
 
 // recentHashed is how many of the last blocks hashed a pass holds: a read
