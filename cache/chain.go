@@ -23,9 +23,9 @@ import (
 // not the ones the pass verified. The chain also remembers, per block,
 // which slice was last found good, so that a read of that slice (a cached
 // block never changes) needs no hashing at all: after a pass, the blocks it
-// hashed are read again for free; a block fetched again, or read back from
-// the disk cache, is checked once, where it enters or where it is first
-// read.
+// hashed are read again for free. A block a fill fetches again on its own
+// is checked before it is stored; one a stream or the disk cache brings
+// back is checked once, beside the reads (chainCheck), as a pass hashes.
 type chain struct {
 	newHash   func() hash.Hash
 	hashed    *atomic.Uint64 // bytes hashed are counted here, if set
