@@ -135,19 +135,16 @@ func (c *chain) known(b int64, data []byte) bool {
 	return good.Value() == &data[0] // no weak pointer made: a read's check is a load
 }
 
-// chainCheck checks, beside a File's reads, the blocks they were served
-// that the chain does not know yet (read back from the disk cache, say), as
-// a pass hashes beside them: reads go on, a mismatch fails the File's next
-// read, and a read that reaches the end waits for every check before it.
-// Queued blocks bound the memory held: queueing waits when the queue is
-// full. Not for concurrent use (the File's lock is held).
+// chainCheck checks, beside a File's reads (beside.go), the blocks they
+// were served that the chain does not know yet (read back from the disk
+// cache, say), as a pass hashes beside them: reads go on, a mismatch fails
+// the File's next read, and a read that reaches the end waits for every
+// check before it. Not for concurrent use (the File's lock is held).
 type chainCheck struct {
-	queue   chan chainItem
-	done    chan struct{}
-	bad     chan struct{} // closed at the first mismatch, once err is set
-	err     error
-	aborted atomic.Bool
-	last    chainItem // the last block queued: the reads of one block queue it once
+	work *beside[chainItem]
+	bad  chan struct{} // closed at the first mismatch, once err is set
+	err  error
+	last chainItem // the last block queued: the reads of one block queue it once
 }
 
 type chainItem struct {
@@ -158,20 +155,16 @@ type chainItem struct {
 // newChainCheck starts the checks; onBad is called (from the checks'
 // goroutine) at the first mismatch, before a read can be told of it.
 func newChainCheck(c *chain, uri string, onBad func(error)) *chainCheck {
-	k := &chainCheck{queue: make(chan chainItem, hashPipeDepth), done: make(chan struct{}), bad: make(chan struct{}),
-		last: chainItem{b: -1}}
-	go func() {
-		defer close(k.done)
-		for it := range k.queue {
-			if k.err != nil || k.aborted.Load() {
-				continue
-			}
-			if k.err = c.check(uri, it.b, it.data); k.err != nil {
-				onBad(k.err)
-				close(k.bad)
-			}
+	k := &chainCheck{bad: make(chan struct{}), last: chainItem{b: -1}}
+	k.work = startBeside(func(it chainItem) {
+		if k.err != nil {
+			return
 		}
-	}()
+		if k.err = c.check(uri, it.b, it.data); k.err != nil {
+			onBad(k.err)
+			close(k.bad)
+		}
+	})
 	return k
 }
 
@@ -181,7 +174,7 @@ func (k *chainCheck) add(b int64, data []byte) {
 		return
 	}
 	k.last = chainItem{b, data}
-	k.queue <- k.last
+	k.work.add(k.last)
 }
 
 // failed returns the mismatch found so far, if any, without waiting.
@@ -196,13 +189,9 @@ func (k *chainCheck) failed() error {
 
 // wait ends the checks and returns the first mismatch, if any.
 func (k *chainCheck) wait() error {
-	close(k.queue)
-	<-k.done
+	k.work.finish()
 	return k.err
 }
 
 // abort ends the checks without making those still queued.
-func (k *chainCheck) abort() {
-	k.aborted.Store(true)
-	close(k.queue)
-}
+func (k *chainCheck) abort() { k.work.abort() }
