@@ -123,9 +123,8 @@ func newMemoryCache(cfg Config) *Cache {
 		lru:                  newByteLRU(cfg.MaxBytes),
 		flights:              make(map[blockKey]*flight),
 		wholes:               make(map[string]*wholeFlight),
-		vers:                 newVersions(),
 	}
-	c.vers.hashed = &c.hashed
+	c.vers = newVersions(&c.hashed)
 	c.lastBusy.Store(time.Now().UnixNano())
 	return c
 }

@@ -113,7 +113,7 @@ func TestChainChecksEachBlockOnItsOwn(t *testing.T) {
 // The chains kept are bounded by their blocks, the oldest dropped first,
 // and their count follows what is kept.
 func TestChainsAreBoundedByTheirBlocks(t *testing.T) {
-	v := newVersions()
+	v := newVersions(nil)
 	third := chainMaxBlocks / 3
 	for _, id := range []string{"a", "b", "c", "d"} {
 		v.markChained(id, &chain{good: make([]weak.Pointer[byte], third)})

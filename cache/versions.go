@@ -56,8 +56,9 @@ type badVersion struct {
 	until time.Time // reads fail without a request until then
 }
 
-func newVersions() *versions {
-	v := &versions{bad: map[string]*badVersion{}, good: map[string][][sha256.Size]byte{}, now: time.Now}
+// newVersions counts the bytes its checks hash in hashed, if set.
+func newVersions(hashed *atomic.Uint64) *versions {
+	v := &versions{bad: map[string]*badVersion{}, good: map[string][][sha256.Size]byte{}, now: time.Now, hashed: hashed}
 	v.chains, _ = simplelru.NewLRU(math.MaxInt, v.chainDropped) // errs only for a size <= 0
 	return v
 }

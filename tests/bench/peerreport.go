@@ -268,12 +268,19 @@ func (p *peerBench) refSummary(ref, measure string) (summary, bool) {
 		}
 		return sa, true
 	}
+	ss, ok := p.samples(ref, measure)
+	return summarize(ss), ok
+}
+
+// samples are a plain reference's samples, or a client's ("client:NAME")
+// for measure.
+func (p *peerBench) samples(ref, measure string) ([]sample, bool) {
 	if c, ok := strings.CutPrefix(ref, "client:"); ok {
 		ss, ok := p.times[c][measure]
-		return summarize(ss), ok
+		return ss, ok
 	}
 	ss, ok := p.refs[ref]
-	return summarize(ss), ok
+	return ss, ok
 }
 
 // floorSummary is coresFloor's figure: time max(slowest part, Σ busy /
@@ -304,10 +311,7 @@ func (p *peerBench) floorSummary(parts []string, measure string) (summary, bool)
 // over its samples of measure (each its own least); a failed sample fails
 // it.
 func (p *peerBench) leastOf(ref, measure string) (summary, bool) {
-	ss, ok := p.refs[ref]
-	if c, isClient := strings.CutPrefix(ref, "client:"); isClient {
-		ss, ok = p.times[c][measure]
-	}
+	ss, ok := p.samples(ref, measure)
 	if !ok {
 		return summary{}, false
 	}
