@@ -39,6 +39,12 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 7 && os.Args[1] == streamFSArg {
+		if err := serveStreamFS(os.Args[2], os.Args[3], os.Args[4], os.Args[5], os.Args[6]); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if len(os.Args) == 4 && os.Args[1] == getEachArg {
 		if err := runGetEach(os.Args[2], os.Args[3]); err != nil {
 			log.Fatal(err)
@@ -58,7 +64,7 @@ func main() {
 	peerBig := flag.String("peer-big", "512MiB", "-peer: size of the large file (0: none)")
 	peerReps := flag.Int("peer-reps", 3, "-peer: runs of each measure (the median is reported)")
 	peerClients := flag.String("peer-clients", "rsfs,rsfs-sha256,rsfs-base,rclone,rclone-full",
-		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full, memfs (the floor: the tree from memory, no network)")
+		"-peer: mounts to measure, comma separated: rsfs, rsfs-sha256, rsfs-nocache, rsfs-base, rclone, rclone-full, memfs (the floor: the tree from memory, no network), streamfs (the streaming floor: memfs with the large file fetched by one GET and hashed with sha-256 as it is read)")
 	baseMax := flag.Int("base-max", 0, "with -base, run the listing benchmarks with the other binary only at resource counts up to this (0: all)")
 	base := flag.String("base", "", "another rsfs binary (e.g. built from main) measured in the same run: -peer mounts it as \"rsfs base\"; otherwise the listing benchmarks (-n) run again with it")
 	warmServer := flag.Bool("peer-warm-server", true, "-peer: after dropping the page cache, read back the files nginx will send")

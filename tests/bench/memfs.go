@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"syscall"
@@ -40,11 +39,13 @@ type memNode struct {
 // memFS is a read-only tree in memory; node ID i is nodes[i] (1 is the root).
 type memFS struct {
 	fuse.RawFileSystem
-	nodes []*memNode
+	nodes   []*memNode
+	skipped uint64 // the node of the file not loaded (streamFS's), or 0
 }
 
-// loadMemFS reads every directory and regular file under src.
-func loadMemFS(src string) (*memFS, error) {
+// loadMemFS reads every directory and regular file under src but skip,
+// whose node gets its size and no bytes.
+func loadMemFS(src, skip string) (*memFS, error) {
 	m := &memFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), nodes: []*memNode{nil}}
 	ids := map[string]uint64{}
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
@@ -58,11 +59,12 @@ func loadMemFS(src string) (*memFS, error) {
 			n.attr.Mode = syscall.S_IFDIR | 0o555
 			n.children = map[string]uint64{}
 		} else if d.Type().IsRegular() {
-			if n.data, err = os.ReadFile(p); err != nil {
+			if err := n.load(p, p == skip); err != nil {
 				return err
 			}
-			n.attr.Mode = syscall.S_IFREG | 0o444
-			n.attr.Size = uint64(len(n.data))
+			if p == skip {
+				m.skipped = id
+			}
 			n.attr.Blocks = (n.attr.Size + 511) / 512
 		} else {
 			return nil
@@ -82,12 +84,48 @@ func loadMemFS(src string) (*memFS, error) {
 	return m, nil
 }
 
+// load sets a regular file's attributes and, unless sizeOnly, its bytes.
+func (n *memNode) load(p string, sizeOnly bool) error {
+	n.attr.Mode = syscall.S_IFREG | 0o444
+	if sizeOnly {
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		n.attr.Size = uint64(st.Size())
+	} else {
+		var err error
+		if n.data, err = os.ReadFile(p); err != nil {
+			return err
+		}
+		n.attr.Size = uint64(len(n.data))
+	}
+	n.attr.Blocks = (n.attr.Size + 511) / 512
+	return nil
+}
+
 // serveMemFS mounts src's tree on dir and serves it until it is unmounted.
 func serveMemFS(src, dir string) error {
-	m, err := loadMemFS(src)
+	m, err := loadMemFS(src, "")
 	if err != nil {
 		return err
 	}
+	return serveRaw(m, dir)
+}
+
+// serveRaw mounts fs on dir with rsfs's mount options and serves it until
+// it is unmounted.
+func serveRaw(fs fuse.RawFileSystem, dir string) error {
+	server, err := mountRaw(fs, dir)
+	if err != nil {
+		return err
+	}
+	server.Serve()
+	return nil
+}
+
+// mountRaw mounts fs on dir; its Serve answers the kernel.
+func mountRaw(fs fuse.RawFileSystem, dir string) (*fuse.Server, error) {
 	// The load's garbage is collected before the mount is ready, so that
 	// no collection of it runs during a timed read (the floor's CPU).
 	runtime.GC()
@@ -96,30 +134,16 @@ func serveMemFS(src, dir string) error {
 		DirectMount: true, DirectMountFlags: syscall.MS_RDONLY | syscall.MS_NOSUID | syscall.MS_NODEV,
 		MaxWrite: 1 << 20, MaxReadAhead: 1 << 20, MaxBackground: 64, DisableSplice: true,
 	}
-	server, err := fuse.NewServer(m, dir, opts)
+	server, err := fuse.NewServer(fs, dir, opts)
 	if err != nil {
-		return fmt.Errorf("mount %s: %w", dir, err)
+		return nil, fmt.Errorf("mount %s: %w", dir, err)
 	}
-	server.Serve()
-	return nil
+	return server, nil
 }
 
 // memFSClient is the peer client that mounts the floor over the served tree.
 func memFSClient(www string) peerClient {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = os.Args[0]
-	}
-	return peerClient{name: memFSName, exe: exe, umount: []string{"umount"},
-		mountFn: func(dir, _ string) error {
-			cmd := exec.Command(exe, memFSArg, www, dir)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if err := cmd.Start(); err != nil {
-				return err
-			}
-			go cmd.Wait() // reaped when it ends
-			return waitMounted(dir, 2*time.Minute)
-		}}
+	return fuseHelperClient(memFSName, memFSArg, www)
 }
 
 const memFSName = "floor: memory FUSE fs"

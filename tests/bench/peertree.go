@@ -231,3 +231,13 @@ func renderDoc(path, name string, d docData) error {
 	}
 	return f.Close()
 }
+
+// file returns the generated resource at rel.
+func (t *peerTree) file(rel string) (treeFile, bool) {
+	for _, f := range t.files {
+		if f.Path == rel {
+			return f, true
+		}
+	}
+	return treeFile{}, false
+}
