@@ -295,6 +295,11 @@ func (b *bench) listing(n int) {
 	dir, _, pid := b.mount(src.URL())
 	defer b.unmount(dir)
 	b.add(sec, "RSS after mount", "%d MB", rssMB(pid))
+	// Once the mount has done what follows a load (the snapshot's save,
+	// the return of the load's garbage), what a resource costs at rest.
+	untilIdle(pid)
+	rss := rssMB(pid)
+	b.add(sec, "RSS after mount, once idle", "%d MB (%d bytes a resource)", rss, rss<<20/int64(n))
 	dropCaches()
 	b.add(sec, "find DIR | wc -l, cold", "%.2f s (%s entries)", timeIt("sh", "-c", "find "+dir+" | wc -l"), countFind(dir))
 	b.add(sec, "find DIR | wc -l, warm", "%.2f s", timeIt("sh", "-c", "find "+dir+" | wc -l"))
