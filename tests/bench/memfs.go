@@ -65,7 +65,6 @@ func loadMemFS(src, skip string) (*memFS, error) {
 			if p == skip {
 				m.skipped = id
 			}
-			n.attr.Blocks = (n.attr.Size + 511) / 512
 		} else {
 			return nil
 		}
