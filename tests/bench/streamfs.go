@@ -203,15 +203,15 @@ func streamFSClient(www, url, sum string) peerClient {
 }
 
 // fuseHelperClient mounts one of the bench's own FUSE file systems: the
-// bench runs itself with args and the mount point last.
-func fuseHelperClient(name string, args ...string) peerClient {
+// bench runs itself as "bench arg src DIR rest...".
+func fuseHelperClient(name, arg, src string, rest ...string) peerClient {
 	exe, err := os.Executable()
 	if err != nil {
 		exe = os.Args[0]
 	}
 	return peerClient{name: name, exe: exe, umount: []string{"umount"},
 		mountFn: func(dir, _ string) error {
-			cmd := exec.Command(exe, append(append([]string{}, args[:2]...), append([]string{dir}, args[2:]...)...)...)
+			cmd := exec.Command(exe, append([]string{arg, src, dir}, rest...)...)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
 				return err
