@@ -128,13 +128,15 @@ func (s *streamFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fu
 }
 
 // room waits until the ring can take the chunk after have: its bytes were
-// hashed, and READs went a readahead window past them.
-func (f *streamFile) room(have int) {
+// hashed, and READs went a readahead window past them. It reports false
+// once the stream failed or was stopped.
+func (f *streamFile) room(have int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for have+streamChunk-streamRing > min(f.hashedTo, f.served-streamSlack) && f.err == nil {
 		f.cond.Wait()
 	}
+	return f.err == nil
 }
 
 // streamSlack is how far behind the furthest READ the kernel may still ask.
@@ -156,7 +158,9 @@ func (f *streamFile) fetch() {
 	}
 	defer resp.Body.Close()
 	for have := 0; have < f.size; {
-		f.room(have)
+		if !f.room(have) {
+			return
+		}
 		at := have % streamRing
 		n, err := io.ReadFull(resp.Body, f.ring[at:at+min(streamChunk, f.size-have)])
 		if err != nil {
@@ -191,6 +195,12 @@ func (f *streamFile) hash(chunks <-chan int) {
 
 func (f *streamFile) fail(err error) {
 	fmt.Fprintln(os.Stderr, "streamfs:", err)
+	f.stop(err)
+}
+
+// stop ends the stream with err: the GET is closed once it waits for room,
+// and READs still waiting get EIO.
+func (f *streamFile) stop(err error) {
 	f.mu.Lock()
 	f.err = err
 	f.mu.Unlock()

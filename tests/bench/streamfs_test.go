@@ -25,6 +25,9 @@ func TestStreamFSReadAcrossTheRingsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The GET waits for READs that will not come: stopped, it ends, so the
+	// server's Close (a cleanup registered earlier, run later) does not wait.
+	t.Cleanup(func() { s.file.stop(errors.New("test over")) })
 	read := func(off, n int) ([]byte, fuse.Status) {
 		res, st := s.Read(nil, &fuse.ReadIn{InHeader: fuse.InHeader{NodeId: s.id}, Offset: uint64(off)}, make([]byte, n))
 		if !st.Ok() {
